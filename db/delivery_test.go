@@ -1,0 +1,209 @@
+package db_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+func TestRecordInbound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	in := thread.Inbound{Platform: thread.PlatformLinear, DeliveryID: "d1", EventKey: "session-1", EventType: "AgentSessionEvent", Action: "created"}
+
+	tests := []struct {
+		name string
+		in   thread.Inbound
+		new  bool
+	}{
+		{"First", in, true},
+		{"SameDeliveryID", in, false},
+		{"NewDeliveryIDSameEvent", thread.Inbound{Platform: in.Platform, DeliveryID: "d2", EventKey: in.EventKey, EventType: in.EventType}, false},
+		{"OtherEvent", thread.Inbound{Platform: in.Platform, DeliveryID: "d3", EventKey: "session-2", EventType: in.EventType}, true},
+		{"NoEventKey", thread.Inbound{Platform: in.Platform, DeliveryID: "d4", EventType: "PermissionChange", Outcome: thread.InboundIgnored}, true},
+		{"SameIDOtherPlatform", thread.Inbound{Platform: thread.PlatformDiscord, DeliveryID: "d1", EventType: "MESSAGE_CREATE"}, true},
+	}
+	for _, tt := range tests {
+		got, err := store.RecordInbound(ctx, tt.in)
+		require.NoError(t, err, tt.name)
+		require.Equal(t, tt.new, got, tt.name)
+	}
+
+	t.Run("ConcurrentDuplicatesRecordOnce", func(t *testing.T) {
+		var wg sync.WaitGroup
+		results := make(chan bool, 16)
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var isNew bool
+				err := store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+					var err error
+					isNew, err = tx.RecordInbound(ctx, thread.Inbound{Platform: thread.PlatformLinear, DeliveryID: uuid.NewString(), EventKey: "session-c", EventType: "AgentSessionEvent"})
+					return err
+				})
+				require.NoError(t, err)
+				results <- isNew
+			}()
+		}
+		wg.Wait()
+		close(results)
+		var fresh int
+		for r := range results {
+			if r {
+				fresh++
+			}
+		}
+		require.Equal(t, 1, fresh)
+	})
+}
+
+func TestOutbox(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	type testBundle struct {
+		store  *db.Store
+		thread *thread.Thread
+	}
+	setup := func(t *testing.T) *testBundle {
+		t.Helper()
+		store := dbtest.NewStore(t)
+		return &testBundle{store: store, thread: dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Linear: dbtest.LinearAttachment()})}
+	}
+	insert := func(t *testing.T, b *testBundle) *thread.Outbox {
+		t.Helper()
+		o, err := b.store.InsertOutbox(ctx, thread.Outbox{ThreadID: b.thread.ID, StitchID: b.thread.HeadStitchID, Platform: thread.PlatformLinear,
+			Target: "session-1", Kind: thread.OutboxThought, Body: []byte(`{"body":"On it."}`)})
+		require.NoError(t, err)
+		return o
+	}
+
+	t.Run("ClaimThenSent", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		o := insert(t, b)
+		require.Equal(t, thread.OutboxPending, o.Status)
+
+		claimed, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, thread.OutboxSending, claimed.Status)
+		require.Equal(t, 1, claimed.Attempts)
+
+		_, err = b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+		require.ErrorIs(t, err, thread.ErrDeliveryNotClaimable, "a live claim excludes others")
+
+		require.NoError(t, b.store.MarkOutboxSent(ctx, o.ID, "activity-1"))
+		sent, err := b.store.Outbox(ctx, o.ID)
+		require.NoError(t, err)
+		require.Equal(t, thread.OutboxSent, sent.Status)
+		require.Equal(t, "activity-1", sent.ExternalID)
+		require.False(t, sent.SentAt.IsZero())
+
+		_, err = b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+		require.ErrorIs(t, err, thread.ErrDeliveryNotClaimable, "sent is final")
+	})
+
+	t.Run("LapsedClaimIsReclaimed", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		o := insert(t, b)
+		_, err := b.store.ClaimOutbox(ctx, o.ID, -time.Second) // a sender that died
+		require.NoError(t, err)
+		again, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, 2, again.Attempts)
+	})
+
+	t.Run("RetryWaitsUntilDue", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		o := insert(t, b)
+		_, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+		require.NoError(t, err)
+		require.NoError(t, b.store.RetryOutbox(ctx, o.ID, "503", time.Now().Add(time.Hour)))
+		_, err = b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+		require.ErrorIs(t, err, thread.ErrDeliveryNotClaimable)
+		due, err := b.store.ClaimDueOutbox(ctx, 10, time.Minute)
+		require.NoError(t, err)
+		require.Empty(t, due)
+
+		require.NoError(t, b.store.RetryOutbox(ctx, o.ID, "503", time.Now().Add(-time.Second)))
+		due, err = b.store.ClaimDueOutbox(ctx, 10, time.Minute)
+		require.NoError(t, err)
+		require.Len(t, due, 1)
+		require.Equal(t, "503", due[0].LastError)
+
+		require.NoError(t, b.store.FailOutbox(ctx, o.ID, "gave up"))
+		failed, err := b.store.Outbox(ctx, o.ID)
+		require.NoError(t, err)
+		require.Equal(t, thread.OutboxFailed, failed.Status)
+	})
+
+	t.Run("ConcurrentClaimsTakeEachOnce", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		for range 20 {
+			insert(t, b)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		seen := map[uuid.UUID]int{}
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					got, err := b.store.ClaimDueOutbox(ctx, 3, time.Minute)
+					require.NoError(t, err)
+					if len(got) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, o := range got {
+						seen[o.ID]++
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		require.Len(t, seen, 20)
+		for id, n := range seen {
+			require.Equal(t, 1, n, id)
+		}
+	})
+
+	t.Run("UnknownIDs", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		_, err := b.store.ClaimOutbox(ctx, uuid.New(), time.Minute)
+		require.ErrorIs(t, err, thread.ErrNotFound)
+		require.ErrorIs(t, b.store.MarkOutboxSent(ctx, uuid.New(), "x"), thread.ErrNotFound)
+		_, err = b.store.InsertOutbox(ctx, thread.Outbox{ThreadID: uuid.New(), Platform: thread.PlatformLinear, Target: "s", Kind: thread.OutboxThought, Body: []byte(`{}`)})
+		require.ErrorIs(t, err, thread.ErrNotFound)
+	})
+}
+
+func TestMemory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	require.NoError(t, store.SaveMemory(ctx, "weft", "prefs", "v1"))
+	require.NoError(t, store.SaveMemory(ctx, "weft", "prefs", "v2"))
+	require.NoError(t, store.SaveMemory(ctx, "other", "prefs", "x"))
+	blocks, err := store.MemoryBlocks(ctx, "weft")
+	require.NoError(t, err)
+	require.Len(t, blocks, 1)
+	require.Equal(t, "v2", blocks[0].Content)
+	require.ErrorIs(t, store.SaveMemory(ctx, "weft", "Bad Label!", "x"), thread.ErrInvalid)
+}

@@ -1,0 +1,152 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+const outboxColumns = `delivery_id, thread_id, stitch_id, platform, target, kind, body, status, attempts,
+	next_attempt_at, last_error, external_id, created_at, sent_at`
+
+func scanOutbox(row pgx.Row) (*thread.Outbox, error) {
+	var (
+		o                 thread.Outbox
+		stitch            pgtype.UUID
+		lastErr, external pgtype.Text
+		sentAt            pgtype.Timestamptz
+	)
+	err := row.Scan(&o.ID, &o.ThreadID, &stitch, &o.Platform, &o.Target, &o.Kind, &o.Body, &o.Status, &o.Attempts,
+		&o.NextAttemptAt, &lastErr, &external, &o.CreatedAt, &sentAt)
+	if err != nil {
+		return nil, translate(err)
+	}
+	o.StitchID, o.LastError, o.ExternalID, o.SentAt = uid(stitch), str(lastErr), str(external), tm(sentAt)
+	return &o, nil
+}
+
+// InsertOutbox queues a message for a platform. Call it in the transaction
+// that writes the stitch it comes from.
+func (q *Queries) InsertOutbox(ctx context.Context, o thread.Outbox) (*thread.Outbox, error) {
+	if o.ID == uuid.Nil {
+		o.ID = thread.NewID()
+	}
+	out, err := scanOutbox(q.db.QueryRow(ctx, `
+		INSERT INTO platform_deliveries (delivery_id, thread_id, stitch_id, platform, target, kind, body)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		RETURNING `+outboxColumns,
+		o.ID, o.ThreadID, nullUUID(o.StitchID), o.Platform, o.Target, o.Kind, o.Body))
+	if err != nil {
+		return nil, fmt.Errorf("insert outbox: %w", err)
+	}
+	return out, nil
+}
+
+// Outbox returns one outbox row.
+func (q *Queries) Outbox(ctx context.Context, id uuid.UUID) (*thread.Outbox, error) {
+	o, err := scanOutbox(q.db.QueryRow(ctx, `SELECT `+outboxColumns+` FROM platform_deliveries WHERE delivery_id = $1`, id))
+	if err != nil {
+		return nil, fmt.Errorf("get outbox %s: %w", id, err)
+	}
+	return o, nil
+}
+
+// ClaimOutbox takes one outbox row for sending, for lease: it must be due and
+// either pending or claimed by a sender whose claim lapsed (a crash). It fails
+// with thread.ErrDeliveryNotClaimable otherwise, and thread.ErrNotFound for
+// an unknown id. Each claim counts an attempt.
+func (q *Queries) ClaimOutbox(ctx context.Context, id uuid.UUID, lease time.Duration) (*thread.Outbox, error) {
+	o, err := scanOutbox(q.db.QueryRow(ctx, `
+		UPDATE platform_deliveries SET status = 'sending', attempts = attempts + 1,
+			claimed_until = now() + $2 * interval '1 millisecond', updated_at = now()
+		WHERE delivery_id = $1 AND next_attempt_at <= now()
+		  AND (status = 'pending' OR (status = 'sending' AND claimed_until < now()))
+		RETURNING `+outboxColumns, id, lease.Milliseconds()))
+	if err == nil {
+		return o, nil
+	}
+	if _, gerr := q.Outbox(ctx, id); gerr != nil {
+		return nil, fmt.Errorf("claim outbox: %w", gerr)
+	}
+	return nil, fmt.Errorf("claim outbox %s: %w", id, thread.ErrDeliveryNotClaimable)
+}
+
+// ClaimDueOutbox takes up to limit due rows for sending, skipping rows other
+// senders hold: the sweeper's way to find deliveries whose job was lost.
+func (q *Queries) ClaimDueOutbox(ctx context.Context, limit int, lease time.Duration) ([]thread.Outbox, error) {
+	rows, err := q.db.Query(ctx, `
+		WITH due AS (
+			SELECT delivery_id FROM platform_deliveries
+			WHERE next_attempt_at <= now()
+			  AND (status = 'pending' OR (status = 'sending' AND claimed_until < now()))
+			ORDER BY next_attempt_at
+			LIMIT $1
+			FOR UPDATE SKIP LOCKED
+		)
+		UPDATE platform_deliveries p SET status = 'sending', attempts = attempts + 1,
+			claimed_until = now() + $2 * interval '1 millisecond', updated_at = now()
+		FROM due WHERE p.delivery_id = due.delivery_id
+		RETURNING `+prefixed("p.", outboxColumns), limit, lease.Milliseconds())
+	if err != nil {
+		return nil, fmt.Errorf("claim due outbox: %w", translate(err))
+	}
+	return collectOutbox(rows)
+}
+
+func collectOutbox(rows pgx.Rows) ([]thread.Outbox, error) {
+	defer rows.Close()
+	var out []thread.Outbox
+	for rows.Next() {
+		o, err := scanOutbox(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *o)
+	}
+	return out, translate(rows.Err())
+}
+
+// MarkOutboxSent records that the platform took the message, and its id there.
+func (q *Queries) MarkOutboxSent(ctx context.Context, id uuid.UUID, externalID string) error {
+	return q.finishOutbox(ctx, `UPDATE platform_deliveries SET status = 'sent', external_id = $2, sent_at = now(),
+		claimed_until = NULL, last_error = NULL, updated_at = now() WHERE delivery_id = $1`, id, nullString(externalID))
+}
+
+// RetryOutbox releases a claimed row to be tried again at next.
+func (q *Queries) RetryOutbox(ctx context.Context, id uuid.UUID, lastErr string, next time.Time) error {
+	return q.finishOutbox(ctx, `UPDATE platform_deliveries SET status = 'pending', last_error = $2,
+		next_attempt_at = $3, claimed_until = NULL, updated_at = now() WHERE delivery_id = $1`, id, lastErr, next)
+}
+
+// FailOutbox gives up on a row after its last attempt.
+func (q *Queries) FailOutbox(ctx context.Context, id uuid.UUID, lastErr string) error {
+	return q.finishOutbox(ctx, `UPDATE platform_deliveries SET status = 'failed', last_error = $2,
+		claimed_until = NULL, updated_at = now() WHERE delivery_id = $1`, id, lastErr)
+}
+
+func (q *Queries) finishOutbox(ctx context.Context, sql string, args ...any) error {
+	tag, err := q.db.Exec(ctx, sql, args...)
+	if err != nil {
+		return fmt.Errorf("update outbox: %w", translate(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("update outbox: %w", thread.ErrNotFound)
+	}
+	return nil
+}
+
+// ThreadOutbox lists a thread's outbox rows, oldest first.
+func (q *Queries) ThreadOutbox(ctx context.Context, threadID uuid.UUID) ([]thread.Outbox, error) {
+	rows, err := q.db.Query(ctx, `SELECT `+outboxColumns+` FROM platform_deliveries
+		WHERE thread_id = $1 ORDER BY created_at, delivery_id`, threadID)
+	if err != nil {
+		return nil, fmt.Errorf("thread outbox: %w", translate(err))
+	}
+	return collectOutbox(rows)
+}

@@ -1,0 +1,258 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+const stitchColumns = `stitch_id, thread_id, previous_stitch_id, seq, stitch_type, content,
+	llm_request, llm_response, model, input_tokens, output_tokens, latency_ms,
+	tool_name, tool_input, tool_output, tool_error, metadata,
+	source_platform, external_id, author_id, author_name, author_is_bot,
+	edited_at, deleted_at, created_at`
+
+func scanStitch(row pgx.Row) (*thread.Stitch, error) {
+	var (
+		s                                      thread.Stitch
+		prev                                   pgtype.UUID
+		content, model, toolName, source, ext  pgtype.Text
+		authorID, authorName                   pgtype.Text
+		inTok, outTok, latency                 pgtype.Int4
+		toolErr, authorBot                     pgtype.Bool
+		edited, deleted                        pgtype.Timestamptz
+		llmReq, llmResp, toolIn, toolOut, meta []byte
+	)
+	err := row.Scan(&s.ID, &s.ThreadID, &prev, &s.Seq, &s.Type, &content,
+		&llmReq, &llmResp, &model, &inTok, &outTok, &latency,
+		&toolName, &toolIn, &toolOut, &toolErr, &meta,
+		&source, &ext, &authorID, &authorName, &authorBot,
+		&edited, &deleted, &s.CreatedAt)
+	if err != nil {
+		return nil, translate(err)
+	}
+	s.PreviousID = uid(prev)
+	s.Content, s.Model, s.ToolName = str(content), str(model), str(toolName)
+	s.LLMRequest, s.LLMResponse, s.ToolInput, s.ToolOutput, s.Metadata = llmReq, llmResp, toolIn, toolOut, meta
+	s.InputTokens, s.OutputTokens = int(inTok.Int32), int(outTok.Int32)
+	s.Latency = millis(int(latency.Int32))
+	s.ToolError = toolErr.Bool
+	s.Source, s.ExternalID = thread.Platform(source.String), str(ext)
+	if authorID.Valid || authorName.Valid {
+		s.Author = &thread.Author{ID: str(authorID), Name: str(authorName), Bot: authorBot.Bool}
+	}
+	s.EditedAt, s.DeletedAt = tm(edited), tm(deleted)
+	return &s, nil
+}
+
+// stitchArgs are the insert arguments $3.. of a stitch, shared by the append
+// and the batch insert so the two cannot drift apart.
+func stitchArgs(s *thread.Stitch) []any {
+	var authorID, authorName *string
+	var authorBot *bool
+	if s.Author != nil {
+		authorID, authorName, authorBot = nullString(s.Author.ID), nullString(s.Author.Name), &s.Author.Bot
+	}
+	var toolErr *bool
+	if s.Type == thread.StitchToolCall {
+		toolErr = &s.ToolError
+	}
+	return []any{
+		s.Type, nullString(s.Content),
+		nullJSON(s.LLMRequest), nullJSON(s.LLMResponse), nullString(s.Model),
+		nullInt(s.InputTokens), nullInt(s.OutputTokens), nullInt(int(s.Latency.Milliseconds())),
+		nullString(s.ToolName), nullJSON(s.ToolInput), nullJSON(s.ToolOutput), toolErr, nullJSON(s.Metadata),
+		nullString(string(s.Source)), nullString(s.ExternalID), authorID, authorName, authorBot,
+		nullTime(s.EditedAt), nullTime(s.DeletedAt),
+	}
+}
+
+const stitchInsertColumns = `stitch_type, content, llm_request, llm_response, model,
+	input_tokens, output_tokens, latency_ms, tool_name, tool_input, tool_output, tool_error, metadata,
+	source_platform, external_id, author_id, author_name, author_is_bot, edited_at, deleted_at`
+
+// stitchInsertValues numbers the placeholders of stitchArgs from $first on.
+func stitchInsertValues(first int) string {
+	var b strings.Builder
+	for i := range stitchArgCount {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "$%d", first+i)
+	}
+	return b.String()
+}
+
+// stitchArgCount is len(stitchArgs(...)).
+const stitchArgCount = 20
+
+// queueInsertStitch adds a stitch whose position the caller already knows
+// (a new thread's first stitches) to a batch.
+func queueInsertStitch(b *pgx.Batch, s *thread.Stitch) {
+	args := append([]any{s.ID, s.ThreadID, nullUUID(s.PreviousID), s.Seq}, stitchArgs(s)...)
+	b.Queue(`INSERT INTO stitches (stitch_id, thread_id, previous_stitch_id, seq, `+stitchInsertColumns+`)
+		VALUES ($1, $2, $3, $4, `+stitchInsertValues(5)+`)`, args...)
+}
+
+// appendStitchSQL appends a stitch at the head of its thread's chain in one
+// statement. The first CTE locks the thread row (FOR UPDATE re-reads the row
+// as last committed, even when it had to wait), so concurrent appends to one
+// thread queue on that lock and each sees its predecessor's head and count.
+var appendStitchSQL = `
+WITH head AS (
+	SELECT thread_id, head_stitch_id, stitch_count FROM threads WHERE thread_id = $2 FOR UPDATE
+), moved AS (
+	UPDATE threads t SET head_stitch_id = $1, stitch_count = head.stitch_count + 1,
+		last_activity_at = now(), updated_at = now()
+	FROM head WHERE t.thread_id = head.thread_id
+	RETURNING head.head_stitch_id AS previous, head.stitch_count + 1 AS seq
+)
+INSERT INTO stitches (stitch_id, thread_id, previous_stitch_id, seq, ` + stitchInsertColumns + `)
+SELECT $1, $2, moved.previous, moved.seq, ` + stitchInsertValues(3) + ` FROM moved
+RETURNING ` + stitchColumns
+
+// maxAppendAttempts bounds retries of an append that lost a race the thread
+// lock should have prevented (it cannot, short of a bug; the bound keeps such
+// a bug from spinning).
+const maxAppendAttempts = 5
+
+// AppendStitch adds s at the end of its thread's chain and returns it with
+// its id, position and predecessor filled in. It is safe under concurrency:
+// appends to one thread are serialized by the thread row's lock, so the chain
+// never forks. A stitch whose (Source, ExternalID) is already stored fails
+// with thread.ErrDuplicateExternalID; an unknown thread with
+// thread.ErrNotFound.
+func (q *Queries) AppendStitch(ctx context.Context, s thread.Stitch) (*thread.Stitch, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if s.ID == uuid.Nil {
+		s.ID = thread.NewID()
+	}
+	args := append([]any{s.ID, s.ThreadID}, stitchArgs(&s)...)
+	var err error
+	for attempt := 0; attempt < maxAppendAttempts; attempt++ {
+		var out *thread.Stitch
+		out, err = q.appendOnce(ctx, args)
+		if err == nil {
+			return out, nil
+		}
+		var ce *ConstraintError
+		if !IsRetryable(err) && !(errors.As(err, &ce) && (ce.Constraint == "stitches_thread_seq_key" || ce.Constraint == "stitches_one_successor")) {
+			break
+		}
+	}
+	return nil, fmt.Errorf("append stitch: %w", err)
+}
+
+func (q *Queries) appendOnce(ctx context.Context, args []any) (*thread.Stitch, error) {
+	var out *thread.Stitch
+	// A savepoint inside a caller's transaction lets a lost race be retried
+	// without aborting the caller's other work.
+	err := q.atomic(ctx, func(q *Queries) error {
+		var err error
+		out, err = scanStitch(q.db.QueryRow(ctx, appendStitchSQL, args...))
+		return err
+	})
+	return out, err
+}
+
+// StitchPage selects a window of a thread's stitches by position. After and
+// Before are exclusive bounds on Seq (0: unbounded). Newest reads backwards
+// from the end; the result is always in chain order.
+type StitchPage struct {
+	After  int64
+	Before int64
+	Limit  int
+	Newest bool
+}
+
+// MaxStitchPage bounds one read of a thread's stitches.
+const MaxStitchPage = 1000
+
+// Stitches reads a window of a thread's stitches, in chain order.
+func (q *Queries) Stitches(ctx context.Context, threadID uuid.UUID, p StitchPage) ([]thread.Stitch, error) {
+	if p.Limit <= 0 || p.Limit > MaxStitchPage {
+		p.Limit = MaxStitchPage
+	}
+	order := "ASC"
+	if p.Newest {
+		order = "DESC"
+	}
+	rows, err := q.db.Query(ctx, `
+		SELECT `+stitchColumns+` FROM stitches
+		WHERE thread_id = $1 AND ($2 = 0 OR seq > $2) AND ($3 = 0 OR seq < $3)
+		ORDER BY seq `+order+` LIMIT $4`, threadID, p.After, p.Before, p.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("read stitches: %w", translate(err))
+	}
+	defer rows.Close()
+	var out []thread.Stitch
+	for rows.Next() {
+		s, err := scanStitch(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read stitches: %w", err)
+		}
+		out = append(out, *s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read stitches: %w", translate(err))
+	}
+	if p.Newest {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out, nil
+}
+
+// Stitch returns one stitch by id.
+func (q *Queries) Stitch(ctx context.Context, id uuid.UUID) (*thread.Stitch, error) {
+	s, err := scanStitch(q.db.QueryRow(ctx, `SELECT `+stitchColumns+` FROM stitches WHERE stitch_id = $1`, id))
+	if err != nil {
+		return nil, fmt.Errorf("get stitch %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// StitchByExternalID returns the stitch a platform event became.
+func (q *Queries) StitchByExternalID(ctx context.Context, source thread.Platform, externalID string) (*thread.Stitch, error) {
+	s, err := scanStitch(q.db.QueryRow(ctx, `
+		SELECT `+stitchColumns+` FROM stitches WHERE source_platform = $1 AND external_id = $2`, source, externalID))
+	if err != nil {
+		return nil, fmt.Errorf("stitch by external id: %w", err)
+	}
+	return s, nil
+}
+
+// StitchEdit is a platform's edit or delete of a message already stored.
+type StitchEdit struct {
+	Content   string
+	EditedAt  time.Time // set for an edit
+	DeletedAt time.Time // set for a delete
+}
+
+// EditStitch records an edit or delete of the stitch a platform event became:
+// the latest text, and when. It never touches the chain.
+func (q *Queries) EditStitch(ctx context.Context, source thread.Platform, externalID string, e StitchEdit) (*thread.Stitch, error) {
+	s, err := scanStitch(q.db.QueryRow(ctx, `
+		UPDATE stitches SET
+			content = CASE WHEN $4::timestamptz IS NULL THEN $3 ELSE content END,
+			edited_at = coalesce($5, edited_at),
+			deleted_at = coalesce($4, deleted_at)
+		WHERE source_platform = $1 AND external_id = $2
+		RETURNING `+stitchColumns, source, externalID, e.Content, nullTime(e.DeletedAt), nullTime(e.EditedAt)))
+	if err != nil {
+		return nil, fmt.Errorf("edit stitch: %w", err)
+	}
+	return s, nil
+}

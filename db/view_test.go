@@ -1,0 +1,73 @@
+package db_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// TestViews seeds a small, known world and checks what each view says of it.
+func TestViews(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	pool := store.Pool()
+
+	linear := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Linear: dbtest.LinearAttachment()})
+	discord := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Discord: dbtest.DiscordAttachment()})
+	cross := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Linear: dbtest.LinearAttachment()})
+	d := dbtest.DiscordAttachment()
+	d.ThreadID = cross.ID
+	require.NoError(t, store.AttachDiscord(ctx, *d))
+	auto := dbtest.Thread(ctx, t, store, nil)
+	_, err := store.SetStatus(ctx, auto.ID, thread.StatusChange{To: thread.StatusRunning})
+	require.NoError(t, err)
+	_, err = store.SetStatus(ctx, auto.ID, thread.StatusChange{To: thread.StatusCompleted, Result: json.RawMessage(`{"ok":true}`)})
+	require.NoError(t, err)
+	for _, tokens := range []int{100, 300} {
+		_, err = store.AppendStitch(ctx, thread.Stitch{ThreadID: auto.ID, Type: thread.StitchLLMCall, Model: "m1", InputTokens: tokens, OutputTokens: 10, Latency: 200e6})
+		require.NoError(t, err)
+	}
+	_, err = store.InsertOutbox(ctx, thread.Outbox{ThreadID: linear.ID, Platform: thread.PlatformLinear, Target: "s", Kind: thread.OutboxThought, Body: []byte(`{}`)})
+	require.NoError(t, err)
+	// A running thread whose lease lapsed long ago: what a crashed replica leaves.
+	stuck := dbtest.Thread(ctx, t, store, nil)
+	_, err = pool.Exec(ctx, `UPDATE threads SET status = 'running', lease_owner = 'dead', lease_expires_at = now() - interval '5 minutes',
+		last_activity_at = now() - interval '10 minutes' WHERE thread_id = $1`, stuck.ID)
+	require.NoError(t, err)
+
+	scalar := func(sql string, args ...any) string {
+		t.Helper()
+		var s string
+		require.NoError(t, pool.QueryRow(ctx, sql, args...).Scan(&s))
+		return s
+	}
+	require.Equal(t, "2", scalar(`SELECT count(*)::text FROM active_linear_threads`))
+	require.Equal(t, "2", scalar(`SELECT count(*)::text FROM active_discord_threads`))
+	require.Equal(t, cross.ID.String(), scalar(`SELECT thread_id::text FROM cross_platform_threads WHERE has_discord AND has_linear`))
+	require.Equal(t, "linear+discord", scalar(`SELECT platforms FROM thread_overview WHERE thread_id = $1`, cross.ID))
+	require.Equal(t, "discord", scalar(`SELECT platforms FROM thread_overview WHERE thread_id = $1`, discord.ID))
+	require.Equal(t, "4", scalar(`SELECT stitches::text FROM thread_overview WHERE thread_id = $1`, auto.ID))
+	require.Equal(t, stuck.ID.String()+" lease expired", scalar(`SELECT thread_id::text || ' ' || reason FROM stuck_threads`))
+	require.Equal(t, "1", scalar(`SELECT unsent_activities::text FROM linear_session_health WHERE thread_status = 'pending' AND unsent_activities > 0`))
+	require.Equal(t, "linear pending 1", scalar(`SELECT platform || ' ' || status || ' ' || deliveries FROM delivery_backlog`))
+	require.Equal(t, "5 1", scalar(`SELECT threads || ' ' || completed FROM daily_thread_stats`))
+	require.Equal(t, "m1 2 400 20", scalar(`SELECT model || ' ' || calls || ' ' || input_tokens || ' ' || output_tokens FROM llm_usage_daily`))
+
+	for _, name := range db.Views() {
+		rows, err := store.View(ctx, name)
+		require.NoError(t, err, name)
+		require.NotEmpty(t, rows.Columns, name)
+	}
+	overview, err := store.View(ctx, "thread_overview")
+	require.NoError(t, err)
+	require.Len(t, overview.Rows, 5)
+	_, err = store.View(ctx, "threads; DROP TABLE threads")
+	require.ErrorIs(t, err, thread.ErrNotFound)
+}

@@ -1,0 +1,77 @@
+package thread
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Inbound is one delivery of an inbound event, as the ledger records it.
+type Inbound struct {
+	Platform   Platform
+	DeliveryID string
+	// EventKey is the event's own identity (a Linear session id for created,
+	// an activity id for prompted, a Discord message id). A platform may
+	// redeliver an event under a new delivery id; the key catches that.
+	EventKey  string
+	EventType string
+	Action    string
+	Outcome   InboundOutcome
+	ThreadID  uuid.UUID
+	Payload   json.RawMessage
+}
+
+// InboundOutcome is what weft did with an inbound delivery.
+type InboundOutcome string
+
+// Inbound outcomes.
+const (
+	InboundProcessed InboundOutcome = "processed"
+	InboundIgnored   InboundOutcome = "ignored"
+)
+
+// OutboxKind is what an outbox message is on its platform.
+type OutboxKind string
+
+// Outbox kinds: Linear activity types, a Discord message, a Linear session update.
+const (
+	OutboxThought       OutboxKind = "thought"
+	OutboxAction        OutboxKind = "action"
+	OutboxElicitation   OutboxKind = "elicitation"
+	OutboxResponse      OutboxKind = "response"
+	OutboxError         OutboxKind = "error"
+	OutboxMessage       OutboxKind = "message"
+	OutboxSessionUpdate OutboxKind = "session_update"
+)
+
+// OutboxStatus is where an outbox message is on its way out.
+type OutboxStatus string
+
+// Outbox statuses.
+const (
+	OutboxPending OutboxStatus = "pending"
+	OutboxSending OutboxStatus = "sending"
+	OutboxSent    OutboxStatus = "sent"
+	OutboxFailed  OutboxStatus = "failed"
+)
+
+// Outbox is one message or activity for a platform. It is written in the
+// transaction of the stitch it comes from and sent later; its ID is the
+// idempotency key on the platform, so a retried send never posts twice.
+type Outbox struct {
+	ID            uuid.UUID
+	ThreadID      uuid.UUID
+	StitchID      uuid.UUID // uuid.Nil when not tied to a stitch
+	Platform      Platform
+	Target        string // a Linear session id or a Discord channel id
+	Kind          OutboxKind
+	Body          json.RawMessage
+	Status        OutboxStatus
+	Attempts      int
+	NextAttemptAt time.Time
+	LastError     string
+	ExternalID    string // the platform's id for what was sent
+	CreatedAt     time.Time
+	SentAt        time.Time
+}
