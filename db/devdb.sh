@@ -188,7 +188,18 @@ install_postgres() {
   [[ $rc -eq 0 ]] || die "apt-get install postgresql failed"
 }
 
-running() { as_owner "$BIN/pg_ctl" -D "$DATADIR" status >/dev/null 2>&1; }
+running() {
+  as_owner "$BIN/pg_ctl" -D "$DATADIR" status >/dev/null 2>&1 || return 1
+  # pg_ctl only checks that the PID in postmaster.pid is alive; after a reboot
+  # or container restart that PID may belong to something else by now.
+  local pid
+  pid=$(sed -n 1p "$DATADIR/postmaster.pid" 2>/dev/null) || return 0
+  if [[ -r /proc/$pid/comm && $(</proc/"$pid"/comm) != postgres* ]]; then
+    log "removing stale $DATADIR/postmaster.pid (PID $pid is not PostgreSQL)"
+    rm -f "$DATADIR/postmaster.pid"
+    return 1
+  fi
+}
 running_port() { sed -n 4p "$DATADIR/postmaster.pid"; }
 
 choose_port() {

@@ -120,9 +120,10 @@ INSERT INTO stitches (stitch_id, thread_id, previous_stitch_id, seq, ` + stitchI
 SELECT $1, $2, moved.previous, moved.seq, ` + stitchInsertValues(3) + ` FROM moved
 RETURNING ` + stitchColumns
 
-// maxAppendAttempts bounds retries of an append that lost a race the thread
-// lock should have prevented (it cannot, short of a bug; the bound keeps such
-// a bug from spinning).
+// maxAppendAttempts bounds retries of an append that lost a race: a deadlock
+// with another transaction, or a chain conflict the thread lock should have
+// prevented (it cannot, short of a bug; the bound keeps such a bug from
+// spinning). The append is one statement, so a retry on the pool is safe.
 const maxAppendAttempts = 5
 
 // AppendStitch adds s at the end of its thread's chain and returns it with
@@ -139,10 +140,16 @@ func (q *Queries) AppendStitch(ctx context.Context, s thread.Stitch) (*thread.St
 		s.ID = thread.NewID()
 	}
 	args := append([]any{s.ID, s.ThreadID}, stitchArgs(&s)...)
+	// Inside a caller's transaction one attempt is all there is: a failed
+	// statement aborts the transaction, and the caller decides what next.
+	attempts := maxAppendAttempts
+	if _, inTx := q.db.(pgx.Tx); inTx {
+		attempts = 1
+	}
 	var err error
-	for attempt := 0; attempt < maxAppendAttempts; attempt++ {
+	for range attempts {
 		var out *thread.Stitch
-		out, err = q.appendOnce(ctx, args)
+		out, err = scanStitch(q.db.QueryRow(ctx, appendStitchSQL, args...))
 		if err == nil {
 			return out, nil
 		}
@@ -152,18 +159,6 @@ func (q *Queries) AppendStitch(ctx context.Context, s thread.Stitch) (*thread.St
 		}
 	}
 	return nil, fmt.Errorf("append stitch: %w", err)
-}
-
-func (q *Queries) appendOnce(ctx context.Context, args []any) (*thread.Stitch, error) {
-	var out *thread.Stitch
-	// A savepoint inside a caller's transaction lets a lost race be retried
-	// without aborting the caller's other work.
-	err := q.atomic(ctx, func(q *Queries) error {
-		var err error
-		out, err = scanStitch(q.db.QueryRow(ctx, appendStitchSQL, args...))
-		return err
-	})
-	return out, err
 }
 
 // StitchPage selects a window of a thread's stitches by position. After and

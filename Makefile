@@ -1,0 +1,48 @@
+# weft developer entry points. `make` alone builds bin/weft.
+#
+# run, test and bench need PostgreSQL: $DATABASE_URL if set, else whatever
+# db/devdb.sh finds or starts (see the top of that script for its knobs).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+GO ?= go
+TEST_TIMEOUT ?= 20m
+
+# Prefix for a recipe line that needs the database: sets DATABASE_URL and
+# TEST_DATABASE_URL (unless already set) for the rest of the line. A shell
+# substitution, not $(shell ...), so that a failing devdb.sh stops make.
+WITH_DB = url="$$(bash db/devdb.sh)" && export DATABASE_URL="$$url" TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$url}" &&
+
+.PHONY: build run test generate bench db clean-db
+
+# build: compile bin/weft
+build:
+	$(GO) build -o bin/weft ./cmd/weft
+
+# run: start the server (it applies migrations itself)
+run:
+	$(WITH_DB) $(GO) run ./cmd/weft serve
+
+# test: vet, staticcheck, then all tests with the race detector
+test:
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+	$(WITH_DB) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# generate: run go:generate directives
+generate:
+	$(GO) generate ./...
+
+# bench: store benchmark
+bench:
+	$(WITH_DB) $(GO) run ./cmd/weft bench store
+
+# db: print the database URL run/test would use (starting the private cluster if needed)
+db:
+	@bash db/devdb.sh
+
+# clean-db: stop and delete the private cluster in .data/pg (never the system one)
+clean-db:
+	bash db/devdb.sh clean
