@@ -1,0 +1,242 @@
+package llmtest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// anthropicWire is the Messages API format.
+type anthropicWire struct{}
+
+func (anthropicWire) name() string                { return anthropicProtocol }
+func (anthropicWire) requestIDHeader() string     { return "Request-Id" }
+func (anthropicWire) apiKey(h http.Header) string { return h.Get("X-Api-Key") }
+
+// anthropicRequest is the part of a Messages request the fake reads.
+type anthropicRequest struct {
+	Model     string          `json:"model"`
+	MaxTokens int             `json:"max_tokens"`
+	System    json.RawMessage `json:"system"`
+	Messages  []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Tools []struct {
+		Name        string          `json:"name"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	} `json:"tools"`
+}
+
+// anthropicBlock is any content block, with the fields of the kinds the fake
+// understands.
+type anthropicBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// decode reads body into req and checks it the way the real API does; in
+// particular every tool_use must be answered by a tool_result in the very
+// next message, which is why an adapter must merge consecutive tool results.
+func (anthropicWire) decode(body []byte, req *Request) error {
+	var in anthropicRequest
+	if err := json.Unmarshal(body, &in); err != nil {
+		return fmt.Errorf("request body: %w", err)
+	}
+	switch {
+	case in.Model == "":
+		return errors.New("model: Field required")
+	case in.MaxTokens < 1:
+		return errors.New("max_tokens: Field required (at least 1)")
+	case len(in.Messages) == 0:
+		return errors.New("messages: at least one message is required")
+	}
+	req.Model, req.MaxTokens = in.Model, in.MaxTokens
+	system, ok := textOf(in.System)
+	if !ok {
+		return errors.New("system: want a string or text blocks")
+	}
+	req.System = system
+	for i, t := range in.Tools {
+		var schema struct {
+			Type string `json:"type"`
+		}
+		if t.Name == "" || json.Unmarshal(t.InputSchema, &schema) != nil || schema.Type != "object" {
+			return fmt.Errorf("tools.%d: name and an input_schema of type object are required", i)
+		}
+		req.Tools = append(req.Tools, t.Name)
+	}
+
+	var unanswered map[string]bool // tool_use ids of the previous assistant message
+	for i, m := range in.Messages {
+		blocks, err := blocksOf(m.Content)
+		if err != nil {
+			return fmt.Errorf("messages.%d.content: %w", i, err)
+		}
+		var msgs []Message
+		switch m.Role {
+		case "user":
+			msgs, err = userMessages(blocks, unanswered)
+		case "assistant":
+			if len(unanswered) > 0 {
+				err = errors.New("tool_use ids were found without tool_result blocks immediately after")
+			} else {
+				var msg Message
+				msg, unanswered, err = assistantMessage(blocks)
+				msgs = []Message{msg}
+			}
+		default:
+			err = fmt.Errorf("unexpected role %q", m.Role)
+		}
+		if err != nil {
+			return fmt.Errorf("messages.%d: %w", i, err)
+		}
+		if m.Role == "user" {
+			if len(unanswered) > 0 {
+				return fmt.Errorf("messages.%d: tool_use ids were found without tool_result blocks immediately after", i)
+			}
+			unanswered = nil
+		}
+		req.Messages = append(req.Messages, msgs...)
+	}
+	return nil
+}
+
+// blocksOf reads message content: a string is one text block.
+func blocksOf(raw json.RawMessage) ([]anthropicBlock, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return []anthropicBlock{{Type: "text", Text: s}}, nil
+	}
+	var blocks []anthropicBlock
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, errors.New("want a string or an array of content blocks")
+	}
+	if len(blocks) == 0 {
+		return nil, errors.New("at least one content block is required")
+	}
+	return blocks, nil
+}
+
+// userMessages reads a user message: its text blocks join into one "user"
+// Message and each tool_result becomes a "tool" Message, in block order. A
+// result answers an id in unanswered, which it removes.
+func userMessages(blocks []anthropicBlock, unanswered map[string]bool) ([]Message, error) {
+	var msgs []Message
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			if b.Text == "" {
+				return nil, errors.New("text content blocks must be non-empty")
+			}
+			if n := len(msgs); n > 0 && msgs[n-1].Role == "user" {
+				msgs[n-1].Content += "\n" + b.Text
+				continue
+			}
+			msgs = append(msgs, Message{Role: "user", Content: b.Text})
+		case "tool_result":
+			if !unanswered[b.ToolUseID] {
+				return nil, fmt.Errorf("unexpected tool_use_id found in tool_result blocks: %s", b.ToolUseID)
+			}
+			delete(unanswered, b.ToolUseID)
+			content, ok := textOf(b.Content)
+			if !ok {
+				return nil, errors.New("tool_result content: want a string or text blocks")
+			}
+			msgs = append(msgs, Message{Role: "tool", ToolCallID: b.ToolUseID, Content: content})
+		default:
+			return nil, fmt.Errorf("unsupported content block type %q", b.Type)
+		}
+	}
+	return msgs, nil
+}
+
+// assistantMessage reads an assistant message and returns the ids of the
+// tools it called, which the next message must answer.
+func assistantMessage(blocks []anthropicBlock) (Message, map[string]bool, error) {
+	msg := Message{Role: "assistant"}
+	calls := map[string]bool{}
+	var texts []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			if b.Text == "" {
+				return msg, nil, errors.New("text content blocks must be non-empty")
+			}
+			texts = append(texts, b.Text)
+		case "tool_use":
+			var input map[string]any
+			if b.ID == "" || b.Name == "" || json.Unmarshal(b.Input, &input) != nil || input == nil {
+				return msg, nil, errors.New("tool_use blocks need an id, a name and an object input")
+			}
+			calls[b.ID] = true
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
+		default:
+			return msg, nil, fmt.Errorf("unsupported content block type %q", b.Type)
+		}
+	}
+	msg.Content = strings.Join(texts, "\n")
+	return msg, calls, nil
+}
+
+func (anthropicWire) success(req Request, reply Reply, seq int) any {
+	content := []map[string]any{}
+	if reply.Text != "" || len(reply.ToolCalls) == 0 {
+		content = append(content, map[string]any{"type": "text", "text": reply.Text})
+	}
+	stop := "end_turn"
+	for _, c := range fillIDs(reply.ToolCalls, "toolu", seq) {
+		input := json.RawMessage(c.Arguments)
+		if !json.Valid(input) {
+			// The real API always sends an object; keep the body valid JSON.
+			input, _ = json.Marshal(c.Arguments)
+		}
+		content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": input})
+		stop = "tool_use"
+	}
+	in, out := usage(reply, req.Body)
+	return map[string]any{
+		"id":            fmt.Sprintf("msg_llmtest_%d", seq),
+		"type":          "message",
+		"role":          "assistant",
+		"model":         req.Model,
+		"content":       content,
+		"stop_reason":   stop,
+		"stop_sequence": nil,
+		"usage":         map[string]int{"input_tokens": in, "output_tokens": out},
+	}
+}
+
+func (anthropicWire) failure(status int, msg string) any {
+	typ := "api_error"
+	switch {
+	case status == http.StatusBadRequest:
+		typ = "invalid_request_error"
+	case status == http.StatusUnauthorized:
+		typ = "authentication_error"
+	case status == http.StatusForbidden:
+		typ = "permission_error"
+	case status == http.StatusNotFound:
+		typ = "not_found_error"
+	case status == http.StatusRequestEntityTooLarge:
+		typ = "request_too_large"
+	case status == http.StatusTooManyRequests:
+		typ = "rate_limit_error"
+	case status == 529:
+		typ = "overloaded_error"
+	case status < 500:
+		typ = "invalid_request_error"
+	}
+	return map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
+}
+
+func (anthropicWire) truncated() string {
+	return `{"id":"msg_llmtest","type":"message","role":"assistant","content":[{"type":"text","text":"partial`
+}

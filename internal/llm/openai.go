@@ -1,0 +1,184 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+const openAIName = "openai"
+
+// openAIProvider speaks chat completions to OpenAI or any server that
+// imitates it.
+type openAIProvider struct {
+	chat  openai.ChatCompletionService
+	retry *retrier
+}
+
+var _ Provider = (*openAIProvider)(nil)
+
+func newOpenAI(cfg Config, r *retrier) *openAIProvider {
+	opts := []option.RequestOption{
+		// The service is built directly rather than through openai.NewClient,
+		// which reads OPENAI_* variables (organization, project, custom
+		// headers) from the environment: weft's configuration comes from
+		// cmd/weft alone.
+		option.WithEnvironmentProduction(),
+		option.WithHTTPClient(cfg.HTTPClient),
+		option.WithAPIKey(cfg.APIKey),
+		option.WithMaxRetries(0), // retry.go retries; see retrier
+		option.WithRequestTimeout(cfg.Timeout),
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	return &openAIProvider{chat: openai.NewChatCompletionService(opts...), retry: r}
+}
+
+// Name implements [Provider].
+func (p *openAIProvider) Name() string { return openAIName }
+
+// Complete implements [Provider].
+func (p *openAIProvider) Complete(ctx context.Context, req Request) (*Response, error) {
+	params, err := openAIParams(req)
+	if err != nil {
+		return nil, fmt.Errorf("openai: complete: %w", &Error{Kind: KindBadRequest, Provider: openAIName, Err: err})
+	}
+	resp, err := p.retry.do(ctx, openAIName, func(ctx context.Context) (*Response, error) {
+		var httpResp *http.Response
+		c, err := p.chat.New(ctx, params, option.WithResponseInto(&httpResp))
+		if err != nil {
+			return nil, p.translate(ctx, httpResp, err)
+		}
+		return openAIResponse(c)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("openai: complete: %w", err)
+	}
+	return resp, nil
+}
+
+// translate turns whatever the SDK returned into an *Error. httpResp is the
+// response the SDK saw, if one arrived; it is what tells a 200 with a broken
+// body (malformed) from a connection that failed before any answer.
+func (p *openAIProvider) translate(ctx context.Context, httpResp *http.Response, err error) *Error {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) && apiErr.Response != nil {
+		return classify(ctx, openAIName, apiErr.StatusCode, apiErr.Response.Header, err)
+	}
+	if httpResp != nil {
+		// An error status whose body was not the usual JSON error object
+		// (a proxy's HTML page, say) does not become an *openai.Error.
+		return classify(ctx, openAIName, httpResp.StatusCode, httpResp.Header, err)
+	}
+	return classify(ctx, openAIName, 0, nil, err)
+}
+
+// openAIParams maps a Request onto chat completion parameters.
+func openAIParams(req Request) (openai.ChatCompletionNewParams, error) {
+	params := openai.ChatCompletionNewParams{
+		Model: req.Model,
+		// max_completion_tokens rather than the deprecated max_tokens, which
+		// OpenAI's reasoning models reject; compatible servers that do not
+		// know it ignore it.
+		MaxCompletionTokens: openai.Int(maxTokens(req)),
+	}
+	if req.System != "" {
+		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
+	}
+	for _, m := range req.Messages {
+		msg, err := openAIMessage(m)
+		if err != nil {
+			return params, err
+		}
+		params.Messages = append(params.Messages, msg)
+	}
+	for _, t := range req.Tools {
+		fn := shared.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			fn.Description = openai.String(t.Description)
+		}
+		if len(t.Parameters) > 0 {
+			if err := json.Unmarshal(t.Parameters, &fn.Parameters); err != nil {
+				return params, fmt.Errorf("tool %q parameters: %w", t.Name, err)
+			}
+		}
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fn))
+	}
+	return params, nil
+}
+
+func openAIMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {
+	switch m.Role {
+	case RoleSystem:
+		return openai.SystemMessage(m.Content), nil
+	case RoleUser:
+		return openai.UserMessage(m.Content), nil
+	case RoleTool:
+		return openai.ToolMessage(m.Content, m.ToolCallID), nil
+	case RoleAssistant:
+		a := openai.ChatCompletionAssistantMessageParam{}
+		// Content may be null only when the message carries tool calls.
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			a.Content.OfString = openai.String(m.Content)
+		}
+		for _, tc := range m.ToolCalls {
+			args := string(tc.Arguments)
+			if args == "" {
+				args = "{}"
+			}
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID:       tc.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
+				},
+			})
+		}
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+	default:
+		return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("message role %q", m.Role)
+	}
+}
+
+// openAIResponse maps a chat completion onto a Response, refusing one that
+// parsed but is not a whole answer.
+func openAIResponse(c *openai.ChatCompletion) (*Response, error) {
+	if c == nil || len(c.Choices) == 0 || !c.Choices[0].JSON.Message.Valid() {
+		return nil, &Error{Kind: KindMalformed, StatusCode: http.StatusOK, Provider: openAIName, Err: errors.New("response has no choice with a message")}
+	}
+	choice := c.Choices[0]
+	resp := &Response{
+		Content:    choice.Message.Content,
+		Model:      c.Model,
+		StopReason: choice.FinishReason,
+		Usage:      Usage{InputTokens: int(c.Usage.PromptTokens), OutputTokens: int(c.Usage.CompletionTokens)},
+	}
+	for _, tc := range choice.Message.ToolCalls {
+		// Custom (free-text) tools are never offered, so only function calls
+		// can come back; a server that omits "type" still means a function.
+		if tc.Type != "" && tc.Type != "function" {
+			continue
+		}
+		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: jsonArguments(tc.Function.Arguments)})
+	}
+	return resp, nil
+}
+
+// jsonArguments keeps a model's tool arguments as they came when they are
+// JSON, and otherwise wraps them as a JSON string (see ToolCall.Arguments).
+func jsonArguments(s string) json.RawMessage {
+	if s == "" {
+		return json.RawMessage("{}")
+	}
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(s) // marshalling a string cannot fail
+	return b
+}
