@@ -1,0 +1,134 @@
+package linear
+
+//go:generate go tool genqlient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/Khan/genqlient/graphql"
+)
+
+// DefaultEndpoint is Linear's GraphQL endpoint.
+const DefaultEndpoint = "https://api.linear.app/graphql"
+
+// Retry defaults: a few quick attempts inside one call; anything longer is
+// the outbox's job, which retries with its own schedule.
+const (
+	defaultMaxAttempts = 3
+	defaultBackoff     = 250 * time.Millisecond
+	defaultMaxWait     = 10 * time.Second
+	defaultHTTPTimeout = 30 * time.Second
+)
+
+// Client calls Linear's GraphQL API on behalf of the agent. It is safe for
+// concurrent use. Each call authenticates with the token of the workspace
+// named in its context (WithOrganization), and retries rate limits and
+// server errors a bounded number of times before returning an *Error.
+type Client struct {
+	gql         graphql.Client
+	maxAttempts int
+	backoff     time.Duration
+	maxWait     time.Duration
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithRetry sets how many attempts one call makes (at least 1), the base of
+// the exponential backoff between attempts after server errors, and the
+// longest wait the client accepts inside a call: a rate limit that resets
+// later than maxWait is returned at once, for the caller to schedule.
+func WithRetry(maxAttempts int, backoff, maxWait time.Duration) Option {
+	return func(c *Client) {
+		c.maxAttempts = max(maxAttempts, 1)
+		c.backoff = backoff
+		c.maxWait = maxWait
+	}
+}
+
+// NewClient returns a client for the GraphQL endpoint (DefaultEndpoint in
+// production, a lineartest server in tests). httpClient may be nil; its
+// Transport is wrapped, not modified, to add the bearer token that tokens
+// returns for each call's workspace. A nil tokens fails every call with
+// KindAuth.
+func NewClient(endpoint string, httpClient *http.Client, tokens TokenSource, opts ...Option) *Client {
+	if tokens == nil {
+		tokens = StaticToken("")
+	}
+	hc := &http.Client{Timeout: defaultHTTPTimeout}
+	if httpClient != nil {
+		copied := *httpClient
+		hc = &copied
+	}
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc.Transport = &authTransport{base: base, tokens: tokens}
+	c := &Client{
+		gql:         graphql.NewClient(endpoint, exchangeDoer{hc}),
+		maxAttempts: defaultMaxAttempts,
+		backoff:     defaultBackoff,
+		maxWait:     defaultMaxWait,
+	}
+	for _, opt := range opts {
+		opt(c)
+	}
+	return c
+}
+
+type exchangeKey struct{}
+
+// exchangeDoer stores the headers of each response in the *exchange found
+// in the request's context (see exchange).
+type exchangeDoer struct{ hc *http.Client }
+
+func (d exchangeDoer) Do(req *http.Request) (*http.Response, error) {
+	resp, err := d.hc.Do(req)
+	if ex, ok := req.Context().Value(exchangeKey{}).(*exchange); ok && resp != nil {
+		ex.header = resp.Header
+	}
+	return resp, err
+}
+
+// do runs one generated call with retries. op names the call in errors.
+func (c *Client) do(ctx context.Context, op string, call func(ctx context.Context) error) error {
+	for attempt := 1; ; attempt++ {
+		ex := &exchange{}
+		err := checkResponse(ctx, op, call(context.WithValue(ctx, exchangeKey{}, ex)), ex, time.Now())
+		var e *Error
+		if !errors.As(err, &e) || !e.Retryable() || attempt >= c.maxAttempts {
+			return err
+		}
+		wait := e.RetryAfter
+		if e.Kind == KindServer {
+			wait = c.backoffFor(attempt)
+		}
+		// A wait longer than allowed, or than the caller's deadline,
+		// is left to the caller: it can schedule the retry itself.
+		if deadline, ok := ctx.Deadline(); wait > c.maxWait || ok && time.Until(deadline) < wait {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("linear: %s: waiting to retry: %w (last error: %w)", op, context.Cause(ctx), err)
+		case <-t.C:
+		}
+	}
+}
+
+// backoffFor is base·2^(attempt-1) with up to 50% jitter.
+func (c *Client) backoffFor(attempt int) time.Duration {
+	d := c.backoff << (attempt - 1)
+	if d <= 0 {
+		return 0
+	}
+	return d + time.Duration(rand.Int64N(int64(d)/2+1))
+}
