@@ -2,9 +2,11 @@ package db
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -63,3 +65,18 @@ func uid(u pgtype.UUID) uuid.UUID {
 }
 
 func millis(ms int) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+func collectIDs(rows pgx.Rows) ([]uuid.UUID, error) {
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	return ids, translate(err)
+}
+
+// prefixed qualifies each column of a comma-separated list with p, for
+// RETURNING clauses of UPDATE ... FROM, where names would be ambiguous.
+func prefixed(p, columns string) string {
+	parts := strings.Split(columns, ",")
+	for i, c := range parts {
+		parts[i] = p + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -251,3 +251,23 @@ func (q *Queries) EditStitch(ctx context.Context, source thread.Platform, extern
 	}
 	return s, nil
 }
+
+// LatestInputSource returns the platform the thread's newest input came
+// from: where its answer goes. A thread with no platform input returns "".
+func (q *Queries) LatestInputSource(ctx context.Context, threadID uuid.UUID) (thread.Platform, error) {
+	var src *string
+	err := q.db.QueryRow(ctx, `SELECT source_platform FROM stitches
+		WHERE thread_id = $1 AND stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity')
+		ORDER BY seq DESC LIMIT 1`, threadID).Scan(&src)
+	if err != nil {
+		err = translate(err)
+		if errors.Is(err, thread.ErrNotFound) {
+			return "", nil
+		}
+		return "", fmt.Errorf("latest input source: %w", err)
+	}
+	if src == nil {
+		return "", nil
+	}
+	return thread.Platform(*src), nil
+}

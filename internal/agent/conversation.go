@@ -1,0 +1,110 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/weft-dev/weft/internal/llm"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// interruptedResult stands in for the result of a tool call that never got
+// one (its turn was stopped or failed), since the providers reject a
+// conversation with an unanswered call.
+const interruptedResult = "(no result: the turn was interrupted before this tool ran)"
+
+// conversation turns a chain into the system prompt and messages of an LLM
+// request, in the order the providers require: each assistant message that
+// called tools is followed by the results of all its calls, and input that
+// arrived while tools ran comes after those results.
+func conversation(chain []thread.Stitch) (system string, msgs []llm.Message) {
+	var (
+		systems  []string
+		pending  []string // call ids of the last assistant message still without a result
+		deferred []llm.Message
+	)
+	flushPending := func() {
+		for _, id := range pending {
+			msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: interruptedResult})
+		}
+		pending = nil
+		msgs = append(msgs, deferred...)
+		deferred = nil
+	}
+	resolve := func(id, content string) {
+		for i, p := range pending {
+			if p == id {
+				msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: content})
+				pending = append(pending[:i], pending[i+1:]...)
+				if len(pending) == 0 {
+					msgs = append(msgs, deferred...)
+					deferred = nil
+				}
+				return
+			}
+		}
+	}
+	user := func(text string) {
+		m := llm.Message{Role: llm.RoleUser, Content: text}
+		if len(pending) > 0 {
+			deferred = append(deferred, m)
+			return
+		}
+		msgs = append(msgs, m)
+	}
+
+	for i := range chain {
+		s := &chain[i]
+		switch s.Type {
+		case thread.StitchSystemPrompt:
+			systems = append(systems, s.Content)
+		case thread.StitchInitialPrompt, thread.StitchLinearActivity:
+			user(s.Content)
+		case thread.StitchDiscordMessage:
+			if !s.DeletedAt.IsZero() {
+				continue
+			}
+			user(withAuthor(s))
+		case thread.StitchLLMCall:
+			flushPending()
+			r := responseOf(s)
+			msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: r.Content, ToolCalls: r.ToolCalls})
+			for _, c := range r.ToolCalls {
+				pending = append(pending, c.ID)
+			}
+		case thread.StitchToolCall:
+			resolve(s.Meta().ToolCallID, s.Content)
+		case thread.StitchClarificationRequest:
+			resolve(s.Meta().ToolCallID, "Your question was sent to the user. Their answer follows when they reply.")
+		case thread.StitchThreadResult:
+			resolve(s.Meta().ToolCallID, "The thread was marked complete.")
+		}
+	}
+	flushPending()
+	return strings.Join(systems, "\n\n"), msgs
+}
+
+func withAuthor(s *thread.Stitch) string {
+	if s.Author == nil || s.Author.Name == "" {
+		return s.Content
+	}
+	return fmt.Sprintf("%s: %s", s.Author.Name, s.Content)
+}
+
+// recordedRequest is how an llm_call stitch stores what the model was sent.
+type recordedRequest struct {
+	Model    string        `json:"model"`
+	System   string        `json:"system"`
+	Messages []llm.Message `json:"messages"`
+	Tools    []string      `json:"tools,omitempty"`
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only weft's own plain structs are marshalled here.
+		panic(fmt.Sprintf("agent: marshal %T: %v", v, err))
+	}
+	return b
+}

@@ -1,0 +1,106 @@
+package agent
+
+import (
+	"encoding/json"
+
+	"github.com/weft-dev/weft/internal/llm"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// recordedResponse is how an llm_call stitch stores the model's answer.
+type recordedResponse struct {
+	Content    string         `json:"content"`
+	ToolCalls  []llm.ToolCall `json:"tool_calls,omitempty"`
+	StopReason string         `json:"stop_reason,omitempty"`
+}
+
+func responseOf(s *thread.Stitch) recordedResponse {
+	var r recordedResponse
+	_ = json.Unmarshal(s.LLMResponse, &r) // a stitch weft did not write has no calls
+	return r
+}
+
+// stepKind is what a turn does next.
+type stepKind int
+
+const (
+	stepDone stepKind = iota
+	stepCallLLM
+	stepRunTools
+)
+
+// plan is the next step, read off the chain.
+type plan struct {
+	kind stepKind
+	// calls are the tool calls of the newest llm_call still without a result.
+	calls []llm.ToolCall
+	// stepsSinceInput counts llm_calls after the newest input, for the step limit.
+	stepsSinceInput int
+}
+
+// nextStep decides what the turn does next from the chain alone.
+func nextStep(chain []thread.Stitch) plan {
+	var (
+		answered  int64
+		lastInput int64
+		lastCall  = -1
+		steps     int
+	)
+	for i := range chain {
+		s := &chain[i]
+		if m := s.Meta(); m.AnsweredThrough > answered {
+			answered = m.AnsweredThrough
+		}
+		switch {
+		case s.Type.IsInput():
+			lastInput, steps = s.Seq, 0
+		case s.Type == thread.StitchLLMCall:
+			lastCall = i
+			steps++
+		}
+	}
+	p := plan{stepsSinceInput: steps}
+
+	if lastCall >= 0 {
+		resolved := map[string]bool{}
+		closed := false // the model's calls ended the turn: a question, or the result
+		var sawResult bool
+		for _, s := range chain[lastCall+1:] {
+			if id := s.Meta().ToolCallID; id != "" {
+				resolved[id] = true
+				sawResult = true
+				if s.Type == thread.StitchClarificationRequest || s.Type == thread.StitchThreadResult {
+					closed = true
+				}
+			}
+			if s.Type == thread.StitchError {
+				closed = true // a failure after the call: do not run its tools now
+			}
+		}
+		calls := responseOf(&chain[lastCall]).ToolCalls
+		if !closed {
+			for _, c := range calls {
+				if !resolved[c.ID] {
+					p.calls = append(p.calls, c)
+				}
+			}
+			if len(p.calls) > 0 {
+				p.kind = stepRunTools
+				return p
+			}
+			if len(calls) > 0 && sawResult {
+				// The model asked for tools and has not seen their results yet.
+				p.kind = stepCallLLM
+				return p
+			}
+		}
+	}
+	if lastInput > answered {
+		p.kind = stepCallLLM
+	}
+	return p
+}
+
+// Pending reports whether the chain has work for a turn: input not yet
+// answered, or a step of an earlier turn left unfinished.
+func Pending(chain []thread.Stitch) bool { return nextStep(chain).kind != stepDone }

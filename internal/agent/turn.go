@@ -1,0 +1,244 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/weft-dev/weft/internal/llm"
+	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tools"
+)
+
+// DefaultMaxSteps bounds the model calls one turn makes before it gives up:
+// a model that keeps calling tools is a runaway, not progress.
+const DefaultMaxSteps = 20
+
+// maxActionText keeps an action's parameter and result readable on a
+// platform; the full text stays in the stitch.
+const maxActionText = 500
+
+// Runner runs turns.
+type Runner struct {
+	LLM      llm.Provider
+	Model    string
+	Tools    *tools.Registry // nil: no tools beyond the control tools
+	MaxSteps int             // 0: DefaultMaxSteps
+	Logger   *slog.Logger
+}
+
+// Turn works the thread until nothing is left to answer: it calls the model,
+// runs the tools it asks for, and records each step through store. It
+// returns nil when the turn ended normally, including by recording a
+// failure; an error means the step could not be recorded and the turn should
+// be retried (ctx's error when the turn was cancelled).
+func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store) error {
+	maxSteps := r.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = DefaultMaxSteps
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		chain, err := store.Chain(ctx, th.ID)
+		if err != nil {
+			return fmt.Errorf("load chain: %w", err)
+		}
+		p := nextStep(chain)
+		var e thread.Effects
+		switch p.kind {
+		case stepDone:
+			return nil
+		case stepRunTools:
+			var done bool
+			e, done = r.runTools(ctx, th, p.calls)
+			if err := store.Record(ctx, th.ID, e); err != nil {
+				return fmt.Errorf("record tool results: %w", err)
+			}
+			if done {
+				return nil
+			}
+			continue
+		case stepCallLLM:
+			if p.stepsSinceInput >= maxSteps {
+				e = failure(th, chain, fmt.Sprintf("Stopped after %d model calls in one turn without an answer.", maxSteps), false)
+			} else {
+				e, err = r.callLLM(ctx, th, chain)
+				if err != nil {
+					return err
+				}
+			}
+		}
+		if err := store.Record(ctx, th.ID, e); err != nil {
+			return fmt.Errorf("record step: %w", err)
+		}
+	}
+}
+
+// callLLM makes one model call and returns its effects. Only a cancelled
+// turn returns an error; a failed call becomes an error stitch.
+func (r *Runner) callLLM(ctx context.Context, th *thread.Thread, chain []thread.Stitch) (thread.Effects, error) {
+	system, msgs := conversation(chain)
+	req := llm.Request{Model: r.Model, System: system, Messages: msgs, Tools: r.specs(th)}
+	start := time.Now()
+	resp, err := r.LLM.Complete(ctx, req)
+	latency := time.Since(start)
+	if err != nil {
+		if ctx.Err() != nil {
+			return thread.Effects{}, context.Cause(ctx)
+		}
+		r.Logger.WarnContext(ctx, "llm call failed", slog.String("thread_id", th.ID.String()), slog.Any("error", err))
+		msg := "The language model could not be reached; the turn failed."
+		if errors.Is(err, llm.ErrNotConfigured) {
+			msg = "No language model is configured (set WEFT_LLM_PROVIDER); the turn failed."
+		}
+		return failure(th, chain, msg, true), nil
+	}
+
+	through := chain[len(chain)-1].Seq
+	toolNames := make([]string, len(req.Tools))
+	for i, t := range req.Tools {
+		toolNames[i] = t.Name
+	}
+	call := thread.Stitch{
+		Type:         thread.StitchLLMCall,
+		Content:      resp.Content,
+		LLMRequest:   mustJSON(recordedRequest{Model: r.Model, System: system, Messages: msgs, Tools: toolNames}),
+		LLMResponse:  mustJSON(recordedResponse{Content: resp.Content, ToolCalls: resp.ToolCalls, StopReason: resp.StopReason}),
+		Model:        resp.Model,
+		InputTokens:  resp.Usage.InputTokens,
+		OutputTokens: resp.Usage.OutputTokens,
+		Latency:      latency,
+		Metadata:     thread.Meta{AnsweredThrough: through}.JSON(),
+	}
+	if call.Model == "" {
+		call.Model = r.Model
+	}
+	e := thread.Effects{Stitches: []thread.Stitch{call}}
+
+	if len(resp.ToolCalls) > 0 {
+		// Text beside tool calls is the model thinking aloud.
+		if resp.Content != "" {
+			e.Stitches = append(e.Stitches, thread.Stitch{Type: thread.StitchAgentThought, Content: resp.Content})
+			e.Outputs = append(e.Outputs, thread.Output{Kind: thread.OutboxThought, OutboxBody: thread.OutboxBody{Text: resp.Content}, Stitch: 1})
+		}
+		return e, nil
+	}
+	e.Outputs = append(e.Outputs, thread.Output{Kind: thread.OutboxResponse, OutboxBody: thread.OutboxBody{Text: resp.Content}})
+	if th.Type == thread.TypeAutonomous {
+		e.Stitches = append(e.Stitches, thread.Stitch{Type: thread.StitchThreadResult, Content: resp.Content})
+		e.Status = &thread.StatusChange{To: thread.StatusCompleted, Result: mustJSON(completeArgs{Result: resp.Content})}
+	} else {
+		e.Status = &thread.StatusChange{To: thread.StatusWaiting, WaitingReason: thread.WaitingIdle}
+	}
+	return e, nil
+}
+
+// runTools runs the model's pending calls in order. done reports that a
+// control tool ended the turn.
+func (r *Runner) runTools(ctx context.Context, th *thread.Thread, calls []llm.ToolCall) (e thread.Effects, done bool) {
+	for _, c := range calls {
+		meta := thread.Meta{ToolCallID: c.ID}.JSON()
+		switch c.Name {
+		case toolAskUser:
+			var args askUserArgs
+			if err := json.Unmarshal(c.Arguments, &args); err == nil && args.Question != "" {
+				e.Stitches = append(e.Stitches, thread.Stitch{Type: thread.StitchClarificationRequest, Content: args.Question,
+					ToolName: c.Name, ToolInput: c.Arguments, Metadata: meta})
+				e.Outputs = append(e.Outputs, thread.Output{Kind: thread.OutboxElicitation,
+					OutboxBody: thread.OutboxBody{Text: args.Question, Options: args.Options}, Stitch: len(e.Stitches) - 1})
+				e.Status = &thread.StatusChange{To: thread.StatusWaiting, WaitingReason: thread.WaitingClarification}
+				return e, true
+			}
+		case toolCompleteThread:
+			var args completeArgs
+			if err := json.Unmarshal(c.Arguments, &args); err == nil && th.Type == thread.TypeAutonomous {
+				e.Stitches = append(e.Stitches, thread.Stitch{Type: thread.StitchThreadResult, Content: args.Result,
+					ToolName: c.Name, ToolInput: c.Arguments, Metadata: meta})
+				e.Status = &thread.StatusChange{To: thread.StatusCompleted, Result: mustJSON(args)}
+				return e, true
+			}
+		}
+		out, failed := r.runTool(ctx, th, c)
+		output, _ := json.Marshal(out)
+		e.Stitches = append(e.Stitches, thread.Stitch{Type: thread.StitchToolCall, Content: out, ToolName: c.Name,
+			ToolInput: c.Arguments, ToolOutput: output, ToolError: failed, Metadata: meta})
+		e.Outputs = append(e.Outputs, thread.Output{Kind: thread.OutboxAction,
+			OutboxBody: thread.OutboxBody{Action: c.Name, Parameter: clip(string(c.Arguments)), Result: clip(out)}, Stitch: len(e.Stitches) - 1})
+	}
+	return e, false
+}
+
+// runTool runs one registry tool. Its failure is the model's to handle: the
+// error text is the result.
+func (r *Runner) runTool(ctx context.Context, th *thread.Thread, c llm.ToolCall) (string, bool) {
+	var tool tools.Tool
+	var ok bool
+	if r.Tools != nil {
+		tool, ok = r.Tools.Get(c.Name)
+	}
+	if !ok {
+		return fmt.Sprintf("error: no tool named %q", c.Name), true
+	}
+	out, err := callSafely(ctx, tool, tools.Call{ThreadID: th.ID, AgentName: th.AgentName, Arguments: c.Arguments})
+	if err != nil {
+		return "error: " + err.Error(), true
+	}
+	return out, false
+}
+
+// callSafely keeps a panicking tool from taking the worker down with it.
+func callSafely(ctx context.Context, t tools.Tool, c tools.Call) (out string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("tool %s panicked: %v", t.Name, p)
+		}
+	}()
+	return t.Handler(ctx, c)
+}
+
+// specs lists the tools offered to the model on this thread.
+func (r *Runner) specs(th *thread.Thread) []llm.ToolSpec {
+	var out []llm.ToolSpec
+	for _, c := range controlTools {
+		if c.autonomousOnly && th.Type != thread.TypeAutonomous {
+			continue
+		}
+		out = append(out, llm.ToolSpec{Name: c.name, Description: c.description, Parameters: c.schema})
+	}
+	if r.Tools != nil {
+		for _, t := range r.Tools.All() {
+			out = append(out, llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Schema})
+		}
+	}
+	return out
+}
+
+// failure records a turn that could not answer: an error stitch that marks
+// the input as dealt with (so the turn does not retry forever), the error on
+// the surface, and the thread failed (or, for a runaway loop in a
+// conversation, waiting for the user's next message).
+func failure(th *thread.Thread, chain []thread.Stitch, msg string, fail bool) thread.Effects {
+	e := thread.Effects{
+		Stitches: []thread.Stitch{{Type: thread.StitchError, Content: msg,
+			Metadata: thread.Meta{AnsweredThrough: chain[len(chain)-1].Seq}.JSON()}},
+		Outputs: []thread.Output{{Kind: thread.OutboxError, OutboxBody: thread.OutboxBody{Text: msg}}},
+	}
+	if fail || th.Type == thread.TypeAutonomous {
+		e.Status = &thread.StatusChange{To: thread.StatusFailed, Error: msg}
+	} else {
+		e.Status = &thread.StatusChange{To: thread.StatusWaiting, WaitingReason: thread.WaitingIdle}
+	}
+	return e
+}
+
+func clip(s string) string {
+	if r := []rune(s); len(r) > maxActionText {
+		return string(r[:maxActionText-1]) + "…"
+	}
+	return s
+}

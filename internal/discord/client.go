@@ -1,0 +1,221 @@
+// Package discord is weft's Discord adapter: a discordgo session for the
+// gateway and REST API with weft's rate limiting and typed errors, message
+// splitting, history, threads, gateway events handed to a Sink, and
+// verification of HTTP interactions. Package discordtest holds a fake of
+// Discord's REST API and gateway that the real session talks to.
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// DefaultIntents are the gateway intents weft needs: guilds (channels and
+// threads, so State knows them, and THREAD_* events), guild messages, and
+// the privileged message content, without which content arrives empty.
+const DefaultIntents = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages | discordgo.IntentMessageContent
+
+// Defaults for Config.
+const (
+	defaultHTTPTimeout = 20 * time.Second
+	defaultSinkTimeout = 10 * time.Second
+)
+
+// Config configures a Client.
+type Config struct {
+	// Token is the bot token, with or without the "Bot " prefix.
+	Token string
+	// APIBaseURL replaces https://discord.com for REST and the gateway
+	// lookup, e.g. a discordtest.Server's URL. Empty means Discord.
+	APIBaseURL string
+	// GatewayURL, when set, is used as the websocket URL instead of asking
+	// GET /gateway.
+	GatewayURL string
+	// Intents for IDENTIFY; zero means DefaultIntents.
+	Intents discordgo.Intent
+	// ShardID and ShardCount select a shard; ShardCount ≤ 1 means unsharded.
+	ShardID, ShardCount int
+	// HTTPClient supplies the base transport and timeout; nil means a
+	// private transport and a 20 s timeout.
+	HTTPClient *http.Client
+	// Logger receives the adapter's logs; nil discards them.
+	Logger *slog.Logger
+	// Sink receives gateway events; required by Start.
+	Sink Sink
+	// AllowedGuilds, when non-empty, is the only guilds whose events reach
+	// the Sink; events from other guilds and from DMs are dropped.
+	AllowedGuilds []string
+	// SinkTimeout bounds each Sink call; zero means 10 s.
+	SinkTimeout time.Duration
+}
+
+// Client is weft's Discord adapter around one discordgo session (one shard).
+// REST methods work without Start; Start connects the gateway.
+type Client struct {
+	session     *discordgo.Session
+	logger      *slog.Logger
+	sink        Sink
+	allowed     map[string]bool
+	sinkTimeout time.Duration
+	idle        interface{ CloseIdleConnections() }
+	channels    channelCache
+
+	events *dispatcher
+
+	mu      sync.Mutex
+	started bool
+	stopped bool
+	// closing is stopped for the gateway handlers, which run under the
+	// session's lock and so must not take mu (Stop holds mu while closing).
+	closing atomic.Bool
+}
+
+// New builds a Client; it does not connect.
+func New(cfg Config) (*Client, error) {
+	token := strings.TrimSpace(strings.TrimPrefix(cfg.Token, "Bot "))
+	if token == "" {
+		return nil, errors.New("discord: new: empty token")
+	}
+	if cfg.ShardCount > 1 && (cfg.ShardID < 0 || cfg.ShardID >= cfg.ShardCount) {
+		return nil, fmt.Errorf("discord: new: shard %d out of range for %d shards", cfg.ShardID, cfg.ShardCount)
+	}
+	rewrite := &rewriteTransport{gatewayURL: cfg.GatewayURL}
+	if cfg.APIBaseURL != "" {
+		base, err := url.Parse(cfg.APIBaseURL)
+		if err != nil || base.Scheme == "" || base.Host == "" {
+			return nil, fmt.Errorf("discord: new: invalid API base URL %q", cfg.APIBaseURL)
+		}
+		rewrite.base = base
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = logger.With("component", "discord")
+
+	timeout := defaultHTTPTimeout
+	var base http.RoundTripper
+	if cfg.HTTPClient != nil {
+		base = cfg.HTTPClient.Transport
+		if cfg.HTTPClient.Timeout > 0 {
+			timeout = cfg.HTTPClient.Timeout
+		}
+	}
+	if base == nil {
+		// A private transport, so Stop can close its idle connections.
+		base = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	rewrite.next = base
+
+	session, err := discordgo.New("Bot " + token)
+	if err != nil {
+		return nil, fmt.Errorf("discord: new: %w", err)
+	}
+	session.Client = &http.Client{Transport: newLimitTransport(rewrite, logger), Timeout: timeout}
+	// The transport handles 429s with context-aware waits; discordgo's own
+	// retry sleeps without a context and without a cap.
+	session.ShouldRetryOnRateLimit = false
+	session.Identify.Intents = cfg.Intents
+	if session.Identify.Intents == 0 {
+		session.Identify.Intents = DefaultIntents
+	}
+	session.ShardID, session.ShardCount = cfg.ShardID, max(cfg.ShardCount, 1)
+	// Handlers run on the gateway read loop, in gateway order; they only
+	// enqueue (see dispatcher), so they never hold the loop up.
+	session.SyncEvents = true
+
+	c := &Client{
+		session:     session,
+		logger:      logger,
+		sink:        cfg.Sink,
+		sinkTimeout: cfg.SinkTimeout,
+	}
+	if c.sinkTimeout <= 0 {
+		c.sinkTimeout = defaultSinkTimeout
+	}
+	if len(cfg.AllowedGuilds) > 0 {
+		c.allowed = make(map[string]bool, len(cfg.AllowedGuilds))
+		for _, g := range cfg.AllowedGuilds {
+			c.allowed[g] = true
+		}
+	}
+	if closer, ok := base.(interface{ CloseIdleConnections() }); ok {
+		c.idle = closer
+	}
+	// Registered once here, not in Start, so a retried Start does not add
+	// them twice. Nothing runs until the gateway is open.
+	c.events = newDispatcher(logger)
+	if c.sink != nil {
+		c.addHandlers()
+	}
+	return c, nil
+}
+
+// Start connects the gateway and starts handing events to the Sink; it
+// returns once READY has arrived. discordgo's Open takes no context: the
+// gateway lookup is bounded by the HTTP timeout and the handshake by the
+// websocket's. Start is idempotent.
+func (c *Client) Start(ctx context.Context) error {
+	if c.sink == nil {
+		return errors.New("discord: start: no sink configured")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started || c.stopped {
+		return nil
+	}
+	if err := c.session.Open(); err != nil {
+		return translate("open gateway", err)
+	}
+	c.started = true
+	c.logger.InfoContext(ctx, "discord gateway connected")
+	return nil
+}
+
+// Stop closes the gateway, waits (within ctx) for events already handed to
+// the Sink, and closes idle HTTP connections. Stop is idempotent; the Client
+// cannot be started again.
+func (c *Client) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return nil
+	}
+	c.stopped = true
+	c.closing.Store(true)
+	var err error
+	if c.started {
+		// discordgo reconnects whenever a read or heartbeat fails, including
+		// when it races with Close; turn that off first. Writing it under the
+		// session lock orders it before any later reconnect decision, which
+		// discordgo makes after taking that lock.
+		c.session.Lock()
+		c.session.ShouldReconnectOnError = false
+		c.session.Unlock()
+		if closeErr := c.session.Close(); closeErr != nil {
+			err = fmt.Errorf("discord: stop: %w", closeErr)
+		}
+	}
+	if waitErr := c.events.stop(ctx); waitErr != nil {
+		err = errors.Join(err, fmt.Errorf("discord: stop: %w", waitErr))
+	}
+	if c.idle != nil {
+		c.idle.CloseIdleConnections()
+	}
+	return err
+}
+
+// opts are the request options for one call under ctx.
+func opts(ctx context.Context) []discordgo.RequestOption {
+	return []discordgo.RequestOption{discordgo.WithContext(ctx)}
+}

@@ -1,0 +1,147 @@
+package discord
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// Sink receives gateway events, converted and filtered: no messages by bots
+// (weft's own included), nothing from guilds outside Config.AllowedGuilds.
+// Calls for one channel or thread come one at a time in gateway order; calls
+// for different channels may run concurrently. Each call has Config's
+// SinkTimeout; an error is logged, and the event is not redelivered: the
+// backfill after a reconnect is the recovery path, so implementations must be
+// idempotent (events can also repeat, per Discord's delivery rules).
+type Sink interface {
+	// MessageCreated is a new message by a person.
+	MessageCreated(ctx context.Context, m Message) error
+	// MessageUpdated is an edit; m carries the new content and EditedAt.
+	MessageUpdated(ctx context.Context, m Message) error
+	// MessageDeleted is a deletion; Discord sends only the ids, so the
+	// content must come from weft's own records.
+	MessageDeleted(ctx context.Context, channelID, messageID string) error
+	// ThreadUpdated is a thread's new state; archived or deleted threads are
+	// not Active.
+	ThreadUpdated(ctx context.Context, t Thread) error
+	// Connected follows every READY and RESUMED: events may have been missed
+	// while disconnected (discordgo resumes on the original URL and a failed
+	// resume re-identifies), so this is the cue to backfill tracked threads
+	// with Messages after their last recorded id.
+	Connected(ctx context.Context) error
+}
+
+// connectionKey is the dispatcher lane of Connected calls, apart from every
+// channel so a long backfill does not hold up live messages.
+const connectionKey = ""
+
+// addHandlers registers the gateway handlers. They run on the read loop
+// (SyncEvents), so they only filter and enqueue.
+func (c *Client) addHandlers() {
+	s := c.session
+	s.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) {
+		c.logger.Info("discord gateway ready", slog.Int("guilds", len(r.Guilds)))
+		c.events.enqueue(connectionKey, c.deliver("connected", func(ctx context.Context) error { return c.sink.Connected(ctx) }))
+	})
+	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) {
+		c.logger.Info("discord gateway resumed")
+		c.events.enqueue(connectionKey, c.deliver("connected", func(ctx context.Context) error { return c.sink.Connected(ctx) }))
+	})
+	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Connect) {
+		// A reconnect loop already running when Stop was called cannot be
+		// cancelled and may still connect; close what it opens. Connect fires
+		// inside Open under the session lock, hence the goroutine.
+		if c.closing.Load() {
+			go s.Close()
+		}
+	})
+	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) {
+		c.logger.Info("discord gateway disconnected")
+	})
+	s.AddHandler(func(_ *discordgo.Session, e *discordgo.MessageCreate) {
+		c.onMessage(e.Message, "message created", c.sink.MessageCreated)
+	})
+	s.AddHandler(func(_ *discordgo.Session, e *discordgo.MessageUpdate) {
+		c.onMessage(e.Message, "message updated", c.sink.MessageUpdated)
+	})
+	s.AddHandler(func(_ *discordgo.Session, e *discordgo.MessageDelete) {
+		c.onDelete(e.GuildID, e.ChannelID, e.ID)
+	})
+	s.AddHandler(func(_ *discordgo.Session, e *discordgo.MessageDeleteBulk) {
+		for _, id := range e.Messages {
+			c.onDelete(e.GuildID, e.ChannelID, id)
+		}
+	})
+	s.AddHandler(func(_ *discordgo.Session, e *discordgo.ThreadUpdate) {
+		c.onThread(e.Channel, false)
+	})
+	s.AddHandler(func(_ *discordgo.Session, e *discordgo.ThreadDelete) {
+		c.onThread(e.Channel, true)
+	})
+}
+
+// onMessage filters a created or updated message and queues it for the Sink.
+func (c *Client) onMessage(m *discordgo.Message, event string, call func(context.Context, Message) error) {
+	if m == nil || !c.allowedGuild(m.GuildID) {
+		return
+	}
+	// An update without an author is Discord filling in embeds, not an edit.
+	if m.Author == nil || m.Author.Bot {
+		return
+	}
+	bot := c.botUserID()
+	if m.Author.ID == bot {
+		return
+	}
+	c.events.enqueue(m.ChannelID, c.deliver(event, func(ctx context.Context) error {
+		// Thread placement may need a REST lookup, so it runs in the lane,
+		// not on the gateway loop.
+		where, err := c.channelInfo(ctx, m.ChannelID)
+		if err != nil {
+			return err
+		}
+		return call(ctx, convertMessage(m, bot, where))
+	}))
+}
+
+// onDelete queues a deletion for the Sink.
+func (c *Client) onDelete(guildID, channelID, messageID string) {
+	if !c.allowedGuild(guildID) {
+		return
+	}
+	c.events.enqueue(channelID, c.deliver("message deleted", func(ctx context.Context) error {
+		return c.sink.MessageDeleted(ctx, channelID, messageID)
+	}))
+}
+
+// onThread queues a thread's new state for the Sink.
+func (c *Client) onThread(ch *discordgo.Channel, deleted bool) {
+	if ch == nil || !c.allowedGuild(ch.GuildID) {
+		return
+	}
+	t := Thread{ID: ch.ID, GuildID: ch.GuildID, ParentID: ch.ParentID, Name: ch.Name, Deleted: deleted}
+	if ch.ThreadMetadata != nil {
+		t.Archived, t.Locked = ch.ThreadMetadata.Archived, ch.ThreadMetadata.Locked
+	}
+	c.events.enqueue(ch.ID, c.deliver("thread updated", func(ctx context.Context) error {
+		return c.sink.ThreadUpdated(ctx, t)
+	}))
+}
+
+// allowedGuild applies Config.AllowedGuilds, failing closed: when a list is
+// set, a missing guild id (a DM) is not on it.
+func (c *Client) allowedGuild(guildID string) bool {
+	return c.allowed == nil || c.allowed[guildID]
+}
+
+// deliver wraps a Sink call with its timeout and error log.
+func (c *Client) deliver(event string, call func(context.Context) error) func(context.Context) {
+	return func(parent context.Context) {
+		ctx, cancel := context.WithTimeout(parent, c.sinkTimeout)
+		defer cancel()
+		if err := call(ctx); err != nil {
+			c.logger.ErrorContext(ctx, "discord sink failed", slog.String("event", event), slog.Any("error", err))
+		}
+	}
+}

@@ -1,0 +1,116 @@
+// Package ingest is the one place an inbound event (a webhook, a gateway
+// message, an API or CLI call) becomes rows and a job: the ledger entry, the
+// thread (found, or made by the ThreadBuilder), the input stitch, any
+// acknowledging outbox row, and the turn that answers it, all in one
+// transaction. Whatever door an event came in by, it is stored once and
+// answered once.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/job"
+	"github.com/weft-dev/weft/internal/outbox"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// Ingester writes inbound events.
+type Ingester struct {
+	store  *db.Store
+	jobs   job.Inserter
+	memory *thread.MemoryManager
+	logger *slog.Logger
+}
+
+// New returns an Ingester writing to store and enqueueing through jobs.
+func New(store *db.Store, jobs job.Inserter, memory *thread.MemoryManager, logger *slog.Logger) *Ingester {
+	if memory == nil {
+		memory = &thread.MemoryManager{Memory: store}
+	}
+	return &Ingester{store: store, jobs: jobs, memory: memory, logger: logger.With("component", "ingest")}
+}
+
+// Builder returns a ThreadBuilder using the ingester's memory manager.
+func (in *Ingester) Builder() *thread.Builder { return thread.NewBuilder(in.memory) }
+
+// StartThread builds a new thread and enqueues its first turn, atomically.
+func (in *Ingester) StartThread(ctx context.Context, b *thread.Builder) (*thread.Thread, error) {
+	var th *thread.Thread
+	err := in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		var err error
+		if th, err = b.Build(ctx, tx); err != nil {
+			return err
+		}
+		return in.enqueueTurn(ctx, tx, th.ID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start thread: %w", err)
+	}
+	return th, nil
+}
+
+// AddInput appends an input stitch (a message, a prompt) to a thread and
+// enqueues a turn to answer it, atomically. An input already stored (same
+// source and external id) fails with thread.ErrDuplicateExternalID and
+// changes nothing.
+func (in *Ingester) AddInput(ctx context.Context, threadID uuid.UUID, s thread.Stitch) (*thread.Stitch, error) {
+	if !s.Type.IsInput() {
+		return nil, fmt.Errorf("add input: %w: %s is not an input stitch", thread.ErrInvalid, s.Type)
+	}
+	var out *thread.Stitch
+	err := in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		s.ThreadID = threadID
+		var err error
+		if out, err = tx.AppendStitch(ctx, s); err != nil {
+			return err
+		}
+		return in.enqueueTurn(ctx, tx, threadID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("add input: %w", err)
+	}
+	return out, nil
+}
+
+// Abort stops a thread: a running turn is cancelled (its heartbeat sees the
+// status), nothing it had not yet recorded is recorded, and text confirms
+// the stop on the thread's surface. Aborting a finished thread changes
+// nothing and reports false.
+func (in *Ingester) Abort(ctx context.Context, threadID uuid.UUID, text string) (bool, error) {
+	var aborted bool
+	err := in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		th, err := tx.LockThread(ctx, threadID)
+		if err != nil {
+			return err
+		}
+		if !thread.CanTransition(th.Status, thread.StatusAborted) {
+			return nil
+		}
+		if _, err := outbox.Write(ctx, tx, in.jobs, threadID, thread.StopEffects(th.StitchCount, text)); err != nil {
+			return err
+		}
+		aborted = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("abort thread %s: %w", threadID, err)
+	}
+	return aborted, nil
+}
+
+func (in *Ingester) enqueueTurn(ctx context.Context, tx *db.Tx, threadID uuid.UUID) error {
+	if _, err := in.jobs.InsertTx(ctx, tx.Pgx(), job.Turn{ThreadID: threadID}, nil); err != nil {
+		return fmt.Errorf("enqueue turn: %w", err)
+	}
+	return nil
+}
+
+// IsDuplicate reports whether err says the event was already ingested: the
+// caller acknowledges it and does nothing more.
+func IsDuplicate(err error) bool { return errors.Is(err, thread.ErrDuplicate) }

@@ -1,0 +1,76 @@
+// Package job holds the River job argument types weft enqueues and the
+// Inserter that enqueues them. A job's Kind is persisted in river_job rows,
+// so a Kind is never renamed.
+package job
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Inserter enqueues jobs in a caller's transaction: exactly the method of
+// *river.Client[pgx.Tx] that writers need, so a job is committed with the
+// write that causes it, or not at all.
+type Inserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Queues weft works.
+const (
+	// QueueTurns runs agent turns: long (LLM calls take seconds), few at once.
+	QueueTurns = "turns"
+	// QueueDeliveries sends outbox rows: short, many at once.
+	QueueDeliveries = "deliveries"
+)
+
+// Turn asks for an agent turn on a thread: answer whatever input it has not
+// answered yet. Enqueued with every input; extra turns find nothing to do.
+type Turn struct {
+	ThreadID uuid.UUID `json:"thread_id"`
+}
+
+// Kind implements river.JobArgs.
+func (Turn) Kind() string { return "weft_turn" }
+
+// InsertOpts puts turns on their own queue.
+func (Turn) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueTurns, MaxAttempts: TurnMaxAttempts}
+}
+
+// TurnMaxAttempts bounds retries of a turn that keeps failing (a poison
+// thread); the last attempt records the failure on the thread.
+const TurnMaxAttempts = 5
+
+// Delivery asks for one outbox row to be sent.
+type Delivery struct {
+	OutboxID uuid.UUID `json:"outbox_id"`
+	ThreadID uuid.UUID `json:"thread_id"`
+}
+
+// Kind implements river.JobArgs.
+func (Delivery) Kind() string { return "weft_delivery" }
+
+// InsertOpts puts deliveries on their own queue.
+func (Delivery) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: DeliveryMaxAttempts}
+}
+
+// DeliveryMaxAttempts is how often a send is tried before the outbox row is
+// failed and an error stitch recorded.
+const DeliveryMaxAttempts = 8
+
+// Sweep looks for work a crash left behind: running threads whose lease
+// lapsed, and outbox rows no job is sending. Run periodically by the leader.
+type Sweep struct{}
+
+// Kind implements river.JobArgs.
+func (Sweep) Kind() string { return "weft_sweep" }
+
+// InsertOpts makes sweeps unique while queued, so a backlog never builds.
+func (Sweep) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}

@@ -1,0 +1,124 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/job"
+	"github.com/weft-dev/weft/internal/outbox"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// sendLease is how long a sender may hold an outbox row before another may
+// take it: longer than any one send.
+const sendLease = 2 * time.Minute
+
+// maxBackoff caps the doubling retry delays.
+const maxBackoff = 10 * time.Minute
+
+type deliveryWorker struct {
+	river.WorkerDefaults[job.Delivery]
+	p *Processor
+}
+
+// Work sends one outbox row. A failure is retried with backoff and jitter;
+// after the last attempt the row is failed and an error stitch recorded. A
+// row already sent, or held by a live sender, is left alone.
+func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) error {
+	p := w.p
+	o, err := p.store.ClaimOutbox(ctx, j.Args.OutboxID, sendLease)
+	switch {
+	case errors.Is(err, thread.ErrNotFound):
+		return nil
+	case errors.Is(err, thread.ErrDeliveryNotClaimable):
+		cur, gerr := p.store.Outbox(ctx, j.Args.OutboxID)
+		if gerr != nil {
+			return gerr
+		}
+		if cur.Status == thread.OutboxSent || cur.Status == thread.OutboxFailed {
+			return nil
+		}
+		// Not due yet, or another sender holds it: look again when it may be.
+		wait := max(time.Until(cur.NextAttemptAt), p.cfg.DeliveryBackoff)
+		return river.JobSnooze(wait)
+	case err != nil:
+		return err
+	}
+	log := p.logger.With(slog.String("delivery_id", o.ID.String()), slog.String("thread_id", o.ThreadID.String()), slog.String("platform", string(o.Platform)))
+
+	sender, ok := p.senders[o.Platform]
+	var ext string
+	if !ok {
+		err = fmt.Errorf("%w: no sender configured for %s", thread.ErrInvalid, o.Platform)
+	} else {
+		ext, err = sender.Send(ctx, *o)
+	}
+	if err == nil {
+		if err := p.store.MarkOutboxSent(context.WithoutCancel(ctx), o.ID, ext); err != nil {
+			// Sent but not recorded: the retry sends the same id again,
+			// which the platform answers as already delivered.
+			return err
+		}
+		log.InfoContext(ctx, "delivered", slog.String("kind", string(o.Kind)), slog.Int("attempt", o.Attempts))
+		return nil
+	}
+
+	final := j.Attempt >= j.MaxAttempts || errors.Is(err, thread.ErrInvalid)
+	if !final {
+		log.WarnContext(ctx, "delivery failed, will retry", slog.Int("attempt", j.Attempt), slog.Any("error", err))
+		if rerr := p.store.RetryOutbox(context.WithoutCancel(ctx), o.ID, err.Error(), time.Now().Add(backoff(p.cfg.DeliveryBackoff, j.Attempt))); rerr != nil {
+			return rerr
+		}
+		return err
+	}
+	log.ErrorContext(ctx, "delivery failed for good", slog.Int("attempt", j.Attempt), slog.Any("error", err))
+	if ferr := p.failDelivery(context.WithoutCancel(ctx), o, err); ferr != nil {
+		return ferr
+	}
+	return river.JobCancel(err)
+}
+
+// NextRetry schedules the next attempt: the row's own next_attempt_at plus
+// jitter, so retries of many rows after an outage spread out.
+func (w *deliveryWorker) NextRetry(j *river.Job[job.Delivery]) time.Time {
+	return jittered(backoff(w.p.cfg.DeliveryBackoff, j.Attempt))
+}
+
+// backoff is the delay before attempt+1: first doubled per attempt, capped.
+func backoff(first time.Duration, attempt int) time.Duration {
+	d := first
+	for i := 1; i < attempt && d < maxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxBackoff)
+}
+
+// jittered adds up to half of d again, so retries of many jobs after an
+// outage spread out. Never less than d: the outbox row is due at now+d.
+func jittered(d time.Duration) time.Time {
+	return time.Now().Add(d + rand.N(d/2+1))
+}
+
+// failDelivery gives up on a row: it is failed and the thread gets an error
+// stitch saying what could not be posted. The error is not posted again: the
+// platform just refused a post.
+func (p *Processor) failDelivery(ctx context.Context, o *thread.Outbox, cause error) error {
+	return p.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		if err := tx.FailOutbox(ctx, o.ID, cause.Error()); err != nil {
+			return err
+		}
+		_, err := outbox.Write(ctx, tx, p.client, o.ThreadID, thread.Effects{Stitches: []thread.Stitch{{
+			Type:     thread.StitchError,
+			Content:  fmt.Sprintf("Could not post a %s to %s: %v", o.Kind, o.Platform, cause),
+			Metadata: []byte(fmt.Sprintf(`{"outbox_id":%q}`, o.ID)),
+		}}})
+		return err
+	})
+}

@@ -1,0 +1,168 @@
+// Package processor is weft's durable background work on River: the turn
+// worker (one agent turn per thread at a time, across replicas, under a
+// lease with a heartbeat), the delivery worker (the outbox, sent through a
+// Sender per platform), and the sweeper that finds work a crash left behind.
+package processor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/job"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// Sender posts one outbox row on its platform. The row's ID is the
+// idempotency key: sending the same row twice must post once (a Linear
+// activity id, a Discord nonce). It returns the platform's id for the post.
+type Sender interface {
+	Send(ctx context.Context, o thread.Outbox) (externalID string, err error)
+}
+
+// Config is the processor's settings. Zero values take the defaults.
+type Config struct {
+	// Workers is false for an API-only replica: it enqueues, never works.
+	Workers bool
+	// TurnWorkers and DeliveryWorkers size the two queues.
+	TurnWorkers     int
+	DeliveryWorkers int
+	// LeaseTTL is how long a turn's lease outlives its last heartbeat: after
+	// a crash, another replica may take the thread this much later.
+	LeaseTTL time.Duration
+	// Heartbeat is how often a running turn renews its lease and looks for
+	// an abort.
+	Heartbeat time.Duration
+	// LeaseWait is how long a turn that finds its thread busy waits before
+	// trying again: the running turn will usually have answered by then.
+	LeaseWait time.Duration
+	// SweepInterval is how often the leader looks for stranded work.
+	SweepInterval time.Duration
+	// DeliveryBackoff is the first retry delay of a failed send; it doubles.
+	DeliveryBackoff time.Duration
+	// TurnBackoff is the first retry delay of a failed turn; it doubles.
+	TurnBackoff time.Duration
+	// FetchPollInterval bounds job pickup latency when LISTEN/NOTIFY is
+	// unavailable; River wakes on notifications sooner.
+	FetchPollInterval time.Duration
+}
+
+func (c *Config) defaults() {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	set(&c.LeaseTTL, 30*time.Second)
+	set(&c.Heartbeat, time.Second)
+	set(&c.LeaseWait, time.Second)
+	set(&c.SweepInterval, 15*time.Second)
+	set(&c.DeliveryBackoff, time.Second)
+	set(&c.TurnBackoff, 2*time.Second)
+	set(&c.FetchPollInterval, time.Second)
+	if c.TurnWorkers == 0 {
+		c.TurnWorkers = 20
+	}
+	if c.DeliveryWorkers == 0 {
+		c.DeliveryWorkers = 50
+	}
+}
+
+// Processor owns the River client and its workers.
+type Processor struct {
+	cfg     Config
+	store   *db.Store
+	runner  *agent.Runner
+	senders map[thread.Platform]Sender
+	logger  *slog.Logger
+	client  *river.Client[pgx.Tx]
+	// id names this process in lease owners, so ops can see who holds what.
+	id string
+}
+
+// New builds the processor. runner and senders may be nil on an API-only
+// replica.
+func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[thread.Platform]Sender, cfg Config, logger *slog.Logger) (*Processor, error) {
+	cfg.defaults()
+	host, _ := os.Hostname()
+	p := &Processor{
+		cfg: cfg, store: store, runner: runner, senders: senders,
+		logger: logger.With("component", "processor"),
+		id:     fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]),
+	}
+	rc := &river.Config{
+		Logger: logger.With("component", "river"),
+		// A turn may wait on several slow LLM calls; the lease, not River's
+		// timeout, is what stops a turn that lost its thread.
+		JobTimeout: -1,
+		// A job of a replica that died stays "running" in River until
+		// rescued; the lease makes a rescue of a live turn harmless.
+		RescueStuckJobsAfter: 2 * time.Minute,
+		FetchPollInterval:    cfg.FetchPollInterval,
+		FetchCooldown:        time.Millisecond,
+	}
+	if cfg.Workers {
+		workers := river.NewWorkers()
+		river.AddWorker(workers, &turnWorker{p: p})
+		river.AddWorker(workers, &deliveryWorker{p: p})
+		river.AddWorker(workers, &sweepWorker{p: p})
+		rc.Workers = workers
+		rc.Queues = map[string]river.QueueConfig{
+			job.QueueTurns:      {MaxWorkers: cfg.TurnWorkers},
+			job.QueueDeliveries: {MaxWorkers: cfg.DeliveryWorkers},
+		}
+		rc.PeriodicJobs = []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(cfg.SweepInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return job.Sweep{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+		}
+	}
+	client, err := river.NewClient(riverpgxv5.New(pool), rc)
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	p.client = client
+	return p, nil
+}
+
+// Inserter enqueues jobs in a caller's transaction.
+func (p *Processor) Inserter() job.Inserter { return p.client }
+
+// Start starts working jobs (a no-op on an API-only replica).
+func (p *Processor) Start(ctx context.Context) error {
+	if !p.cfg.Workers {
+		return nil
+	}
+	if err := p.client.Start(ctx); err != nil {
+		return fmt.Errorf("start river: %w", err)
+	}
+	return nil
+}
+
+// Stop lets running jobs finish until ctx ends, then cancels them: a
+// cancelled turn releases its lease and is retried, here or elsewhere.
+func (p *Processor) Stop(ctx context.Context) error {
+	if !p.cfg.Workers {
+		return nil
+	}
+	err := p.client.Stop(ctx)
+	if err == nil {
+		return nil
+	}
+	cancelCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if cerr := p.client.StopAndCancel(cancelCtx); cerr != nil {
+		return fmt.Errorf("stop river: %w", cerr)
+	}
+	return nil
+}

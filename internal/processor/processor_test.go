@@ -1,0 +1,289 @@
+package processor_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/weft-dev/weft/internal/llm/llmtest"
+	"github.com/weft-dev/weft/internal/outbox"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestMultiStepToolTurn(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.llm.Enqueue(
+		llmtest.Reply{Text: "Let me look that up.", ToolCalls: []llmtest.ToolCall{{Name: "lookup", Arguments: `{"q":"nightly build"}`}}, InputTokens: 50, OutputTokens: 10},
+		llmtest.Reply{Text: "The nightly build is red because of TestFlaky.", InputTokens: 80, OutputTokens: 12},
+	)
+	th := h.linearThread(t, "Why is the nightly build red?")
+	h.waitStatus(t, th.ID, thread.StatusWaiting)
+	h.waitSent(t, th.ID, 3)
+
+	chain := h.chain(t, th.ID)
+	require.Equal(t, []thread.StitchType{
+		thread.StitchSystemPrompt, thread.StitchInitialPrompt,
+		thread.StitchLLMCall, thread.StitchAgentThought, thread.StitchToolCall,
+		thread.StitchLLMCall,
+	}, types(chain))
+	call := chain[2]
+	require.Equal(t, 50, call.InputTokens)
+	require.Equal(t, 10, call.OutputTokens)
+	require.NotEmpty(t, call.LLMRequest)
+	tool := chain[4]
+	require.Equal(t, "lookup", tool.ToolName)
+	require.Contains(t, tool.Content, "TestFlaky")
+	require.False(t, tool.ToolError)
+	require.Equal(t, "The nightly build is red because of TestFlaky.", chain[5].Content)
+
+	// The second call saw the tool's result, answering the first call's id.
+	reqs := h.llm.Requests()
+	require.Len(t, reqs, 2)
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	require.Equal(t, "tool", last.Role)
+	require.Contains(t, last.Content, "TestFlaky")
+	require.Contains(t, reqs[0].Tools, "lookup")
+	require.Contains(t, reqs[0].Tools, "ask_user")
+	require.NotContains(t, reqs[0].Tools, "complete_thread", "an interactive thread has no result to complete")
+
+	require.Equal(t, []thread.OutboxKind{thread.OutboxThought, thread.OutboxAction, thread.OutboxResponse}, h.sender.kinds(th.ID))
+	got, err := h.store.Thread(context.Background(), th.ID)
+	require.NoError(t, err)
+	require.Equal(t, thread.WaitingIdle, got.WaitingReason)
+	att, err := h.store.LinearAttachment(context.Background(), th.ID)
+	require.NoError(t, err)
+	require.Equal(t, thread.SessionComplete, att.SessionStatus)
+}
+
+func TestToolErrorGoesBackToTheModel(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.llm.Enqueue(
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "lookup", Arguments: `{"q":"fail"}`}, {Name: "no_such_tool", Arguments: `{}`}}},
+		llmtest.Reply{Text: "The lookup service is down."},
+	)
+	th := h.linearThread(t, "look it up")
+	h.waitStatus(t, th.ID, thread.StatusWaiting)
+	chain := h.chain(t, th.ID)
+	require.Equal(t, []thread.StitchType{thread.StitchSystemPrompt, thread.StitchInitialPrompt,
+		thread.StitchLLMCall, thread.StitchToolCall, thread.StitchToolCall, thread.StitchLLMCall}, types(chain))
+	require.True(t, chain[3].ToolError)
+	require.Contains(t, chain[3].Content, "lookup service unavailable")
+	require.True(t, chain[4].ToolError)
+	msgs := h.llm.Requests()[1].Messages
+	require.Contains(t, msgs[len(msgs)-2].Content, "lookup service unavailable")
+	require.Contains(t, msgs[len(msgs)-1].Content, `no tool named "no_such_tool"`)
+}
+
+func TestAutonomousThreadCompletes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.llm.Enqueue(
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "save_memory", Arguments: `{"label":"standup","content":"ship on fridays"}`}}},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "complete_thread", Arguments: `{"result":"standup written"}`}}},
+	)
+	th, err := h.ingest.StartThread(context.Background(), h.ingest.Builder().WithGoal("Write the standup").Autonomous())
+	require.NoError(t, err)
+	done := h.waitStatus(t, th.ID, thread.StatusCompleted)
+	require.JSONEq(t, `{"result":"standup written"}`, string(done.Result))
+	chain := h.chain(t, th.ID)
+	require.Equal(t, thread.StitchThreadResult, chain[len(chain)-1].Type)
+	blocks, err := h.store.MemoryBlocks(context.Background(), thread.DefaultAgent)
+	require.NoError(t, err)
+	require.Equal(t, "ship on fridays", blocks[0].Content)
+	rows, err := h.store.ThreadOutbox(context.Background(), th.ID)
+	require.NoError(t, err)
+	require.Empty(t, rows, "an autonomous thread has no surface")
+}
+
+func TestAskUserWaitsForAnswer(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.llm.Enqueue(
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "ask_user", Arguments: `{"question":"Which branch?","options":["main","release"]}`}}},
+		llmtest.Reply{Text: "Checking release."},
+	)
+	th := h.linearThread(t, "check the build")
+	waiting := h.waitStatus(t, th.ID, thread.StatusWaiting)
+	require.Equal(t, thread.WaitingClarification, waiting.WaitingReason)
+	rows := h.waitSent(t, th.ID, 1)
+	body, err := outbox.Body(rows[len(rows)-1])
+	require.NoError(t, err)
+	require.Equal(t, thread.OutboxElicitation, rows[len(rows)-1].Kind)
+	require.Equal(t, []string{"main", "release"}, body.Options)
+
+	_, err = h.ingest.AddInput(context.Background(), th.ID, thread.Stitch{Type: thread.StitchLinearActivity, Content: "release", Source: thread.PlatformLinear, ExternalID: "act-1"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return h.llm.Calls() == 2 }, 10*time.Second, 10*time.Millisecond)
+	answered := h.waitStatus(t, th.ID, thread.StatusWaiting)
+	require.Equal(t, thread.WaitingIdle, answered.WaitingReason)
+	msgs := h.llm.Requests()[1].Messages
+	require.Equal(t, "release", msgs[len(msgs)-1].Content)
+	require.Equal(t, "tool", msgs[len(msgs)-2].Role, "the question's call got its result before the answer")
+}
+
+func TestConcurrentTriggersOneTurnAtATime(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.llm.SetDefault(func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Text: "noted", Delay: 20 * time.Millisecond}
+	})
+	th := h.linearThread(t, "first")
+	const inputs = 12
+	var wg sync.WaitGroup
+	for i := range inputs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := h.ingest.AddInput(context.Background(), th.ID, thread.Stitch{Type: thread.StitchLinearActivity,
+				Content: fmt.Sprintf("message %d", i), Source: thread.PlatformLinear, ExternalID: fmt.Sprintf("act-%d", i)})
+			require.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	// Wait until the last input has been answered: the newest llm_call's
+	// request ended after every input.
+	require.Eventually(t, func() bool {
+		chain := h.chain(t, th.ID)
+		last := chain[len(chain)-1]
+		cur, err := h.store.Thread(context.Background(), th.ID)
+		require.NoError(t, err)
+		return last.Type == thread.StitchLLMCall && cur.Status == thread.StatusWaiting && cur.LeaseOwner == ""
+	}, 30*time.Second, 20*time.Millisecond)
+
+	require.EqualValues(t, 1, h.model.maxInFlight.Load(), "two turns of one thread overlapped")
+	chain := h.chain(t, th.ID)
+	var inputsSeen int
+	for i, s := range chain {
+		require.Equal(t, int64(i+1), s.Seq)
+		if i > 0 {
+			require.Equal(t, chain[i-1].ID, s.PreviousID)
+		}
+		if s.Type == thread.StitchLinearActivity {
+			inputsSeen++
+		}
+	}
+	require.Equal(t, inputs, inputsSeen)
+	// Every input reached the model: the last request holds all of them.
+	reqs := h.llm.Requests()
+	var inLast int
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == "user" {
+			inLast++
+		}
+	}
+	require.Equal(t, inputs+1, inLast)
+}
+
+func TestAbortMidTurn(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	release := h.llm.Block()
+	defer release()
+	th := h.linearThread(t, "do something slow")
+	select {
+	case <-h.llm.Arrived():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the model was never called")
+	}
+	aborted, err := h.ingest.Abort(context.Background(), th.ID, "Stopped.")
+	require.NoError(t, err)
+	require.True(t, aborted)
+
+	h.waitStatus(t, th.ID, thread.StatusAborted) // the turn let go of its lease
+	release()
+	h.waitSent(t, th.ID, 1)
+	chain := h.chain(t, th.ID)
+	require.Equal(t, []thread.StitchType{thread.StitchSystemPrompt, thread.StitchInitialPrompt, thread.StitchAgentThought}, types(chain),
+		"no llm_call is recorded after the abort")
+	require.True(t, chain[2].Meta().Stop)
+	require.Equal(t, []thread.OutboxKind{thread.OutboxResponse}, h.sender.kinds(th.ID))
+
+	again, err := h.ingest.Abort(context.Background(), th.ID, "Stopped.")
+	require.NoError(t, err)
+	require.False(t, again, "aborting twice changes nothing")
+
+	// A new prompt after the stop reopens the thread.
+	h.llm.Enqueue(llmtest.Reply{Text: "back again"})
+	_, err = h.ingest.AddInput(context.Background(), th.ID, thread.Stitch{Type: thread.StitchLinearActivity, Content: "try again", Source: thread.PlatformLinear, ExternalID: "act-again"})
+	require.NoError(t, err)
+	h.waitStatus(t, th.ID, thread.StatusWaiting)
+	require.Equal(t, "back again", h.chain(t, th.ID)[4].Content)
+}
+
+func TestPoisonTurnFailsThread(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.model.panicOn = "poison"
+	th := h.linearThread(t, "poison pill")
+	other := h.linearThread(t, "a healthy thread")
+	failed := h.waitStatus(t, th.ID, thread.StatusFailed)
+	require.Contains(t, failed.Error, "kept failing")
+	chain := h.chain(t, th.ID)
+	require.Equal(t, thread.StitchError, chain[len(chain)-1].Type)
+	h.waitStatus(t, other.ID, thread.StatusWaiting)
+	h.waitSent(t, th.ID, 1)
+	require.Equal(t, []thread.OutboxKind{thread.OutboxError}, h.sender.kinds(th.ID))
+}
+
+func TestLLMFailureRecordsError(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.llm.Enqueue(llmtest.Reply{Status: 500}, llmtest.Reply{Status: 500}, llmtest.Reply{Status: 500})
+	th := h.linearThread(t, "hello")
+	failed := h.waitStatus(t, th.ID, thread.StatusFailed)
+	require.Contains(t, failed.Error, "could not be reached")
+	chain := h.chain(t, th.ID)
+	require.Equal(t, []thread.StitchType{thread.StitchSystemPrompt, thread.StitchInitialPrompt, thread.StitchError}, types(chain))
+	h.waitSent(t, th.ID, 1)
+	require.Equal(t, []thread.OutboxKind{thread.OutboxError}, h.sender.kinds(th.ID))
+}
+
+func TestStepLimit(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.llm.SetDefault(func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "lookup", Arguments: `{"q":"again"}`}}}
+	})
+	th := h.linearThread(t, "loop forever")
+	h.waitStatus(t, th.ID, thread.StatusWaiting)
+	chain := h.chain(t, th.ID)
+	require.Equal(t, thread.StitchError, chain[len(chain)-1].Type)
+	require.Contains(t, chain[len(chain)-1].Content, "Stopped after 6 model calls")
+	require.Equal(t, 6, h.llm.Calls())
+}
+
+func TestDeliveryRetriesPostOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.sender.failFirst, h.sender.lose = 3, true // posted, but the answers were lost
+	h.llm.Enqueue(llmtest.Reply{Text: "done"})
+	th := h.linearThread(t, "hi")
+	rows := h.waitSent(t, th.ID, 1)
+	require.Len(t, rows, 1)
+	require.Equal(t, thread.OutboxSent, rows[0].Status)
+	require.Equal(t, 4, rows[0].Attempts)
+	require.Equal(t, []thread.OutboxKind{thread.OutboxResponse}, h.sender.kinds(th.ID), "exactly one post")
+}
+
+func TestDeliveryGivesUp(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.sender.permanent = fmt.Errorf("%w: session not found", thread.ErrInvalid)
+	h.llm.Enqueue(llmtest.Reply{Text: "done"})
+	th := h.linearThread(t, "hi")
+	rows := h.waitSent(t, th.ID, 1)
+	require.Equal(t, thread.OutboxFailed, rows[0].Status)
+	require.Eventually(t, func() bool {
+		chain := h.chain(t, th.ID)
+		return chain[len(chain)-1].Type == thread.StitchError
+	}, 10*time.Second, 10*time.Millisecond)
+}

@@ -1,0 +1,51 @@
+package processor
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/weft-dev/weft/internal/job"
+)
+
+// sweepBatch bounds the work one sweep enqueues.
+const sweepBatch = 500
+
+// strandedGrace is how long a due outbox row may wait for its job before the
+// sweeper assumes the job was lost.
+const strandedGrace = time.Minute
+
+type sweepWorker struct {
+	river.WorkerDefaults[job.Sweep]
+	p *Processor
+}
+
+// Work enqueues turns for running threads whose lease lapsed (their replica
+// died mid-turn) and deliveries for outbox rows nobody is sending.
+func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[job.Sweep]) error {
+	p := w.p
+	lapsed, err := p.store.LapsedThreads(ctx, sweepBatch)
+	if err != nil {
+		return err
+	}
+	for _, id := range lapsed {
+		if _, err := p.client.Insert(ctx, job.Turn{ThreadID: id}, nil); err != nil {
+			return err
+		}
+	}
+	stranded, err := p.store.StrandedOutbox(ctx, strandedGrace, sweepBatch)
+	if err != nil {
+		return err
+	}
+	for _, o := range stranded {
+		if _, err := p.client.Insert(ctx, job.Delivery{OutboxID: o.ID, ThreadID: o.ThreadID}, nil); err != nil {
+			return err
+		}
+	}
+	if len(lapsed)+len(stranded) > 0 {
+		p.logger.InfoContext(ctx, "swept", slog.Int("threads", len(lapsed)), slog.Int("deliveries", len(stranded)))
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package thread
+
+import "encoding/json"
+
+// Output is something weft says on the surface a thread's latest input came
+// from. It becomes an outbox row for that platform.
+type Output struct {
+	Kind OutboxKind
+	OutboxBody
+	// Stitch is the index in Effects.Stitches of the stitch it comes from.
+	Stitch int
+}
+
+// OutboxBody is an outbox row's body: what a platform sender needs to post
+// it. Fields that do not apply to the kind are empty.
+type OutboxBody struct {
+	Text      string   `json:"text,omitempty"`
+	Action    string   `json:"action,omitempty"`    // an action's tool name
+	Parameter string   `json:"parameter,omitempty"` // an action's input
+	Result    string   `json:"result,omitempty"`    // an action's result
+	Options   []string `json:"options,omitempty"`   // an elicitation's choices
+	// ExternalURL and ExternalURLLabel link a Linear session elsewhere (a
+	// session_update).
+	ExternalURL      string `json:"external_url,omitempty"`
+	ExternalURLLabel string `json:"external_url_label,omitempty"`
+}
+
+// Effects is one step of a thread's life, recorded all together or not at
+// all: stitches to append, outputs to send, a status to move to.
+type Effects struct {
+	Stitches []Stitch
+	Outputs  []Output
+	Status   *StatusChange
+}
+
+// Meta is the part of a stitch's metadata weft reads back from the chain.
+type Meta struct {
+	// AnsweredThrough says every input up to this seq has been answered, or
+	// deliberately left unanswered (a stop, a failure).
+	AnsweredThrough int64 `json:"answered_through,omitempty"`
+	// ToolCallID ties a tool result to the model's call.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Stop marks the stitch recording a user's stop.
+	Stop bool `json:"stop,omitempty"`
+}
+
+// Meta reads the stitch's metadata; metadata weft did not write reads as empty.
+func (s *Stitch) Meta() Meta {
+	var m Meta
+	if len(s.Metadata) > 0 {
+		_ = json.Unmarshal(s.Metadata, &m)
+	}
+	return m
+}
+
+// JSON encodes m for Stitch.Metadata.
+func (m Meta) JSON() json.RawMessage {
+	b, _ := json.Marshal(m) // a struct of plain fields always marshals
+	return b
+}
+
+// StopEffects records a user's stop of a thread whose head is at seq
+// through: the input so far is dealt with, the thread is aborted, and a
+// final response confirms it.
+func StopEffects(through int64, text string) Effects {
+	return Effects{
+		Stitches: []Stitch{{Type: StitchAgentThought, Content: text, Metadata: Meta{AnsweredThrough: through, Stop: true}.JSON()}},
+		Outputs:  []Output{{Kind: OutboxResponse, OutboxBody: OutboxBody{Text: text}}},
+		Status:   &StatusChange{To: StatusAborted},
+	}
+}
