@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -11,6 +13,26 @@ type config struct {
 	Addr            string
 	LogLevel        string
 	ShutdownTimeout time.Duration
+	// Role is "all" (serve and work), "api" (serve only) or "worker".
+	Role string
+
+	LLMProvider string // "openai", "anthropic", or "" for none
+	LLMAPIKey   string
+	LLMBaseURL  string
+	Model       string
+	FastModel   string
+	MaxSteps    int
+	TurnWorkers int
+	// LeaseTTL and SweepInterval bound how soon a crashed replica's turns
+	// resume elsewhere: after the lease lapses, at the next sweep.
+	LeaseTTL      time.Duration
+	SweepInterval time.Duration
+}
+
+// Default models per provider, used when WEFT_MODEL / WEFT_FAST_MODEL are unset.
+var defaultModels = map[string][2]string{
+	"openai":    {"gpt-4o", "gpt-4o-mini"},
+	"anthropic": {"claude-sonnet-4-5", "claude-haiku-4-5"},
 }
 
 // defaultDatabaseURL is the local PostgreSQL `make run` finds on a fresh
@@ -30,12 +52,60 @@ func loadConfig(getenv func(string) string) (*config, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = ":8080"
 	}
-	if v := getenv("WEFT_SHUTDOWN_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return nil, fmt.Errorf("WEFT_SHUTDOWN_TIMEOUT: %w", err)
+	cfg.Role = getenv("WEFT_ROLE")
+	switch cfg.Role {
+	case "":
+		cfg.Role = "all"
+	case "all", "api", "worker":
+	default:
+		return nil, fmt.Errorf("WEFT_ROLE: %q is not all, api or worker", cfg.Role)
+	}
+
+	cfg.LLMProvider = getenv("WEFT_LLM_PROVIDER")
+	switch cfg.LLMProvider {
+	case "":
+	case "openai":
+		cfg.LLMAPIKey, cfg.LLMBaseURL = getenv("OPENAI_API_KEY"), getenv("OPENAI_BASE_URL")
+	case "anthropic":
+		cfg.LLMAPIKey, cfg.LLMBaseURL = getenv("ANTHROPIC_API_KEY"), getenv("ANTHROPIC_BASE_URL")
+	default:
+		return nil, fmt.Errorf("WEFT_LLM_PROVIDER: %q is not openai or anthropic", cfg.LLMProvider)
+	}
+	cfg.Model, cfg.FastModel = getenv("WEFT_MODEL"), getenv("WEFT_FAST_MODEL")
+	if d, ok := defaultModels[cfg.LLMProvider]; ok {
+		cfg.Model = cmp.Or(cfg.Model, d[0])
+		cfg.FastModel = cmp.Or(cfg.FastModel, d[1])
+	}
+	cfg.FastModel = cmp.Or(cfg.FastModel, cfg.Model)
+	var err error
+	if cfg.MaxSteps, err = intEnv(getenv, "WEFT_MAX_STEPS", 20); err != nil {
+		return nil, err
+	}
+	if cfg.TurnWorkers, err = intEnv(getenv, "WEFT_TURN_WORKERS", 20); err != nil {
+		return nil, err
+	}
+	for key, d := range map[string]*time.Duration{
+		"WEFT_SHUTDOWN_TIMEOUT": &cfg.ShutdownTimeout,
+		"WEFT_LEASE_TTL":        &cfg.LeaseTTL,
+		"WEFT_SWEEP_INTERVAL":   &cfg.SweepInterval,
+	} {
+		if v := getenv(key); v != "" {
+			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {
+				return nil, fmt.Errorf("%s: %q is not a positive duration", key, v)
+			}
 		}
-		cfg.ShutdownTimeout = d
 	}
 	return cfg, nil
+}
+
+func intEnv(getenv func(string) string, key string, def int) (int, error) {
+	v := getenv(key)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s: %q is not a positive number", key, v)
+	}
+	return n, nil
 }

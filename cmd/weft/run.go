@@ -23,6 +23,9 @@ Usage:
   weft serve                  serve webhooks and the API (applies migrations first)
   weft migrate up|down|status apply, roll back one, or list migrations
   weft ops [VIEW]             list the ops views, or print one as a table
+  weft thread create --goal TEXT [--detach]
+                              create an autonomous thread and work it here until it finishes
+  weft thread show ID         print a thread's stitches as a timeline
   weft bench store [flags]    measure stitch appends and history reads
   weft help                   this text
 
@@ -49,6 +52,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrate(ctx, cfg, logger, rest, stdout, stderr)
 	case "ops":
 		return ops(ctx, cfg, logger, rest, stdout)
+	case "thread":
+		return threadCmd(ctx, cfg, logger, rest, stdout, stderr)
 	case "bench":
 		return bench(ctx, cfg, logger, rest, stdout, stderr)
 	case "help", "-h", "--help":

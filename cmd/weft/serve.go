@@ -14,7 +14,8 @@ import (
 )
 
 // serve runs weft until ctx ends (SIGINT or SIGTERM), then stops in reverse
-// order of starting: the HTTP server drains, then the pool closes.
+// order of starting: the HTTP server drains, the processor finishes or
+// releases its turns, then the pool closes.
 func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	store, pool, err := openStore(ctx, cfg, logger)
 	if err != nil {
@@ -23,6 +24,18 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	defer pool.Close()
 	if err := db.Migrate(ctx, pool, logger.With("component", "migrate")); err != nil {
 		return err
+	}
+	eng, err := newEngine(ctx, cfg, logger, pool, store, cfg.Role != "api")
+	if err != nil {
+		return err
+	}
+	if err := eng.proc.Start(ctx); err != nil {
+		return err
+	}
+	if cfg.Role == "worker" {
+		logger.Info("weft working jobs (no HTTP)", slog.String("role", cfg.Role))
+		<-ctx.Done()
+		return eng.stop(ctx, logger, cfg.ShutdownTimeout)
 	}
 
 	srv := &http.Server{
@@ -35,12 +48,13 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	logger.Info("weft serving", slog.String("addr", ln.Addr().String()))
+	logger.Info("weft serving", slog.String("addr", ln.Addr().String()), slog.String("role", cfg.Role))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
+		_ = eng.stop(ctx, logger, cfg.ShutdownTimeout)
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
@@ -53,6 +67,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("http server: %w", err)
+	}
+	if err := eng.stop(ctx, logger, cfg.ShutdownTimeout); err != nil {
+		return err
 	}
 	logger.Info("stopped")
 	return nil
