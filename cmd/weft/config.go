@@ -27,6 +27,8 @@ type config struct {
 	// resume elsewhere: after the lease lapses, at the next sweep.
 	LeaseTTL      time.Duration
 	SweepInterval time.Duration
+
+	Linear linearConfig
 }
 
 // Default models per provider, used when WEFT_MODEL / WEFT_FAST_MODEL are unset.
@@ -52,6 +54,7 @@ func loadConfig(getenv func(string) string) (*config, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = ":8080"
 	}
+	cfg.Linear = loadLinearConfig(getenv)
 	cfg.Role = getenv("WEFT_ROLE")
 	switch cfg.Role {
 	case "":

@@ -23,6 +23,7 @@ type engine struct {
 	store  *db.Store
 	proc   *processor.Processor
 	ingest *ingest.Ingester
+	linear *linearApp
 }
 
 // newEngine builds the processor. With workers false it only enqueues.
@@ -46,13 +47,20 @@ func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, pool *pgxp
 		runner = &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps, Logger: logger.With("component", "agent")}
 	}
 	senders := map[thread.Platform]processor.Sender{}
+	lin, err := newLinearApp(cfg.Linear, store, logger)
+	if err != nil {
+		return nil, err
+	}
+	if lin.sender != nil {
+		senders[thread.PlatformLinear] = lin.sender
+	}
 	proc, err := processor.New(pool, store, runner, senders, processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval,
 	}, logger)
 	if err != nil {
 		return nil, err
 	}
-	return &engine{store: store, proc: proc, ingest: ingest.New(store, proc.Inserter(), nil, logger)}, nil
+	return &engine{store: store, proc: proc, ingest: ingest.New(store, proc.Inserter(), nil, logger), linear: lin}, nil
 }
 
 // stop drains the processor within timeout, then cancels what is left.

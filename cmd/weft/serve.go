@@ -9,9 +9,20 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/weft-dev/weft/api"
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/webhooks"
 )
+
+// mountWebhooks puts the platforms' routes on the API's router.
+func mountWebhooks(h http.Handler) func(chi.Router) {
+	return func(r chi.Router) {
+		r.Handle("/webhooks/*", h)
+		r.Handle("/oauth/*", h)
+	}
+}
 
 // serve runs weft until ctx ends (SIGINT or SIGTERM), then stops in reverse
 // order of starting: the HTTP server drains, the processor finishes or
@@ -38,9 +49,13 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		return eng.stop(ctx, logger, cfg.ShutdownTimeout)
 	}
 
+	hooks := webhooks.NewHandler(webhooks.Deps{
+		Logger: logger.With("component", "webhooks"), Ingester: eng.ingest,
+		LinearWebhookSecret: []byte(cfg.Linear.WebhookSecret), LinearOAuth: eng.linear.oauth,
+	})
 	srv := &http.Server{
 		Addr:              cfg.Addr,
-		Handler:           api.NewServer(api.Deps{Logger: logger.With("component", "http"), DB: store}),
+		Handler:           api.NewServer(api.Deps{Logger: logger.With("component", "http"), DB: store, Mount: mountWebhooks(hooks)}),
 		ReadHeaderTimeout: 5 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}

@@ -18,9 +18,8 @@ func (StartLinearIssue) Kind() string { return "weft_linear_start_issue" }
 // courtesy Linear asks for, not worth retrying for long.
 const StartLinearIssueMaxAttempts = 5
 
-// InsertOpts puts it on the deliveries queue: short platform calls. It is
-// unique by args, so a burst of sessions on one issue moves it once.
+// InsertOpts puts it on the deliveries queue: short platform calls. It
+// needs no uniqueness: moving an issue that is already started is a no-op.
 func (StartLinearIssue) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: StartLinearIssueMaxAttempts,
-		UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: StartLinearIssueMaxAttempts}
 }

@@ -16,10 +16,6 @@ import (
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-// sendLease is how long a sender may hold an outbox row before another may
-// take it: longer than any one send.
-const sendLease = 2 * time.Minute
-
 // maxBackoff caps the doubling retry delays.
 const maxBackoff = 10 * time.Minute
 
@@ -33,7 +29,7 @@ type deliveryWorker struct {
 // row already sent, or held by a live sender, is left alone.
 func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) error {
 	p := w.p
-	o, err := p.store.ClaimOutbox(ctx, j.Args.OutboxID, sendLease)
+	o, err := p.store.ClaimOutbox(ctx, j.Args.OutboxID, p.cfg.LeaseTTL)
 	switch {
 	case errors.Is(err, thread.ErrNotFound):
 		return nil

@@ -38,7 +38,10 @@ type Config struct {
 	TurnWorkers     int
 	DeliveryWorkers int
 	// LeaseTTL is how long a turn's lease outlives its last heartbeat: after
-	// a crash, another replica may take the thread this much later.
+	// a crash, another replica may take the thread this much later. It is
+	// also how long a sender holds an outbox row it is sending, longer than
+	// any one send; a platform's idempotency key covers a send that outlives
+	// it.
 	LeaseTTL time.Duration
 	// Heartbeat is how often a running turn renews its lease and looks for
 	// an abort.
@@ -116,6 +119,9 @@ func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[
 		river.AddWorker(workers, &turnWorker{p: p})
 		river.AddWorker(workers, &deliveryWorker{p: p})
 		river.AddWorker(workers, &sweepWorker{p: p})
+		if starter, ok := senders[thread.PlatformLinear].(IssueStarter); ok {
+			river.AddWorker(workers, NewStartIssueWorker(starter, logger))
+		}
 		rc.Workers = workers
 		rc.Queues = map[string]river.QueueConfig{
 			job.QueueTurns:      {MaxWorkers: cfg.TurnWorkers},
@@ -138,12 +144,14 @@ func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[
 // Inserter enqueues jobs in a caller's transaction.
 func (p *Processor) Inserter() job.Inserter { return p.client }
 
-// Start starts working jobs (a no-op on an API-only replica).
+// Start starts working jobs (a no-op on an API-only replica). Work goes on
+// after ctx ends, until Stop: cancelling River's start context would cancel
+// in-flight turns at once, where a SIGTERM should let them drain.
 func (p *Processor) Start(ctx context.Context) error {
 	if !p.cfg.Workers {
 		return nil
 	}
-	if err := p.client.Start(ctx); err != nil {
+	if err := p.client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start river: %w", err)
 	}
 	return nil

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/installation"
+	"github.com/weft-dev/weft/internal/linear"
+	"github.com/weft-dev/weft/internal/secret"
+	"github.com/weft-dev/weft/webhooks"
+)
+
+// linearConfig is the Linear app's settings.
+type linearConfig struct {
+	WebhookSecret string
+	ClientID      string
+	ClientSecret  string
+	RedirectURI   string
+	AccessToken   string // single-workspace mode, no OAuth
+	APIURL        string
+	EncryptionKey string
+}
+
+func loadLinearConfig(getenv func(string) string) linearConfig {
+	c := linearConfig{
+		WebhookSecret: getenv("LINEAR_WEBHOOK_SECRET"),
+		ClientID:      getenv("LINEAR_CLIENT_ID"),
+		ClientSecret:  getenv("LINEAR_CLIENT_SECRET"),
+		RedirectURI:   getenv("LINEAR_REDIRECT_URI"),
+		AccessToken:   getenv("LINEAR_ACCESS_TOKEN"),
+		APIURL:        getenv("LINEAR_API_URL"),
+		EncryptionKey: getenv("WEFT_ENCRYPTION_KEY"),
+	}
+	if c.APIURL == "" {
+		c.APIURL = linear.DefaultEndpoint
+	}
+	return c
+}
+
+// tokenURL is the OAuth token endpoint beside the GraphQL endpoint, so that
+// pointing LINEAR_API_URL at a fake points both.
+func (c linearConfig) tokenURL() string {
+	if c.APIURL == linear.DefaultEndpoint {
+		return linear.DefaultTokenURL
+	}
+	return strings.TrimSuffix(c.APIURL, "/graphql") + "/oauth/token"
+}
+
+// linearApp is the wired Linear platform: nil fields are switched off.
+type linearApp struct {
+	sender *linear.Sender
+	oauth  *webhooks.LinearOAuth
+}
+
+// newLinearApp builds the Linear client from the configuration: a static
+// token for one workspace, or OAuth installations. Without either, Linear is
+// off and says so once.
+func newLinearApp(c linearConfig, store *db.Store, logger *slog.Logger) (*linearApp, error) {
+	app := &linearApp{}
+	var tokens linear.TokenSource
+	switch {
+	case c.AccessToken != "":
+		tokens = linear.StaticToken(c.AccessToken)
+	case c.ClientID != "":
+		key, err := secret.ParseKey(c.EncryptionKey)
+		if err != nil {
+			return nil, fmt.Errorf("WEFT_ENCRYPTION_KEY: %w", err)
+		}
+		cipher, err := secret.NewCipher(key)
+		if err != nil {
+			return nil, err
+		}
+		oauth := linear.NewOAuthClient(c.ClientID, c.ClientSecret, c.RedirectURI, c.tokenURL(), nil)
+		inst := installation.NewTokens(store, cipher, oauth, logger.With("component", "linear_installations"))
+		tokens = inst
+		app.oauth = &webhooks.LinearOAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI,
+			StateSecret: []byte(c.ClientSecret), Codes: oauth, Endpoint: c.APIURL, Installations: inst}
+	default:
+		logger.Info("linear off: set LINEAR_ACCESS_TOKEN, or LINEAR_CLIENT_ID with LINEAR_CLIENT_SECRET and WEFT_ENCRYPTION_KEY")
+		return app, nil
+	}
+	app.sender = linear.NewSender(linear.NewClient(c.APIURL, nil, tokens), store)
+	if c.WebhookSecret == "" {
+		logger.Warn("linear webhooks off: LINEAR_WEBHOOK_SECRET is not set")
+	}
+	return app, nil
+}

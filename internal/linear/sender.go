@@ -1,0 +1,128 @@
+package linear
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// Workspaces finds the Linear attachment of a thread, whose WorkspaceID
+// says which installation's token a send uses. *db.Store implements it.
+type Workspaces interface {
+	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
+}
+
+// Sender posts outbox rows into Linear agent sessions: the processor's
+// Sender for the linear platform. The row's id is the activity's id (see
+// ActivityID), so a retried send of a row Linear already took counts as
+// delivered.
+type Sender struct {
+	c          *Client
+	workspaces Workspaces
+}
+
+// NewSender returns a Sender posting through c. The workspace of each row
+// is looked up through workspaces on every send rather than carried in the
+// row: rows are written by code that knows only the session id.
+func NewSender(c *Client, workspaces Workspaces) *Sender {
+	return &Sender{c: c, workspaces: workspaces}
+}
+
+// Send posts one outbox row and returns Linear's id for it (the activity
+// id, or the session id for a session update). Rate limits, server errors
+// and network failures come back as they are, for the processor to retry;
+// a row Linear refuses, or that cannot be sent at all, comes back wrapping
+// thread.ErrInvalid, so the processor gives up on it at once.
+func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
+	if o.Platform != thread.PlatformLinear {
+		return "", fmt.Errorf("linear: send %s: %w: platform is %s", o.ID, thread.ErrInvalid, o.Platform)
+	}
+	att, err := s.workspaces.LinearAttachment(ctx, o.ThreadID)
+	if errors.Is(err, thread.ErrNotFound) {
+		return "", fmt.Errorf("linear: send %s: %w: thread has no linear session", o.ID, thread.ErrInvalid)
+	}
+	if err != nil {
+		return "", fmt.Errorf("linear: send %s: find workspace: %w", o.ID, err)
+	}
+	ctx = WithOrganization(ctx, att.WorkspaceID)
+	// Decoded here rather than through package outbox: this package may
+	// depend on the domain only.
+	var body thread.OutboxBody
+	if err := json.Unmarshal(o.Body, &body); err != nil {
+		return "", fmt.Errorf("linear: send %s: decode body: %w: %w", o.ID, thread.ErrInvalid, err)
+	}
+	if o.Kind == thread.OutboxSessionUpdate {
+		err := s.c.UpdateSession(ctx, o.Target, SessionUpdate{ExternalURL: body.ExternalURL, ExternalURLLabel: body.ExternalURLLabel})
+		if err != nil {
+			return "", sendError(o, err)
+		}
+		return o.Target, nil
+	}
+	a, err := activityOf(o, body)
+	if err != nil {
+		return "", fmt.Errorf("linear: send %s: %w: %w", o.ID, thread.ErrInvalid, err)
+	}
+	id, err := s.c.CreateActivity(ctx, o.Target, a)
+	if err != nil {
+		return "", sendError(o, err)
+	}
+	return id, nil
+}
+
+// activityOf maps an outbox row to the activity it posts. Two kinds of row
+// are ephemeral, replaced by the next activity rather than kept: a thought
+// tied to no stitch (weft's own status note, such as the acknowledgement of
+// a new session), and an action without a result (a tool call still
+// running; its completion is posted with the result).
+func activityOf(o thread.Outbox, b thread.OutboxBody) (Activity, error) {
+	a := Activity{ID: ActivityID(o.ID), Body: b.Text}
+	switch o.Kind {
+	case thread.OutboxThought:
+		a.Type, a.Ephemeral = ActivityThought, o.StitchID == uuid.Nil
+	case thread.OutboxAction:
+		a.Type, a.Action, a.Parameter, a.Result = ActivityAction, b.Action, b.Parameter, b.Result
+		a.Ephemeral = b.Result == ""
+	case thread.OutboxElicitation:
+		a.Type, a.Options = ActivityElicitation, b.Options
+	case thread.OutboxResponse:
+		a.Type = ActivityResponse
+	case thread.OutboxError:
+		a.Type = ActivityError
+	default:
+		return Activity{}, fmt.Errorf("no linear activity for a %s", o.Kind)
+	}
+	return a, nil
+}
+
+// ActivityID is the activity id an outbox row is posted under: the row's
+// id with its version nibble set to 4. Linear documents client-chosen ids
+// as "UUID v4 format" and weft's ids are v7 (time-ordered); every v7 id
+// has the same version nibble, so overwriting it keeps ids distinct, and
+// the same row always maps to the same activity.
+func ActivityID(outboxID uuid.UUID) string {
+	id := outboxID
+	id[6] = id[6]&0x0f | 0x40
+	return id.String()
+}
+
+// sendError keeps retryable failures as they are and marks the rest
+// invalid: an auth failure, a refusal or a missing session does not get
+// better by sending the same row again.
+func sendError(o thread.Outbox, err error) error {
+	var e *Error
+	if errors.As(err, &e) && !e.Retryable() {
+		return fmt.Errorf("linear: send %s %s: %w: %w", o.Kind, o.ID, thread.ErrInvalid, err)
+	}
+	return fmt.Errorf("linear: send %s %s: %w", o.Kind, o.ID, err)
+}
+
+// StartIssue moves a delegated issue to started (Client.StartIssue) as the
+// installation in the given workspace. The start-issue job calls it.
+func (s *Sender) StartIssue(ctx context.Context, organizationID, issueID string) (bool, error) {
+	return s.c.StartIssue(WithOrganization(ctx, organizationID), issueID)
+}

@@ -1,0 +1,226 @@
+package linear_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/linear"
+	"github.com/weft-dev/weft/internal/linear/lineartest"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// workspaces is an in-memory linear.Workspaces.
+type workspaces map[uuid.UUID]*thread.LinearAttachment
+
+func (w workspaces) LinearAttachment(_ context.Context, id uuid.UUID) (*thread.LinearAttachment, error) {
+	if a, ok := w[id]; ok {
+		return a, nil
+	}
+	return nil, thread.ErrNotFound
+}
+
+// orgTokens hands out the fake's token for its organization only, and
+// records which organizations were asked for.
+type orgTokens struct {
+	mu   sync.Mutex
+	orgs []string
+}
+
+func (o *orgTokens) Token(_ context.Context, org string) (string, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.orgs = append(o.orgs, org)
+	if org == lineartest.OrganizationID {
+		return lineartest.AccessToken, nil
+	}
+	return "unknown-workspace-token", nil
+}
+
+type senderBundle struct {
+	srv      *lineartest.Server
+	sender   *linear.Sender
+	tokens   *orgTokens
+	threadID uuid.UUID
+}
+
+func setupSender(t *testing.T, opts ...linear.Option) *senderBundle {
+	t.Helper()
+	srv := lineartest.NewServer(t)
+	srv.AddSession(testSession, "")
+	tokens := &orgTokens{}
+	opts = append([]linear.Option{linear.WithRetry(3, time.Millisecond, 5*time.Second)}, opts...)
+	client := linear.NewClient(srv.URL(), nil, tokens, opts...)
+	threadID := thread.NewID()
+	ws := workspaces{threadID: {ThreadID: threadID, SessionID: testSession, WorkspaceID: lineartest.OrganizationID}}
+	return &senderBundle{srv: srv, sender: linear.NewSender(client, ws), tokens: tokens, threadID: threadID}
+}
+
+func (b *senderBundle) row(t *testing.T, kind thread.OutboxKind, body thread.OutboxBody, stitch uuid.UUID) thread.Outbox {
+	t.Helper()
+	raw, err := json.Marshal(body)
+	require.NoError(t, err)
+	return thread.Outbox{ID: thread.NewID(), ThreadID: b.threadID, StitchID: stitch, Platform: thread.PlatformLinear,
+		Target: testSession, Kind: kind, Body: raw}
+}
+
+func TestSenderKinds(t *testing.T) {
+	t.Parallel()
+	stitch := thread.NewID()
+	tests := []struct {
+		name   string
+		kind   thread.OutboxKind
+		body   thread.OutboxBody
+		stitch uuid.UUID
+		want   lineartest.Activity
+	}{
+		{"AckThoughtIsEphemeral", thread.OutboxThought, thread.OutboxBody{Text: "Looking into it…"}, uuid.Nil,
+			lineartest.Activity{Type: "thought", Body: "Looking into it…", Ephemeral: true}},
+		{"StitchThoughtIsKept", thread.OutboxThought, thread.OutboxBody{Text: "The redirect drops the query"}, stitch,
+			lineartest.Activity{Type: "thought", Body: "The redirect drops the query"}},
+		{"RunningActionIsEphemeral", thread.OutboxAction, thread.OutboxBody{Action: "search", Parameter: "login redirect"}, stitch,
+			lineartest.Activity{Type: "action", Action: "search", Parameter: "login redirect", Ephemeral: true}},
+		{"FinishedAction", thread.OutboxAction, thread.OutboxBody{Action: "search", Parameter: "login redirect", Result: "3 hits"}, stitch,
+			lineartest.Activity{Type: "action", Action: "search", Parameter: "login redirect", Result: "3 hits"}},
+		{"Elicitation", thread.OutboxElicitation, thread.OutboxBody{Text: "Which branch?", Options: []string{"main", "dev"}}, stitch,
+			lineartest.Activity{Type: "elicitation", Body: "Which branch?", Signal: "select", Options: []string{"main", "dev"}}},
+		{"Response", thread.OutboxResponse, thread.OutboxBody{Text: "Fixed in #12"}, stitch,
+			lineartest.Activity{Type: "response", Body: "Fixed in #12"}},
+		{"Error", thread.OutboxError, thread.OutboxBody{Text: "The build tool failed"}, stitch,
+			lineartest.Activity{Type: "error", Body: "The build tool failed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupSender(t)
+			o := b.row(t, tt.kind, tt.body, tt.stitch)
+			ext, err := b.sender.Send(t.Context(), o)
+			require.NoError(t, err)
+			require.Equal(t, linear.ActivityID(o.ID), ext)
+			got := b.srv.Activities(testSession)
+			require.Len(t, got, 1)
+			tt.want.ID, tt.want.SessionID, tt.want.CreatedAt = ext, testSession, got[0].CreatedAt
+			require.Equal(t, tt.want, got[0])
+			require.Equal(t, []string{lineartest.OrganizationID}, b.tokens.orgs, "the thread's workspace picks the token")
+		})
+	}
+}
+
+func TestActivityID(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for range 1000 {
+		id := thread.NewID()
+		got, err := uuid.Parse(linear.ActivityID(id))
+		require.NoError(t, err)
+		require.Equal(t, uuid.Version(4), got.Version())
+		require.Equal(t, uuid.RFC4122, got.Variant())
+		require.Equal(t, linear.ActivityID(id), linear.ActivityID(id))
+		require.False(t, seen[got.String()])
+		seen[got.String()] = true
+	}
+}
+
+func TestSenderSessionUpdate(t *testing.T) {
+	t.Parallel()
+	b := setupSender(t)
+	o := b.row(t, thread.OutboxSessionUpdate, thread.OutboxBody{ExternalURL: "https://weft.example/t/1", ExternalURLLabel: "weft"}, uuid.Nil)
+	ext, err := b.sender.Send(t.Context(), o)
+	require.NoError(t, err)
+	require.Equal(t, testSession, ext)
+	require.Equal(t, []lineartest.SessionUpdate{{SessionID: testSession,
+		ExternalURLs: []lineartest.ExternalURL{{Label: "weft", URL: "https://weft.example/t/1"}}}}, b.srv.SessionUpdates())
+}
+
+func TestSenderRetriesPostOnce(t *testing.T) {
+	t.Parallel()
+
+	t.Run("LostResponseInsideOneSend", func(t *testing.T) {
+		t.Parallel()
+		b := setupSender(t)
+		b.srv.Inject("agentActivityCreate", 1, lineartest.LostResponse())
+		o := b.row(t, thread.OutboxResponse, thread.OutboxBody{Text: "Done"}, uuid.Nil)
+		ext, err := b.sender.Send(t.Context(), o)
+		require.NoError(t, err, "the retry's conflict means the first attempt got through")
+		require.Equal(t, linear.ActivityID(o.ID), ext)
+		require.Len(t, b.srv.Activities(testSession), 1)
+	})
+
+	t.Run("LostResponseAcrossSends", func(t *testing.T) {
+		t.Parallel()
+		// One attempt per Send: the processor's retry is what sends again.
+		b := setupSender(t, linear.WithRetry(1, time.Millisecond, time.Second))
+		b.srv.Inject("agentActivityCreate", 1, lineartest.LostResponse())
+		o := b.row(t, thread.OutboxResponse, thread.OutboxBody{Text: "Done"}, uuid.Nil)
+		_, err := b.sender.Send(t.Context(), o)
+		require.Error(t, err)
+		require.NotErrorIs(t, err, thread.ErrInvalid, "a lost answer is worth retrying")
+		ext, err := b.sender.Send(t.Context(), o)
+		require.NoError(t, err)
+		require.Equal(t, linear.ActivityID(o.ID), ext)
+		require.Len(t, b.srv.Activities(testSession), 1)
+	})
+}
+
+func TestSenderErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		prepare   func(b *senderBundle, o *thread.Outbox)
+		invalid   bool
+		retryable bool
+	}{
+		{"RateLimitedIsRetried", func(b *senderBundle, _ *thread.Outbox) {
+			b.srv.Inject("agentActivityCreate", 1, lineartest.RateLimited(time.Minute))
+		}, false, true},
+		{"ServerErrorIsRetried", func(b *senderBundle, _ *thread.Outbox) {
+			b.srv.Inject("agentActivityCreate", 1, lineartest.ServerError(http.StatusServiceUnavailable))
+		}, false, true},
+		{"UnknownSessionGivesUp", func(_ *senderBundle, o *thread.Outbox) { o.Target = uuid.NewString() }, true, false},
+		{"AuthFailureGivesUp", func(b *senderBundle, _ *thread.Outbox) { b.srv.RevokeToken(lineartest.AccessToken) }, true, false},
+		{"NoAttachmentGivesUp", func(_ *senderBundle, o *thread.Outbox) { o.ThreadID = thread.NewID() }, true, false},
+		{"DiscordKindGivesUp", func(_ *senderBundle, o *thread.Outbox) { o.Kind = thread.OutboxMessage }, true, false},
+		{"BadBodyGivesUp", func(_ *senderBundle, o *thread.Outbox) { o.Body = []byte(`[`) }, true, false},
+		{"EmptyTextGivesUp", func(_ *senderBundle, o *thread.Outbox) { o.Body = []byte(`{}`) }, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupSender(t, linear.WithRetry(1, time.Millisecond, time.Second))
+			o := b.row(t, thread.OutboxResponse, thread.OutboxBody{Text: "Done"}, uuid.Nil)
+			tt.prepare(b, &o)
+			_, err := b.sender.Send(t.Context(), o)
+			require.Error(t, err)
+			require.Equal(t, tt.invalid, errors.Is(err, thread.ErrInvalid), "error: %v", err)
+			if tt.retryable {
+				var e *linear.Error
+				require.ErrorAs(t, err, &e)
+				require.True(t, e.Retryable())
+			}
+			require.Empty(t, b.srv.Activities(testSession))
+		})
+	}
+}
+
+func TestSenderStartIssue(t *testing.T) {
+	t.Parallel()
+	b := setupSender(t)
+	b.srv.AddTeam(lineartest.Team{ID: "team-1", Key: "ENG", Name: "Engineering", States: []lineartest.State{
+		{ID: "backlog", Name: "Backlog", Type: "backlog", Position: 0},
+		{ID: "review", Name: "In Review", Type: "started", Position: 2},
+		{ID: "progress", Name: "In Progress", Type: "started", Position: 1},
+	}})
+	b.srv.AddIssue(lineartest.Issue{ID: "issue-1", Identifier: "ENG-1", Title: "t", TeamID: "team-1", StateID: "backlog"})
+	moved, err := b.sender.StartIssue(t.Context(), lineartest.OrganizationID, "issue-1")
+	require.NoError(t, err)
+	require.True(t, moved)
+	require.Equal(t, []lineartest.IssueUpdate{{IssueID: "issue-1", StateID: "progress"}}, b.srv.IssueUpdates())
+	require.Contains(t, b.tokens.orgs, lineartest.OrganizationID)
+}

@@ -1,0 +1,206 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/weft-dev/weft/internal/ingest"
+	"github.com/weft-dev/weft/internal/linear"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// maxWebhookBody caps a delivery. Linear's agent events carry an issue, a
+// comment thread and guidance, well under this; anything larger is not
+// Linear.
+const maxWebhookBody = 1 << 20
+
+// maxDeliveryIDLen caps the Linear-Delivery header (a UUID): it is a key
+// of the ledger's index.
+const maxDeliveryIDLen = 128
+
+// ingestTimeout bounds the write a verified delivery causes. It outlives
+// the request (a delivery Linear hung up on is still recorded, so its
+// retry is a no-op) but stays inside Linear's 5 s answer deadline.
+const ingestTimeout = 4 * time.Second
+
+// handleLinearWebhook answers Linear's webhook deliveries. Every rejection
+// happens before anything is written: 413 for an oversized body, 401 for a
+// bad signature or a stale (possibly replayed) timestamp, 400 for a body or
+// header weft cannot read. A delivery that is verified and read is
+// recorded in the ledger with whatever it causes, in one transaction, and
+// answered 200, redeliveries included; when that write fails the answer is
+// 503, and Linear delivers again later.
+func handleLinearWebhook(logger *slog.Logger, ing *ingest.Ingester, secret []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		reject := func(status int, reason string, err error) {
+			logger.InfoContext(ctx, "linear delivery rejected", slog.Int("status", status), slog.String("reason", reason), slog.Any("error", err))
+			http.Error(w, reason, status)
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+		if err != nil {
+			if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+				reject(http.StatusRequestEntityTooLarge, "body too large", err)
+				return
+			}
+			reject(http.StatusBadRequest, "unreadable body", err)
+			return
+		}
+		// The signature is checked on the raw bytes before anything
+		// parses them.
+		if err := linear.Verify(secret, body, r.Header.Get(linear.HeaderSignature), time.Now()); err != nil {
+			if errors.Is(err, linear.ErrMalformed) {
+				reject(http.StatusBadRequest, "malformed body", err)
+				return
+			}
+			reject(http.StatusUnauthorized, "invalid signature or timestamp", err)
+			return
+		}
+		deliveryID := strings.TrimSpace(r.Header.Get(linear.HeaderDelivery))
+		if deliveryID == "" || len(deliveryID) > maxDeliveryIDLen {
+			reject(http.StatusBadRequest, "missing or invalid "+linear.HeaderDelivery+" header", nil)
+			return
+		}
+		ev, err := linear.Parse(body)
+		if err != nil {
+			reject(http.StatusBadRequest, "malformed body", err)
+			return
+		}
+
+		meta := ev.Meta()
+		d := thread.Inbound{
+			DeliveryID: deliveryID, EventKey: clean(ev.IdentityKey()),
+			EventType: clean(meta.Type), Action: clean(meta.Action), Payload: ledgerPayload(body),
+		}
+		log := logger.With(slog.String("delivery_id", deliveryID), slog.String("event_type", d.EventType), slog.String("action", d.Action))
+		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ingestTimeout)
+		defer cancel()
+		res, err := ingestLinear(ictx, ing, d, ev)
+		if errors.Is(err, thread.ErrInvalid) {
+			// Signed by Linear but unusable (say, a session without a
+			// workspace): recorded, and not worth a retry.
+			log.WarnContext(ctx, "linear delivery cannot be acted on", slog.Any("error", err))
+			res, err = ing.LinearIgnored(ictx, d)
+		}
+		if errors.Is(err, thread.ErrDuplicateExternalID) {
+			// Stored already by a path the ledger did not see (a stitch
+			// with this external id): a redelivery all the same.
+			res, err = ingest.LinearResult{Duplicate: true}, nil
+		}
+		if err != nil {
+			log.ErrorContext(ctx, "linear delivery not recorded", slog.Any("error", err))
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		log.DebugContext(ctx, "linear delivery recorded", slog.Bool("duplicate", res.Duplicate), slog.String("thread_id", res.ThreadID.String()))
+		w.WriteHeader(http.StatusOK)
+	})
+}
+
+// ingestLinear hands a parsed event to its ingest path. Events weft does
+// not act on (inbox notifications, entity webhooks, permission changes,
+// whose team access weft does not track) are recorded as ignored.
+func ingestLinear(ctx context.Context, ing *ingest.Ingester, d thread.Inbound, ev linear.Event) (ingest.LinearResult, error) {
+	switch e := ev.(type) {
+	case *linear.AgentSessionEvent:
+		if e.Action == linear.ActionPrompted {
+			return ing.LinearPrompted(ctx, d, linearSession(e), linearPrompt(e))
+		}
+		return ing.LinearCreated(ctx, d, linearSession(e))
+	case *linear.OAuthAppRevoked:
+		return ing.LinearRevoked(ctx, d, clean(e.OrganizationID))
+	default:
+		return ing.LinearIgnored(ctx, d)
+	}
+}
+
+// automationCreator stands in for the creator of a session an automation
+// or another agent started: Linear names nobody, and the column needs a value.
+const automationCreator = "automation"
+
+// linearSession is the session an agent event describes, in ingest's
+// terms. created and prompted events both carry it, so either can make the
+// session's thread.
+func linearSession(e *linear.AgentSessionEvent) ingest.LinearSession {
+	att := thread.LinearAttachment{
+		SessionID: e.Session.ID, WorkspaceID: e.OrganizationID,
+		IssueID: e.Session.IssueID, CommentID: e.Session.CommentID,
+		CreatedByUserID: creatorID(e),
+	}
+	goal := "Linear agent session " + e.Session.ID
+	if in := e.Issue; in != nil {
+		att.IssueID, att.IssueIdentifier, att.IssueTitle = in.ID, in.Identifier, in.Title
+		att.TeamID, att.ProjectID = in.TeamID, in.ProjectID
+		goal = strings.TrimSpace(in.Identifier + ": " + in.Title)
+	}
+	for _, f := range []*string{&att.SessionID, &att.WorkspaceID, &att.IssueID, &att.IssueIdentifier, &att.IssueTitle,
+		&att.TeamID, &att.ProjectID, &att.CommentID, &att.CreatedByUserID} {
+		*f = clean(*f)
+	}
+	// A prompted event's InitialPrompt is the user's message; the
+	// session's own prompt is rendered from the payload without it.
+	sessionOnly := *e
+	sessionOnly.Prompt = nil
+	prompt := sessionOnly.InitialPrompt()
+	if strings.TrimSpace(prompt) == "" {
+		prompt = goal
+	}
+	s := ingest.LinearSession{Attachment: att, Goal: clean(goal), Prompt: clean(prompt)}
+	if c := e.Creator; c != nil {
+		s.Creator = &thread.Author{ID: clean(c.ID), Name: clean(c.Name)}
+	}
+	// Linear asks agents to move an issue a person delegated to them to
+	// started, and to leave one an automation delegated for a human.
+	s.StartIssue = e.Creator != nil && delegated(e)
+	return s
+}
+
+func creatorID(e *linear.AgentSessionEvent) string {
+	switch {
+	case e.Session.CreatorID != "":
+		return e.Session.CreatorID
+	case e.Creator != nil:
+		return e.Creator.ID
+	case e.Prompt != nil && e.Prompt.User != nil:
+		return e.Prompt.User.ID
+	}
+	return automationCreator
+}
+
+// delegationMarker opens the comment Linear writes to anchor a session
+// that a delegation (not a mention) started; nothing else in the payload
+// tells the two apart.
+const delegationMarker = "This thread is for an agent session"
+
+func delegated(e *linear.AgentSessionEvent) bool {
+	return e.Comment != nil && strings.HasPrefix(strings.TrimSpace(e.Comment.Body), delegationMarker)
+}
+
+func linearPrompt(e *linear.AgentSessionEvent) ingest.LinearPrompt {
+	p := ingest.LinearPrompt{ActivityID: clean(e.Prompt.ActivityID), Text: clean(e.Prompt.Body), Stop: e.IsStop()}
+	if u := e.Prompt.User; u != nil {
+		p.Author = &thread.Author{ID: clean(u.ID), Name: clean(u.Name)}
+	}
+	return p
+}
+
+// clean removes NUL characters, which JSON may carry (as \u0000) and
+// Postgres text cannot store.
+func clean(s string) string { return strings.ReplaceAll(s, "\x00", "") }
+
+// ledgerPayload is the body as the ledger keeps it, for replay and
+// debugging. jsonb refuses \u0000, so such a body is kept without payload
+// rather than failing the delivery.
+func ledgerPayload(body []byte) []byte {
+	if bytes.Contains(body, []byte(`\u0000`)) {
+		return nil
+	}
+	return body
+}

@@ -1,0 +1,39 @@
+package webhooks
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// Webhook load shedding. Past Limit requests in flight, up to BacklogLimit
+// wait at most BacklogTimeout for a slot and the rest get a fast 503,
+// which Linear retries: far better than answering after its 5 s deadline
+// once the database's connections are all busy.
+const (
+	webhookLimit          = 64
+	webhookBacklogLimit   = 1024
+	webhookBacklogTimeout = 2 * time.Second
+)
+
+func addRoutes(r chi.Router, d Deps) {
+	logger := d.Logger.With("component", "webhooks")
+	if len(d.LinearWebhookSecret) > 0 {
+		shed := middleware.ThrottleWithOpts(middleware.ThrottleOpts{
+			Limit: webhookLimit, BacklogLimit: webhookBacklogLimit, BacklogTimeout: webhookBacklogTimeout,
+			StatusCode:   http.StatusServiceUnavailable,
+			RetryAfterFn: func(bool) time.Duration { return time.Second },
+		})
+		r.With(shed).Method(http.MethodPost, "/webhooks/linear", handleLinearWebhook(logger, d.Ingester, d.LinearWebhookSecret))
+	} else {
+		logger.Info("linear webhooks off: no webhook signing secret")
+	}
+	if o := d.LinearOAuth; o != nil {
+		r.Method(http.MethodGet, "/oauth/linear/install", handleLinearInstall(logger, o))
+		r.Method(http.MethodGet, "/oauth/linear/callback", handleLinearCallback(logger, o))
+	} else {
+		logger.Info("linear oauth install off: no client credentials")
+	}
+}
