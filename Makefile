@@ -23,7 +23,7 @@ build:
 
 # run: start the server (it applies migrations itself)
 run:
-	$(WITH_DB) $(GO) run ./cmd/weft serve
+	url="$$(bash db/devdb.sh url weft)" && DATABASE_URL="$$url" $(GO) run ./cmd/weft serve
 
 # test: vet, staticcheck, then all tests with the race detector
 test:

@@ -344,6 +344,24 @@ clean_private() {
   fi
 }
 
+# with_database prints the server URL $1 with its database switched to $2,
+# creating that database first; without psql it keeps the server's default.
+with_database() {
+  local url=$1 name=$2
+  if ! have psql; then
+    log "psql not found; using the server's default database"
+    echo "$url"
+    return
+  fi
+  if [[ -z $(psql "$url" -XtAc "SELECT 1 FROM pg_database WHERE datname = '$name'" 2>/dev/null) ]]; then
+    psql "$url" -Xqc "CREATE DATABASE \"$name\"" >/dev/null 2>&1 ||
+      [[ -n $(psql "$url" -XtAc "SELECT 1 FROM pg_database WHERE datname = '$name'" 2>/dev/null) ]] ||
+      die "cannot create database $name"
+    log "created database $name"
+  fi
+  echo "${url/\/postgres\?//$name?}"
+}
+
 main() {
   case ${1:-url} in
     url)
@@ -351,12 +369,16 @@ main() {
         echo "$DATABASE_URL"
         return
       fi
-      system_url || private_url
+      local url
+      url=$(system_url || private_url)
+      # `url NAME` gives weft its own database on that server (make run);
+      # tests create theirs from the server URL.
+      if [[ -n ${2:-} ]]; then with_database "$url" "$2"; else echo "$url"; fi
       ;;
     stop) stop_private ;;
     clean) clean_private ;;
     *)
-      echo "usage: $0 [url|stop|clean]" >&2
+      echo "usage: $0 [url [DATABASE]|stop|clean]" >&2
       return 2
       ;;
   esac

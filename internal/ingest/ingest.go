@@ -41,10 +41,17 @@ func (in *Ingester) Builder() *thread.Builder { return thread.NewBuilder(in.memo
 
 // StartThread builds a new thread and enqueues its first turn, atomically.
 func (in *Ingester) StartThread(ctx context.Context, b *thread.Builder) (*thread.Thread, error) {
+	// Draft before the transaction: the system prompt reads memory through
+	// the pool, and doing that while holding a transaction's connection can
+	// exhaust the pool under a burst and wait forever.
+	d, err := b.Draft(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("start thread: %w", err)
+	}
 	var th *thread.Thread
-	err := in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+	err = in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
 		var err error
-		if th, err = b.Build(ctx, tx); err != nil {
+		if th, err = tx.CreateThread(ctx, d); err != nil {
 			return err
 		}
 		return in.enqueueTurn(ctx, tx, th.ID)
