@@ -27,6 +27,8 @@ type config struct {
 	// resume elsewhere: after the lease lapses, at the next sweep.
 	LeaseTTL      time.Duration
 	SweepInterval time.Duration
+	// HistoryTTL is how long a platform thread's fetched history is reused.
+	HistoryTTL time.Duration
 
 	Linear linearConfig
 }
@@ -91,6 +93,7 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		"WEFT_SHUTDOWN_TIMEOUT": &cfg.ShutdownTimeout,
 		"WEFT_LEASE_TTL":        &cfg.LeaseTTL,
 		"WEFT_SWEEP_INTERVAL":   &cfg.SweepInterval,
+		"WEFT_HISTORY_TTL":      &cfg.HistoryTTL,
 	} {
 		if v := getenv(key); v != "" {
 			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {

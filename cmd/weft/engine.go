@@ -28,6 +28,10 @@ type engine struct {
 
 // newEngine builds the processor. With workers false it only enqueues.
 func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, pool *pgxpool.Pool, store *db.Store, workers bool) (*engine, error) {
+	lin, err := newLinearApp(cfg.Linear, store, logger)
+	if err != nil {
+		return nil, err
+	}
 	var runner *agent.Runner
 	if workers {
 		provider, err := llm.New(llm.Config{Provider: cfg.LLMProvider, APIKey: cfg.LLMAPIKey, BaseURL: cfg.LLMBaseURL})
@@ -44,13 +48,14 @@ func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, pool *pgxp
 		if err != nil {
 			return nil, err
 		}
-		runner = &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps, Logger: logger.With("component", "agent")}
+		history := &tools.History{Store: store, TTL: cfg.HistoryTTL, Logger: logger.With("component", "history")}
+		if lin.history != nil {
+			history.Linear = lin.history
+		}
+		runner = &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps,
+			Context: []agent.ContextProvider{history}, Logger: logger.With("component", "agent")}
 	}
 	senders := map[thread.Platform]processor.Sender{}
-	lin, err := newLinearApp(cfg.Linear, store, logger)
-	if err != nil {
-		return nil, err
-	}
 	if lin.sender != nil {
 		senders[thread.PlatformLinear] = lin.sender
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/weft-dev/weft/internal/installation"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/secret"
+	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
 )
 
@@ -50,8 +52,9 @@ func (c linearConfig) tokenURL() string {
 
 // linearApp is the wired Linear platform: nil fields are switched off.
 type linearApp struct {
-	sender *linear.Sender
-	oauth  *webhooks.LinearOAuth
+	sender  *linear.Sender
+	history tools.HistoryFetcher
+	oauth   *webhooks.LinearOAuth
 }
 
 // newLinearApp builds the Linear client from the configuration: a static
@@ -81,9 +84,26 @@ func newLinearApp(c linearConfig, store *db.Store, logger *slog.Logger) (*linear
 		logger.Info("linear off: set LINEAR_ACCESS_TOKEN, or LINEAR_CLIENT_ID with LINEAR_CLIENT_SECRET and WEFT_ENCRYPTION_KEY")
 		return app, nil
 	}
-	app.sender = linear.NewSender(linear.NewClient(c.APIURL, nil, tokens), store)
+	client := linear.NewClient(c.APIURL, nil, tokens)
+	app.sender = linear.NewSender(client, store)
+	app.history = linearHistory{client}
 	if c.WebhookSecret == "" {
 		logger.Warn("linear webhooks off: LINEAR_WEBHOOK_SECRET is not set")
 	}
 	return app, nil
+}
+
+// linearHistory reads a Linear issue's comment thread for the prompt.
+type linearHistory struct{ c *linear.Client }
+
+func (h linearHistory) ThreadHistory(ctx context.Context, ref tools.HistoryRef) ([]tools.HistoryMessage, error) {
+	issue, err := h.c.Issue(linear.WithOrganization(ctx, ref.Workspace), ref.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tools.HistoryMessage, 0, len(issue.Comments))
+	for _, c := range issue.Comments {
+		out = append(out, tools.HistoryMessage{ID: c.ID, Author: c.AuthorName, Text: c.Body})
+	}
+	return out, nil
 }

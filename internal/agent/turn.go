@@ -21,12 +21,21 @@ const DefaultMaxSteps = 20
 // platform; the full text stays in the stitch.
 const maxActionText = 500
 
+// ContextProvider adds sections to a model call's system prompt: what the
+// agent should know that the chain does not hold, such as the platform
+// thread's history. A provider that fails logs and returns nothing: context
+// is a help, never a reason to fail a turn.
+type ContextProvider interface {
+	PromptSections(ctx context.Context, th *thread.Thread, chain []thread.Stitch) []string
+}
+
 // Runner runs turns.
 type Runner struct {
 	LLM      llm.Provider
 	Model    string
 	Tools    *tools.Registry // nil: no tools beyond the control tools
-	MaxSteps int             // 0: DefaultMaxSteps
+	Context  []ContextProvider
+	MaxSteps int // 0: DefaultMaxSteps
 	Logger   *slog.Logger
 }
 
@@ -83,6 +92,11 @@ func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store) error
 // turn returns an error; a failed call becomes an error stitch.
 func (r *Runner) callLLM(ctx context.Context, th *thread.Thread, chain []thread.Stitch) (thread.Effects, error) {
 	system, msgs := conversation(chain)
+	for _, p := range r.Context {
+		for _, sec := range p.PromptSections(ctx, th, chain) {
+			system += "\n\n" + sec
+		}
+	}
 	req := llm.Request{Model: r.Model, System: system, Messages: msgs, Tools: r.specs(th)}
 	start := time.Now()
 	resp, err := r.LLM.Complete(ctx, req)

@@ -36,7 +36,7 @@ type harness struct {
 	toolRan chan string
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T, opts ...func(*agent.Runner, *db.Store)) *harness {
 	t.Helper()
 	logger := dbtest.Logger(t)
 	pool := dbtest.NewPool(t)
@@ -58,6 +58,9 @@ func newHarness(t *testing.T) *harness {
 	)...)
 	require.NoError(t, err)
 	runner := &agent.Runner{LLM: h.model, Model: "test-model", Tools: registry, MaxSteps: 6, Logger: logger}
+	for _, o := range opts {
+		o(runner, store)
+	}
 	senders := map[thread.Platform]processor.Sender{thread.PlatformLinear: h.sender, thread.PlatformDiscord: h.sender}
 	h.proc, err = processor.New(pool, store, runner, senders, processor.Config{
 		Workers: true, Heartbeat: 20 * time.Millisecond, LeaseWait: 20 * time.Millisecond, FetchPollInterval: 20 * time.Millisecond,

@@ -1,0 +1,46 @@
+package processor_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/llm/llmtest"
+	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tools"
+)
+
+type discordHistory []tools.HistoryMessage
+
+func (d discordHistory) ThreadHistory(context.Context, tools.HistoryRef) ([]tools.HistoryMessage, error) {
+	return d, nil
+}
+
+// TestFollowUpSeesThreadHistory: a follow-up like "are they running?" in a
+// Discord thread reaches the model with the earlier messages that say what
+// "they" are.
+func TestFollowUpSeesThreadHistory(t *testing.T) {
+	t.Parallel()
+	history := discordHistory{
+		{ID: "100000000000000001", Author: "alice", Text: "Our build VMs are build-1 and build-2."},
+		{ID: "100000000000000002", Author: "bob", Text: "cache-1 too."},
+	}
+	h := newHarness(t, func(r *agent.Runner, store *db.Store) {
+		r.Context = append(r.Context, &tools.History{Discord: history, Store: store, Logger: r.Logger})
+	})
+	h.llm.Enqueue(llmtest.Reply{Text: "build-1 and build-2 are up; cache-1 is down."})
+	msgID := dbtest.Snowflake()
+	th, err := h.ingest.StartThread(context.Background(), h.ingest.Builder().WithGoal("discord chat").
+		InteractiveDiscord(dbtest.DiscordAttachment()).
+		WithInitialPrompt(thread.Stitch{Content: "are they running?", Source: thread.PlatformDiscord, ExternalID: msgID, Author: &thread.Author{Name: "alice"}}))
+	require.NoError(t, err)
+	h.waitStatus(t, th.ID, thread.StatusWaiting)
+
+	sys := h.llm.Requests()[0].System
+	require.Contains(t, sys, "<discord_thread_context>\nalice: Our build VMs are build-1 and build-2.\nbob: cache-1 too.\n</discord_thread_context>")
+	require.Contains(t, sys, "Current question: are they running?")
+}

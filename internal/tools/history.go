@@ -1,0 +1,180 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// HistoryMessage is one message of a platform thread's history.
+type HistoryMessage struct {
+	ID     string
+	Author string
+	Text   string
+}
+
+// HistoryRef names a platform thread: a Discord thread id, or a Linear
+// issue id with the workspace whose token reads it.
+type HistoryRef struct {
+	ID        string
+	Workspace string
+}
+
+// HistoryFetcher reads a platform thread's messages, oldest first: a Discord
+// thread's messages, a Linear issue's comments.
+type HistoryFetcher interface {
+	ThreadHistory(ctx context.Context, ref HistoryRef) ([]HistoryMessage, error)
+}
+
+// Attachments finds where a thread is attached. *db.Store implements it.
+type Attachments interface {
+	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
+	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
+}
+
+// DefaultHistoryTTL is how long a fetched history is reused: long enough
+// that a quick back-and-forth costs one API call, short enough that a
+// thread's new messages show up within minutes.
+const DefaultHistoryTTL = 5 * time.Minute
+
+// maxHistoryCache bounds the cache; expired entries go first.
+const maxHistoryCache = 1000
+
+// History puts the platform thread's history in the system prompt, in its
+// own tagged section, with the current question marked apart, so the model
+// can resolve "they" in "are they running?" to what the thread named.
+type History struct {
+	Discord HistoryFetcher // nil: Discord history off
+	Linear  HistoryFetcher // nil: Linear history off
+	Store   Attachments
+	TTL     time.Duration
+	Logger  *slog.Logger
+
+	mu    sync.Mutex
+	cache map[string]historyEntry
+}
+
+type historyEntry struct {
+	msgs    []HistoryMessage
+	expires time.Time
+}
+
+// PromptSections implements agent.ContextProvider.
+func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain []thread.Stitch) []string {
+	cur := latestInput(chain)
+	if cur == nil {
+		return nil
+	}
+	var (
+		fetcher HistoryFetcher
+		ref     HistoryRef
+		tag     string
+		err     error
+	)
+	switch cur.Source {
+	case thread.PlatformDiscord:
+		var d *thread.DiscordAttachment
+		if h.Discord == nil {
+			return nil
+		}
+		if d, err = h.Store.DiscordAttachment(ctx, th.ID); err == nil {
+			fetcher, ref, tag = h.Discord, HistoryRef{ID: d.DiscordThreadID}, "discord_thread_context"
+		}
+	case thread.PlatformLinear:
+		var l *thread.LinearAttachment
+		if h.Linear == nil {
+			return nil
+		}
+		if l, err = h.Store.LinearAttachment(ctx, th.ID); err == nil && l.IssueID != "" {
+			fetcher, ref, tag = h.Linear, HistoryRef{ID: l.IssueID, Workspace: l.WorkspaceID}, "linear_issue_context"
+		}
+	default:
+		return nil // not a message in a platform thread
+	}
+	if fetcher == nil && (err == nil || errors.Is(err, thread.ErrNotFound)) {
+		return nil
+	}
+	var msgs []HistoryMessage
+	if err == nil {
+		msgs, err = h.fetch(ctx, string(cur.Source)+":"+ref.ID, fetcher, ref)
+	}
+	if err != nil {
+		h.Logger.WarnContext(ctx, "thread history unavailable; answering without it",
+			slog.String("thread_id", th.ID.String()), slog.String("platform", string(cur.Source)), slog.Any("error", err))
+		return nil
+	}
+	var b strings.Builder
+	for _, m := range msgs {
+		if m.ID != "" && m.ID == cur.ExternalID {
+			continue // the current question is marked on its own below
+		}
+		text := strings.TrimSpace(m.Text)
+		if text == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %s\n", orUnknown(m.Author), strings.Join(strings.Fields(text), " "))
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("<%s>\n%s</%s>\nCurrent question: %s", tag, b.String(), tag, cur.Content)}
+}
+
+// fetch returns the history of ref, from the cache while it is fresh.
+func (h *History) fetch(ctx context.Context, key string, f HistoryFetcher, ref HistoryRef) ([]HistoryMessage, error) {
+	ttl := h.TTL
+	if ttl <= 0 {
+		ttl = DefaultHistoryTTL
+	}
+	now := time.Now()
+	h.mu.Lock()
+	if e, ok := h.cache[key]; ok && now.Before(e.expires) {
+		h.mu.Unlock()
+		return e.msgs, nil
+	}
+	h.mu.Unlock()
+
+	msgs, err := f.ThreadHistory(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cache == nil {
+		h.cache = map[string]historyEntry{}
+	}
+	if len(h.cache) >= maxHistoryCache {
+		for k, e := range h.cache {
+			if now.After(e.expires) || len(h.cache) >= maxHistoryCache {
+				delete(h.cache, k)
+			}
+		}
+	}
+	h.cache[key] = historyEntry{msgs: msgs, expires: now.Add(ttl)}
+	return msgs, nil
+}
+
+// latestInput is the newest input stitch: the question being answered.
+func latestInput(chain []thread.Stitch) *thread.Stitch {
+	for i := len(chain) - 1; i >= 0; i-- {
+		if chain[i].Type.IsInput() {
+			return &chain[i]
+		}
+	}
+	return nil
+}
+
+func orUnknown(name string) string {
+	if name == "" {
+		return "Someone"
+	}
+	return name
+}
