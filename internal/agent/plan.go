@@ -73,8 +73,8 @@ func nextStep(chain []thread.Stitch) plan {
 					closed = true
 				}
 			}
-			if s.Type == thread.StitchError {
-				closed = true // a failure after the call: do not run its tools now
+			if s.Type == thread.StitchError || s.Meta().Stop {
+				closed = true // a failure or a stop after the call: its tools never run
 			}
 		}
 		calls := responseOf(&chain[lastCall]).ToolCalls

@@ -1,0 +1,123 @@
+package agent
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/llm"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// chain numbers stitches 1..n, as the store would.
+func chain(ss ...thread.Stitch) []thread.Stitch {
+	for i := range ss {
+		ss[i].Seq = int64(i + 1)
+	}
+	return ss
+}
+
+func input(text string) thread.Stitch {
+	return thread.Stitch{Type: thread.StitchLinearActivity, Content: text}
+}
+
+func call(through int64, text string, calls ...llm.ToolCall) thread.Stitch {
+	resp, _ := json.Marshal(recordedResponse{Content: text, ToolCalls: calls})
+	return thread.Stitch{Type: thread.StitchLLMCall, Content: text, LLMResponse: resp, Metadata: thread.Meta{AnsweredThrough: through}.JSON()}
+}
+
+func result(id, text string) thread.Stitch {
+	return thread.Stitch{Type: thread.StitchToolCall, Content: text, Metadata: thread.Meta{ToolCallID: id}.JSON()}
+}
+
+var (
+	system = thread.Stitch{Type: thread.StitchSystemPrompt, Content: "persona"}
+	prompt = thread.Stitch{Type: thread.StitchInitialPrompt, Content: "why is the build red?"}
+	tc1    = llm.ToolCall{ID: "c1", Name: "lookup", Arguments: json.RawMessage(`{}`)}
+	tc2    = llm.ToolCall{ID: "c2", Name: "lookup", Arguments: json.RawMessage(`{}`)}
+)
+
+func TestNextStep(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		chain []thread.Stitch
+		kind  stepKind
+		calls []string
+	}{
+		{"NewThreadCallsModel", chain(system, prompt), stepCallLLM, nil},
+		{"AnsweredIsDone", chain(system, prompt, call(2, "because")), stepDone, nil},
+		{"ToolsPending", chain(system, prompt, call(2, "", tc1, tc2)), stepRunTools, []string{"c1", "c2"}},
+		{"OneToolLeft", chain(system, prompt, call(2, "", tc1, tc2), result("c1", "x")), stepRunTools, []string{"c2"}},
+		{"ToolsDoneCallsModel", chain(system, prompt, call(2, "", tc1), result("c1", "x")), stepCallLLM, nil},
+		{"InputDuringCallIsAnsweredNext", chain(system, prompt, input("also this"), call(2, "because")), stepCallLLM, nil},
+		{"QuestionEndsTurn", chain(system, prompt, call(2, "", tc1),
+			thread.Stitch{Type: thread.StitchClarificationRequest, Metadata: thread.Meta{ToolCallID: "c1"}.JSON()}), stepDone, nil},
+		{"AnswerAfterQuestion", chain(system, prompt, call(2, "", tc1),
+			thread.Stitch{Type: thread.StitchClarificationRequest, Metadata: thread.Meta{ToolCallID: "c1"}.JSON()}, input("main")), stepCallLLM, nil},
+		{"ErrorSetsInputAside", chain(system, prompt,
+			thread.Stitch{Type: thread.StitchError, Metadata: thread.Meta{AnsweredThrough: 2}.JSON()}), stepDone, nil},
+		{"StopSetsInputAside", chain(system, prompt, call(2, "", tc1),
+			thread.StopEffects(3, "Stopped.").Stitches[0]), stepDone, nil},
+		{"InputAfterStop", chain(system, prompt, thread.StopEffects(2, "Stopped.").Stitches[0], input("again")), stepCallLLM, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := nextStep(tt.chain)
+			require.Equal(t, tt.kind, p.kind)
+			var ids []string
+			for _, c := range p.calls {
+				ids = append(ids, c.ID)
+			}
+			require.Equal(t, tt.calls, ids)
+		})
+	}
+}
+
+func TestStepsSinceInput(t *testing.T) {
+	t.Parallel()
+	c := chain(system, prompt, call(2, "", tc1), result("c1", "x"), call(4, "", tc2), result("c2", "y"))
+	require.Equal(t, 2, nextStep(c).stepsSinceInput)
+	c = chain(append(c, input("more"))...)
+	require.Equal(t, 0, nextStep(c).stepsSinceInput)
+}
+
+func TestConversation(t *testing.T) {
+	t.Parallel()
+	roles := func(msgs []llm.Message) []llm.Role {
+		var out []llm.Role
+		for _, m := range msgs {
+			out = append(out, m.Role)
+		}
+		return out
+	}
+
+	t.Run("ToolResultsFollowTheirCall", func(t *testing.T) {
+		t.Parallel()
+		// A message arrived while the tools ran: it goes after their results.
+		sys, msgs := conversation(chain(system, prompt, call(2, "checking", tc1, tc2), result("c1", "a"), input("hurry"), result("c2", "b")))
+		require.Equal(t, "persona", sys)
+		require.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleTool, llm.RoleTool, llm.RoleUser}, roles(msgs))
+		require.Equal(t, "c1", msgs[2].ToolCallID)
+		require.Equal(t, "c2", msgs[3].ToolCallID)
+		require.Equal(t, "hurry", msgs[4].Content)
+	})
+
+	t.Run("InterruptedCallsGetAResult", func(t *testing.T) {
+		t.Parallel()
+		_, msgs := conversation(chain(system, prompt, call(2, "", tc1), thread.StopEffects(3, "Stopped.").Stitches[0], input("again")))
+		require.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleTool, llm.RoleUser}, roles(msgs))
+		require.Equal(t, interruptedResult, msgs[2].Content)
+	})
+
+	t.Run("DiscordAuthorsAndDeletes", func(t *testing.T) {
+		t.Parallel()
+		msg := thread.Stitch{Type: thread.StitchDiscordMessage, Content: "hi", Author: &thread.Author{Name: "alice"}}
+		gone := thread.Stitch{Type: thread.StitchDiscordMessage, Content: "oops", DeletedAt: msg.CreatedAt.AddDate(1, 0, 0)}
+		_, msgs := conversation(chain(system, msg, gone))
+		require.Len(t, msgs, 1)
+		require.Equal(t, "alice: hi", msgs[0].Content)
+	})
+}
