@@ -2,6 +2,7 @@ package db_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -80,13 +81,14 @@ func TestOutbox(t *testing.T) {
 		store := dbtest.NewStore(t)
 		return &testBundle{store: store, thread: dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Linear: dbtest.LinearAttachment()})}
 	}
-	insert := func(t *testing.T, b *testBundle) *thread.Outbox {
+	insertTo := func(t *testing.T, b *testBundle, target string) *thread.Outbox {
 		t.Helper()
 		o, err := b.store.InsertOutbox(ctx, thread.Outbox{ThreadID: b.thread.ID, StitchID: b.thread.HeadStitchID, Platform: thread.PlatformLinear,
-			Target: "session-1", Kind: thread.OutboxThought, Body: []byte(`{"body":"On it."}`)})
+			Target: target, Kind: thread.OutboxThought, Body: []byte(`{"body":"On it."}`)})
 		require.NoError(t, err)
 		return o
 	}
+	insert := func(t *testing.T, b *testBundle) *thread.Outbox { return insertTo(t, b, "session-1") }
 
 	t.Run("ClaimThenSent", func(t *testing.T) {
 		t.Parallel()
@@ -149,11 +151,33 @@ func TestOutbox(t *testing.T) {
 		require.Equal(t, thread.OutboxFailed, failed.Status)
 	})
 
+	t.Run("InOrderPerSurface", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		first, second := insert(t, b), insert(t, b)
+		other := insertTo(t, b, "session-2")
+		_, err := b.store.ClaimOutbox(ctx, second.ID, time.Minute)
+		require.ErrorIs(t, err, thread.ErrDeliveryNotClaimable, "the second post waits for the first")
+		_, err = b.store.ClaimOutbox(ctx, other.ID, time.Minute)
+		require.NoError(t, err, "another surface does not wait")
+
+		_, err = b.store.ClaimOutbox(ctx, first.ID, time.Minute)
+		require.NoError(t, err)
+		next, err := b.store.NextInLine(ctx, first)
+		require.NoError(t, err)
+		require.Equal(t, second.ID, next.ID)
+		require.NoError(t, b.store.MarkOutboxSent(ctx, first.ID, "a1"))
+		_, err = b.store.ClaimOutbox(ctx, second.ID, time.Minute)
+		require.NoError(t, err)
+		_, err = b.store.NextInLine(ctx, second)
+		require.ErrorIs(t, err, thread.ErrNotFound)
+	})
+
 	t.Run("ConcurrentClaimsTakeEachOnce", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		for range 20 {
-			insert(t, b)
+		for i := range 20 {
+			insertTo(t, b, fmt.Sprintf("session-%d", i))
 		}
 		var wg sync.WaitGroup
 		var mu sync.Mutex

@@ -57,17 +57,27 @@ func (q *Queries) Outbox(ctx context.Context, id uuid.UUID) (*thread.Outbox, err
 	return o, nil
 }
 
-// ClaimOutbox takes one outbox row for sending, for lease: it must be due and
-// either pending or claimed by a sender whose claim lapsed (a crash). It fails
-// with thread.ErrDeliveryNotClaimable otherwise, and thread.ErrNotFound for
-// an unknown id. Each claim counts an attempt.
+// firstInLine holds for an outbox row p with no unfinished row before it on
+// the same surface: a thread's posts reach a platform in the order they were
+// written, even when an earlier one needs retries.
+const firstInLine = `NOT EXISTS (
+	SELECT 1 FROM platform_deliveries e
+	WHERE e.thread_id = p.thread_id AND e.platform = p.platform AND e.target = p.target
+	  AND e.status IN ('pending', 'sending') AND (e.created_at, e.delivery_id) < (p.created_at, p.delivery_id))`
+
+// ClaimOutbox takes one outbox row for sending, for lease: it must be due,
+// first in line on its surface, and either pending or claimed by a sender
+// whose claim lapsed (a crash). It fails with thread.ErrDeliveryNotClaimable
+// otherwise, and thread.ErrNotFound for an unknown id. Each claim counts an
+// attempt.
 func (q *Queries) ClaimOutbox(ctx context.Context, id uuid.UUID, lease time.Duration) (*thread.Outbox, error) {
 	o, err := scanOutbox(q.db.QueryRow(ctx, `
-		UPDATE platform_deliveries SET status = 'sending', attempts = attempts + 1,
+		UPDATE platform_deliveries p SET status = 'sending', attempts = attempts + 1,
 			claimed_until = now() + $2 * interval '1 millisecond', updated_at = now()
 		WHERE delivery_id = $1 AND next_attempt_at <= now()
 		  AND (status = 'pending' OR (status = 'sending' AND claimed_until < now()))
-		RETURNING `+outboxColumns, id, lease.Milliseconds()))
+		  AND `+firstInLine+`
+		RETURNING `+prefixed("p.", outboxColumns), id, lease.Milliseconds()))
 	if err == nil {
 		return o, nil
 	}
@@ -82,9 +92,10 @@ func (q *Queries) ClaimOutbox(ctx context.Context, id uuid.UUID, lease time.Dura
 func (q *Queries) ClaimDueOutbox(ctx context.Context, limit int, lease time.Duration) ([]thread.Outbox, error) {
 	rows, err := q.db.Query(ctx, `
 		WITH due AS (
-			SELECT delivery_id FROM platform_deliveries
+			SELECT delivery_id FROM platform_deliveries p
 			WHERE next_attempt_at <= now()
 			  AND (status = 'pending' OR (status = 'sending' AND claimed_until < now()))
+			  AND `+firstInLine+`
 			ORDER BY next_attempt_at
 			LIMIT $1
 			FOR UPDATE SKIP LOCKED
@@ -139,6 +150,19 @@ func (q *Queries) finishOutbox(ctx context.Context, sql string, args ...any) err
 		return fmt.Errorf("update outbox: %w", thread.ErrNotFound)
 	}
 	return nil
+}
+
+// NextInLine returns the first unsent row on o's surface after o, if any:
+// the row that waited for o.
+func (q *Queries) NextInLine(ctx context.Context, o *thread.Outbox) (*thread.Outbox, error) {
+	next, err := scanOutbox(q.db.QueryRow(ctx, `SELECT `+outboxColumns+` FROM platform_deliveries
+		WHERE thread_id = $1 AND platform = $2 AND target = $3 AND status = 'pending'
+		  AND (created_at, delivery_id) > ($4, $5)
+		ORDER BY created_at, delivery_id LIMIT 1`, o.ThreadID, o.Platform, o.Target, o.CreatedAt, o.ID))
+	if err != nil {
+		return nil, fmt.Errorf("next in line: %w", err)
+	}
+	return next, nil
 }
 
 // ThreadOutbox lists a thread's outbox rows, oldest first.

@@ -41,7 +41,8 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 		if cur.Status == thread.OutboxSent || cur.Status == thread.OutboxFailed {
 			return nil
 		}
-		// Not due yet, or another sender holds it: look again when it may be.
+		// Not due yet, held by another sender, or waiting for an earlier
+		// post on its surface (which wakes it when done): look again later.
 		wait := max(time.Until(cur.NextAttemptAt), p.cfg.DeliveryBackoff)
 		return river.JobSnooze(wait)
 	case err != nil:
@@ -63,6 +64,7 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 			return err
 		}
 		log.InfoContext(ctx, "delivered", slog.String("kind", string(o.Kind)), slog.Int("attempt", o.Attempts))
+		p.wakeNext(ctx, o)
 		return nil
 	}
 
@@ -78,7 +80,25 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 	if ferr := p.failDelivery(context.WithoutCancel(ctx), o, err); ferr != nil {
 		return ferr
 	}
+	p.wakeNext(ctx, o)
 	return river.JobCancel(err)
+}
+
+// wakeNext enqueues the post that waited in line behind o, so it goes out
+// now rather than when its snooze ends. Its own job finds it sent, later.
+func (p *Processor) wakeNext(ctx context.Context, o *thread.Outbox) {
+	ctx = context.WithoutCancel(ctx)
+	next, err := p.store.NextInLine(ctx, o)
+	if errors.Is(err, thread.ErrNotFound) {
+		return
+	}
+	if err == nil {
+		_, err = p.client.Insert(ctx, job.Delivery{OutboxID: next.ID, ThreadID: next.ThreadID}, nil)
+	}
+	if err != nil {
+		// The next post's own job or the sweeper still sends it.
+		p.logger.WarnContext(ctx, "wake next delivery", slog.String("delivery_id", o.ID.String()), slog.Any("error", err))
+	}
 }
 
 // NextRetry schedules the next attempt: the row's own next_attempt_at plus
