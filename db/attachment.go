@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -144,4 +145,17 @@ func (q *Queries) SetLinearSessionStatus(ctx context.Context, sessionID string, 
 		return fmt.Errorf("set linear session status: %w", thread.ErrNotFound)
 	}
 	return nil
+}
+
+// MarkStaleLinearSessions records as stale the sessions Linear itself
+// considers stale: pending or active with no activity for idle. It returns
+// how many it marked.
+func (q *Queries) MarkStaleLinearSessions(ctx context.Context, idle time.Duration) (int64, error) {
+	tag, err := q.db.Exec(ctx, `UPDATE linear_thread_metadata SET session_status = 'stale', updated_at = now()
+		WHERE session_status IN ('pending', 'active') AND last_activity_at < now() - $1 * interval '1 millisecond'`,
+		idle.Milliseconds())
+	if err != nil {
+		return 0, fmt.Errorf("mark stale linear sessions: %w", translate(err))
+	}
+	return tag.RowsAffected(), nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -301,4 +302,25 @@ func TestListThreads(t *testing.T) {
 		f.AfterUpdated, f.AfterID = last.UpdatedAt, last.ID
 	}
 	require.Equal(t, 7, seen)
+}
+
+func TestMarkStaleLinearSessions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	idle := dbtest.LinearAttachment()
+	busy := dbtest.LinearAttachment()
+	idleThread := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Linear: idle})
+	busyThread := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Linear: busy})
+	_, err := store.Pool().Exec(ctx, `UPDATE linear_thread_metadata SET last_activity_at = now() - interval '31 minutes' WHERE session_id = $1`, idle.SessionID)
+	require.NoError(t, err)
+	n, err := store.MarkStaleLinearSessions(ctx, 30*time.Minute)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	got, err := store.LinearAttachment(ctx, idleThread.ID)
+	require.NoError(t, err)
+	require.Equal(t, thread.SessionStale, got.SessionStatus)
+	got, err = store.LinearAttachment(ctx, busyThread.ID)
+	require.NoError(t, err)
+	require.Equal(t, thread.SessionPending, got.SessionStatus)
 }

@@ -13,6 +13,10 @@ import (
 // sweepBatch bounds the work one sweep enqueues.
 const sweepBatch = 500
 
+// linearStaleAfter is how long Linear lets a session go without an activity
+// before it shows the session as stale.
+const linearStaleAfter = 30 * time.Minute
+
 // strandedGrace is how long a due outbox row may wait for its job before the
 // sweeper assumes the job was lost.
 const strandedGrace = time.Minute
@@ -23,7 +27,8 @@ type sweepWorker struct {
 }
 
 // Work enqueues turns for running threads whose lease lapsed (their replica
-// died mid-turn) and deliveries for outbox rows nobody is sending.
+// died mid-turn) and deliveries for outbox rows nobody is sending, and marks
+// Linear sessions stale as Linear does.
 func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[job.Sweep]) error {
 	p := w.p
 	lapsed, err := p.store.LapsedThreads(ctx, sweepBatch)
@@ -44,8 +49,13 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[job.Sweep]) error {
 			return err
 		}
 	}
-	if len(lapsed)+len(stranded) > 0 {
-		p.logger.InfoContext(ctx, "swept", slog.Int("threads", len(lapsed)), slog.Int("deliveries", len(stranded)))
+	stale, err := p.store.MarkStaleLinearSessions(ctx, linearStaleAfter)
+	if err != nil {
+		return err
+	}
+	if len(lapsed)+len(stranded)+int(stale) > 0 {
+		p.logger.InfoContext(ctx, "swept", slog.Int("threads", len(lapsed)), slog.Int("deliveries", len(stranded)),
+			slog.Int64("stale_linear_sessions", stale))
 	}
 	return nil
 }
