@@ -15,7 +15,7 @@ TEST_TIMEOUT ?= 20m
 # substitution, not $(shell ...), so that a failing devdb.sh stops make.
 WITH_DB = url="$$(bash db/devdb.sh)" && export DATABASE_URL="$$url" TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$url}" &&
 
-.PHONY: build run test generate bench db clean-db
+.PHONY: build run test generate bench bench-turns bench-linear db clean-db
 
 # build: compile bin/weft
 build:
@@ -38,6 +38,14 @@ generate:
 # bench: store benchmark
 bench:
 	$(WITH_DB) $(GO) run ./cmd/weft bench store
+
+# bench-turns: processor benchmark (turns/s, pickup latency, overhead per step)
+bench-turns:
+	$(WITH_DB) $(GO) run ./cmd/weft bench turns
+
+# bench-linear: Linear webhooks against a weft serve child process
+bench-linear:
+	$(WITH_DB) $(GO) run ./cmd/weft bench linear
 
 # db: print the database URL run/test would use (starting the private cluster if needed)
 db:

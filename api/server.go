@@ -1,6 +1,12 @@
-// Package api is weft's HTTP surface: health checks now, and the REST API,
-// metrics and MCP endpoint as they arrive. NewServer builds the router;
+// Package api is weft's HTTP surface: health checks, the REST API v1, the
+// Prometheus metrics and the MCP endpoint. NewServer builds the router;
 // routes.go is the one place a path appears.
+//
+// Everything but the health checks needs the bearer token WEFT_API_TOKEN,
+// compared in constant time. The API fails closed: a missing or wrong token
+// is a 401, and with no token configured every protected route answers 503
+// (code api_disabled), so an unconfigured replica never serves threads to
+// anyone.
 package api
 
 import (
@@ -10,8 +16,13 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/httpapi"
+	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 // Pinger checks the database answers.
@@ -19,10 +30,41 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
+// Store is what the REST API reads. *db.Store implements it.
+type Store interface {
+	replies.ThreadLister
+	replies.ThreadReader
+	Stitches(ctx context.Context, threadID uuid.UUID, p db.StitchPage) ([]thread.Stitch, error)
+}
+
+// Ingester is how the REST API writes: threads start and stop through the
+// ingest path, like every other inbound event. *ingest.Ingester implements it.
+type Ingester interface {
+	Builder() *thread.Builder
+	StartThread(ctx context.Context, b *thread.Builder) (*thread.Thread, error)
+	Abort(ctx context.Context, threadID uuid.UUID, text string) (bool, error)
+}
+
+// RepliesGetter answers get-thread-replies. *replies.Service implements it.
+type RepliesGetter interface {
+	Get(ctx context.Context, req replies.Request) (*replies.Response, error)
+}
+
+var _ Store = (*db.Store)(nil)
+
 // Deps is what the API needs from the rest of weft.
 type Deps struct {
 	Logger *slog.Logger
 	DB     Pinger
+	// Token is WEFT_API_TOKEN; empty turns the API off (503).
+	Token    string
+	Store    Store
+	Ingester Ingester
+	Replies  RepliesGetter
+	// MCP is the MCP server's streamable HTTP handler, served at /mcp.
+	MCP http.Handler
+	// Metrics is the registry /metrics exports.
+	Metrics prometheus.Gatherer
 	// Mount adds routes owned elsewhere (webhooks) to the same router.
 	Mount func(r chi.Router)
 }

@@ -26,6 +26,9 @@ type Deps struct {
 	// LinearOAuth enables the install flow; nil leaves it off, as in the
 	// single-workspace LINEAR_ACCESS_TOKEN mode.
 	LinearOAuth *LinearOAuth
+	// Discord enables POST /webhooks/discord (interactions); nil leaves it
+	// off, as without DISCORD_PUBLIC_KEY.
+	Discord *DiscordInteractions
 }
 
 // LinearOAuth is the Linear app's OAuth install flow: where to send an

@@ -30,6 +30,11 @@ func addRoutes(r chi.Router, d Deps) {
 	} else {
 		logger.Info("linear webhooks off: no webhook signing secret")
 	}
+	if d.Discord != nil {
+		r.Method(http.MethodPost, "/webhooks/discord", handleDiscordInteraction(logger, d.Ingester, d.Discord))
+	} else {
+		logger.Info("discord interactions off: no public key")
+	}
 	if o := d.LinearOAuth; o != nil {
 		r.Method(http.MethodGet, "/oauth/linear/install", handleLinearInstall(logger, o))
 		r.Method(http.MethodGet, "/oauth/linear/callback", handleLinearCallback(logger, o))

@@ -14,12 +14,24 @@ import (
 	"github.com/weft-dev/weft/db/dbbench"
 )
 
+// bench runs one of the benchmarks. Each works on its own scratch
+// database and prints its figures beside the targets of ARCHITECTURE.md,
+// with the machine's own baseline measured in the same run.
 func bench(ctx context.Context, cfg *config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "store" {
-		fmt.Fprint(stderr, "usage: weft bench store [flags]\n")
-		return errUsage
+	if len(args) > 0 {
+		switch args[0] {
+		case "store":
+			return benchStore(ctx, cfg, logger, args[1:], stdout, stderr)
+		case "turns":
+			return benchTurns(ctx, cfg, logger, args[1:], stdout, stderr)
+		case "linear":
+			return benchLinear(ctx, cfg, logger, args[1:], stdout, stderr)
+		case "replies":
+			return benchReplies(ctx, cfg, logger, args[1:], stdout, stderr)
+		}
 	}
-	return benchStore(ctx, cfg, logger, args[1:], stdout, stderr)
+	fmt.Fprint(stderr, "usage: weft bench store|turns|linear|replies [flags]\n")
+	return errUsage
 }
 
 // Targets from ARCHITECTURE.md.

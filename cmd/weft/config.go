@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/weft-dev/weft/internal/tools"
 )
 
 // config is weft's configuration, read once from the environment.
@@ -13,6 +15,9 @@ type config struct {
 	Addr            string
 	LogLevel        string
 	ShutdownTimeout time.Duration
+	// APIToken is WEFT_API_TOKEN, the bearer token of the REST API, /mcp
+	// and /metrics; empty turns them off.
+	APIToken string
 	// Role is "all" (serve and work), "api" (serve only) or "worker".
 	Role string
 
@@ -30,7 +35,11 @@ type config struct {
 	// HistoryTTL is how long a platform thread's fetched history is reused.
 	HistoryTTL time.Duration
 
-	Linear linearConfig
+	Linear  linearConfig
+	Discord discordConfig
+	// Discovery tunes relevant thread discovery (MAX_RELEVANT_THREADS,
+	// RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS).
+	Discovery tools.DiscoveryConfig
 }
 
 // Default models per provider, used when WEFT_MODEL / WEFT_FAST_MODEL are unset.
@@ -48,6 +57,7 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		DatabaseURL:     getenv("DATABASE_URL"),
 		Addr:            getenv("WEFT_ADDR"),
 		LogLevel:        getenv("WEFT_LOG_LEVEL"),
+		APIToken:        getenv("WEFT_API_TOKEN"),
 		ShutdownTimeout: 30 * time.Second,
 	}
 	if cfg.DatabaseURL == "" {
@@ -57,6 +67,13 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		cfg.Addr = ":8080"
 	}
 	cfg.Linear = loadLinearConfig(getenv)
+	var err error
+	if cfg.Discord, err = loadDiscordConfig(getenv); err != nil {
+		return nil, err
+	}
+	if cfg.Discovery, err = loadDiscoveryConfig(getenv); err != nil {
+		return nil, err
+	}
 	cfg.Role = getenv("WEFT_ROLE")
 	switch cfg.Role {
 	case "":
@@ -82,7 +99,6 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		cfg.FastModel = cmp.Or(cfg.FastModel, d[1])
 	}
 	cfg.FastModel = cmp.Or(cfg.FastModel, cfg.Model)
-	var err error
 	if cfg.MaxSteps, err = intEnv(getenv, "WEFT_MAX_STEPS", 20); err != nil {
 		return nil, err
 	}

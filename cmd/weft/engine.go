@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/processor"
+	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -20,15 +22,29 @@ import (
 // engine is what serve and `thread create` share: the store, the processor
 // (River) and the ingester that feeds it.
 type engine struct {
-	store  *db.Store
-	proc   *processor.Processor
-	ingest *ingest.Ingester
-	linear *linearApp
+	store   *db.Store
+	proc    *processor.Processor
+	ingest  *ingest.Ingester
+	linear  *linearApp
+	discord *discordApp
+	// replies is get-thread-replies, for the agent tool, the REST API and
+	// MCP; metrics is the registry /metrics exports, its metrics among them.
+	replies *replies.Service
+	metrics *prometheus.Registry
 }
 
 // newEngine builds the processor. With workers false it only enqueues.
 func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, pool *pgxpool.Pool, store *db.Store, workers bool) (*engine, error) {
 	lin, err := newLinearApp(cfg.Linear, store, logger)
+	if err != nil {
+		return nil, err
+	}
+	dis, err := newDiscordApp(cfg.Discord, store, logger)
+	if err != nil {
+		return nil, err
+	}
+	metrics := prometheus.NewRegistry()
+	rep, err := newReplies(store, dis, metrics, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -44,34 +60,58 @@ func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, pool *pgxp
 		} else {
 			logger.InfoContext(ctx, "llm provider", slog.String("provider", cfg.LLMProvider), slog.String("model", cfg.Model), slog.String("fast_model", cfg.FastModel))
 		}
-		registry, err := tools.NewRegistry(tools.Memory(store)...)
+		registry, err := tools.NewRegistry(append(tools.Memory(store), dis.tools(lin.sender != nil)...)...)
 		if err != nil {
+			return nil, err
+		}
+		if err := registry.Register(tools.Replies(rep)); err != nil {
 			return nil, err
 		}
 		history := &tools.History{Store: store, TTL: cfg.HistoryTTL, Logger: logger.With("component", "history")}
 		if lin.history != nil {
 			history.Linear = lin.history
 		}
+		history.Discord = dis.history()
+		contexts := []agent.ContextProvider{history}
+		if dis.on() {
+			discovery, search := discordContext(dis.client, store, provider, cfg.FastModel, cfg.Discovery, cfg.Discord.AllowedGuilds, logger)
+			contexts = append(contexts, discovery)
+			for _, t := range search {
+				if err := registry.Register(t); err != nil {
+					return nil, err
+				}
+			}
+		}
 		runner = &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps,
-			Context: []agent.ContextProvider{history}, Logger: logger.With("component", "agent")}
+			Context: contexts, Logger: logger.With("component", "agent")}
 	}
 	senders := map[thread.Platform]processor.Sender{}
 	if lin.sender != nil {
 		senders[thread.PlatformLinear] = lin.sender
 	}
+	if dis.on() {
+		senders[thread.PlatformDiscord] = dis.sender
+	}
 	proc, err := processor.New(pool, store, runner, senders, processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval,
+		OnTurn: dis.onTurn(),
 	}, logger)
 	if err != nil {
 		return nil, err
 	}
-	return &engine{store: store, proc: proc, ingest: ingest.New(store, proc.Inserter(), nil, logger), linear: lin}, nil
+	ing := ingest.New(store, proc.Inserter(), nil, logger)
+	dis.bind(ing)
+	return &engine{store: store, proc: proc, ingest: ing, linear: lin, discord: dis, replies: rep, metrics: metrics}, nil
 }
 
 // stop drains the processor within timeout, then cancels what is left.
 func (e *engine) stop(ctx context.Context, logger *slog.Logger, timeout time.Duration) error {
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
+	// The gateway first: its events enqueue turns the processor should see.
+	if err := e.discord.stop(stopCtx); err != nil {
+		logger.WarnContext(ctx, "stop discord", slog.Any("error", err))
+	}
 	if err := e.proc.Stop(stopCtx); err != nil {
 		return fmt.Errorf("stop processor: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -27,6 +28,7 @@ Usage:
                               create an autonomous thread and work it here until it finishes
   weft thread show ID         print a thread's stitches as a timeline
   weft bench store [flags]    measure stitch appends and history reads
+  weft mcp                    serve the MCP server over stdin/stdout
   weft help                   this text
 
 Configuration is read from the environment; see README.md.
@@ -56,6 +58,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return threadCmd(ctx, cfg, logger, rest, stdout, stderr)
 	case "bench":
 		return bench(ctx, cfg, logger, rest, stdout, stderr)
+	case "mcp":
+		return mcpCmd(ctx, cfg, logger, os.Stdin, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -43,6 +43,9 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	if err := eng.proc.Start(ctx); err != nil {
 		return err
 	}
+	if err := eng.discord.start(ctx, store, eng.ingest); err != nil {
+		return err
+	}
 	if cfg.Role == "worker" {
 		logger.Info("weft working jobs (no HTTP)", slog.String("role", cfg.Role))
 		<-ctx.Done()
@@ -52,10 +55,16 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	hooks := webhooks.NewHandler(webhooks.Deps{
 		Logger: logger.With("component", "webhooks"), Ingester: eng.ingest,
 		LinearWebhookSecret: []byte(cfg.Linear.WebhookSecret), LinearOAuth: eng.linear.oauth,
+		Discord: eng.discord.interactions(store),
+	})
+	handler := api.NewServer(api.Deps{
+		Logger: logger.With("component", "http"), DB: store, Mount: mountWebhooks(hooks),
+		Token: cfg.APIToken, Store: store, Ingester: eng.ingest, Replies: eng.replies,
+		MCP: newMCP(store, eng.replies, logger), Metrics: eng.metrics,
 	})
 	srv := &http.Server{
 		Addr:              cfg.Addr,
-		Handler:           api.NewServer(api.Deps{Logger: logger.With("component", "http"), DB: store, Mount: mountWebhooks(hooks)}),
+		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}

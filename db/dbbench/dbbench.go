@@ -32,6 +32,8 @@ var Payload = []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","conte
 // ScratchDatabase creates a fresh database named name on the server behind
 // adminURL and returns its URL and a function that drops it.
 func ScratchDatabase(ctx context.Context, adminURL, name string) (string, func(context.Context) error, error) {
+	scratchURL := adminURL
+	adminURL = withoutPoolParams(adminURL)
 	conn, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
 		return "", nil, fmt.Errorf("connect: %w", err)
@@ -44,7 +46,7 @@ func ScratchDatabase(ctx context.Context, adminURL, name string) (string, func(c
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+ident); err != nil {
 		return "", nil, fmt.Errorf("create scratch database: %w", err)
 	}
-	u, err := url.Parse(adminURL)
+	u, err := url.Parse(scratchURL)
 	if err != nil {
 		return "", nil, fmt.Errorf("parse url: %w", err)
 	}
@@ -59,6 +61,24 @@ func ScratchDatabase(ctx context.Context, adminURL, name string) (string, func(c
 		return err
 	}
 	return u.String(), drop, nil
+}
+
+// withoutPoolParams drops pgxpool's own parameters (pool_max_conns, …)
+// from a DATABASE_URL, which a single connection would send to the server
+// as unknown settings. The scratch database's URL keeps them.
+func withoutPoolParams(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	q := u.Query()
+	for k := range q {
+		if strings.HasPrefix(k, "pool_") {
+			q.Del(k)
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // Seed fills the store with stitches spread over threads, interleaved the

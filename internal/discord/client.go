@@ -117,40 +117,59 @@ func New(cfg Config) (*Client, error) {
 	}
 	rewrite.next = base
 
-	session, err := discordgo.New("Bot " + token)
+	intents := cfg.Intents
+	if intents == 0 {
+		intents = DefaultIntents
+	}
+	session, err := newSession("Bot "+token, &http.Client{Transport: newLimitTransport(rewrite, logger), Timeout: timeout},
+		intents, cfg.ShardID, cfg.ShardCount)
+	if err != nil {
+		return nil, err
+	}
+	var allowed map[string]bool
+	if len(cfg.AllowedGuilds) > 0 {
+		allowed = make(map[string]bool, len(cfg.AllowedGuilds))
+		for _, g := range cfg.AllowedGuilds {
+			allowed[g] = true
+		}
+	}
+	c := newClient(session, logger, cfg.Sink, allowed, cfg.SinkTimeout)
+	if closer, ok := base.(interface{ CloseIdleConnections() }); ok {
+		c.idle = closer
+	}
+	return c, nil
+}
+
+// newSession builds a discordgo session sending through client, which
+// carries weft's rate limiting.
+func newSession(token string, client *http.Client, intents discordgo.Intent, shardID, shardCount int) (*discordgo.Session, error) {
+	session, err := discordgo.New(token)
 	if err != nil {
 		return nil, fmt.Errorf("discord: new: %w", err)
 	}
-	session.Client = &http.Client{Transport: newLimitTransport(rewrite, logger), Timeout: timeout}
+	session.Client = client
 	// The transport handles 429s with context-aware waits; discordgo's own
 	// retry sleeps without a context and without a cap.
 	session.ShouldRetryOnRateLimit = false
-	session.Identify.Intents = cfg.Intents
-	if session.Identify.Intents == 0 {
-		session.Identify.Intents = DefaultIntents
-	}
-	session.ShardID, session.ShardCount = cfg.ShardID, max(cfg.ShardCount, 1)
+	session.Identify.Intents = intents
+	session.ShardID, session.ShardCount = shardID, max(shardCount, 1)
 	// Handlers run on the gateway read loop, in gateway order; they only
 	// enqueue (see dispatcher), so they never hold the loop up.
 	session.SyncEvents = true
+	return session, nil
+}
 
+// newClient wraps a session; with a sink it registers the gateway handlers.
+func newClient(session *discordgo.Session, logger *slog.Logger, sink Sink, allowed map[string]bool, sinkTimeout time.Duration) *Client {
 	c := &Client{
 		session:     session,
 		logger:      logger,
-		sink:        cfg.Sink,
-		sinkTimeout: cfg.SinkTimeout,
+		sink:        sink,
+		allowed:     allowed,
+		sinkTimeout: sinkTimeout,
 	}
 	if c.sinkTimeout <= 0 {
 		c.sinkTimeout = defaultSinkTimeout
-	}
-	if len(cfg.AllowedGuilds) > 0 {
-		c.allowed = make(map[string]bool, len(cfg.AllowedGuilds))
-		for _, g := range cfg.AllowedGuilds {
-			c.allowed[g] = true
-		}
-	}
-	if closer, ok := base.(interface{ CloseIdleConnections() }); ok {
-		c.idle = closer
 	}
 	// Registered once here, not in Start, so a retried Start does not add
 	// them twice. Nothing runs until the gateway is open.
@@ -158,7 +177,7 @@ func New(cfg Config) (*Client, error) {
 	if c.sink != nil {
 		c.addHandlers()
 	}
-	return c, nil
+	return c
 }
 
 // Start connects the gateway and starts handing events to the Sink; it

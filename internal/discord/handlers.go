@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -42,11 +43,11 @@ func (c *Client) addHandlers() {
 	s := c.session
 	s.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) {
 		c.logger.Info("discord gateway ready", slog.Int("guilds", len(r.Guilds)))
-		c.events.enqueue(connectionKey, c.deliver("connected", func(ctx context.Context) error { return c.sink.Connected(ctx) }))
+		c.events.enqueue(connectionKey, c.connected())
 	})
 	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) {
 		c.logger.Info("discord gateway resumed")
-		c.events.enqueue(connectionKey, c.deliver("connected", func(ctx context.Context) error { return c.sink.Connected(ctx) }))
+		c.events.enqueue(connectionKey, c.connected())
 	})
 	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Connect) {
 		// A reconnect loop already running when Stop was called cannot be
@@ -135,10 +136,25 @@ func (c *Client) allowedGuild(guildID string) bool {
 	return c.allowed == nil || c.allowed[guildID]
 }
 
+// connectedTimeout bounds a Connected call: a backfill of every tracked
+// thread reads one history per thread, far more than one event's
+// SinkTimeout. It runs in its own lane, so live events do not wait on it.
+const connectedTimeout = 5 * time.Minute
+
+// connected is the Sink's Connected call, with its own timeout.
+func (c *Client) connected() func(context.Context) {
+	return c.deliverWithin("connected", connectedTimeout, c.sink.Connected)
+}
+
 // deliver wraps a Sink call with its timeout and error log.
 func (c *Client) deliver(event string, call func(context.Context) error) func(context.Context) {
+	return c.deliverWithin(event, c.sinkTimeout, call)
+}
+
+// deliverWithin wraps a Sink call with the given timeout and error log.
+func (c *Client) deliverWithin(event string, timeout time.Duration, call func(context.Context) error) func(context.Context) {
 	return func(parent context.Context) {
-		ctx, cancel := context.WithTimeout(parent, c.sinkTimeout)
+		ctx, cancel := context.WithTimeout(parent, timeout)
 		defer cancel()
 		if err := call(ctx); err != nil {
 			c.logger.ErrorContext(ctx, "discord sink failed", slog.String("event", event), slog.Any("error", err))

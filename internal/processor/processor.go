@@ -58,6 +58,12 @@ type Config struct {
 	// FetchPollInterval bounds job pickup latency when LISTEN/NOTIFY is
 	// unavailable; River wakes on notifications sooner.
 	FetchPollInterval time.Duration
+	// Observer, if set, is told when turns start and finish (benchmarks).
+	Observer Observer
+	// OnTurn, when set, is called once a turn has its lease and input to
+	// answer, with the turn's context; the func it returns is called as the
+	// turn ends. The Discord typing indicator hangs on it.
+	OnTurn func(ctx context.Context, threadID uuid.UUID) (done func())
 }
 
 func (c *Config) defaults() {

@@ -32,6 +32,8 @@ type turnWorker struct {
 func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err error) {
 	p := w.p
 	id := j.Args.ThreadID
+	finished := p.observeTurn(id, j.ID)
+	defer func() { finished(err) }() // first in, so it runs last: after the lease is released
 	owner := fmt.Sprintf("%s/job-%d", p.id, j.ID)
 	th, err := p.store.AcquireLease(ctx, id, owner, p.cfg.LeaseTTL)
 	switch {
@@ -85,6 +87,9 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 	}
 	if p.runner == nil {
 		return errors.New("processor: no agent runner on a worker replica")
+	}
+	if p.cfg.OnTurn != nil {
+		defer p.cfg.OnTurn(turnCtx, id)()
 	}
 	err = p.runner.Turn(turnCtx, th, store)
 	switch cause := context.Cause(turnCtx); {

@@ -1,0 +1,36 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/weft-dev/weft/internal/httpapi"
+)
+
+// handleMetrics exports reg for Prometheus.
+func handleMetrics(reg prometheus.Gatherer) http.Handler {
+	if reg == nil {
+		return unavailable("metrics are not configured")
+	}
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}
+
+// handleMCP serves the MCP endpoint.
+func handleMCP(h http.Handler) http.Handler {
+	if h == nil {
+		return unavailable("the MCP server is not configured")
+	}
+	return h
+}
+
+// unavailable answers 503 for a part of the API this replica was built
+// without.
+func unavailable(msg string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpapi.Encode(w, http.StatusServiceUnavailable, httpapi.ErrorBody{
+			Error: msg, Code: "unavailable", RequestID: httpapi.RequestID(r.Context()),
+		})
+	})
+}

@@ -1,0 +1,133 @@
+package api_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/api"
+	"github.com/weft-dev/weft/internal/httpapi"
+	"github.com/weft-dev/weft/internal/logtest"
+	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/replies/repliestest"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+func TestRepliesAPI(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	conv := repliestest.NewConversation(ctx, t, b.store, 250)
+
+	for _, order := range []string{"oldest", "newest"} {
+		t.Run("Pages/"+order, func(t *testing.T) {
+			t.Parallel()
+			got := repliestest.Walk(t, 60, func(cursor string) *replies.Response {
+				q := url.Values{"limit": {"60"}, "order": {order}, "cursor": {cursor}}
+				var resp replies.Response
+				status := b.do(t, http.MethodGet, "/api/v1/threads/"+conv.Thread.ID.String()+"/replies?"+q.Encode(), "", &resp)
+				require.Equal(t, http.StatusOK, status)
+				return &resp
+			})
+			conv.Check(t, got, order == "newest")
+		})
+	}
+
+	t.Run("ByDiscordThreadID", func(t *testing.T) {
+		t.Parallel()
+		var resp replies.Response
+		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads/"+conv.DiscordThreadID+"/replies?limit=1", "", &resp))
+		require.Equal(t, conv.Replies[0], *resp.Replies[0].Text)
+	})
+
+	tests := []struct {
+		name   string
+		path   string
+		status int
+		code   string
+	}{
+		{"UnknownThread", "/api/v1/threads/" + thread.NewID().String() + "/replies", http.StatusNotFound, "NotFound"},
+		{"NotAnID", "/api/v1/threads/general/replies", http.StatusBadRequest, "InvalidArgument"},
+		{"BadOrder", "/api/v1/threads/" + conv.Thread.ID.String() + "/replies?order=up", http.StatusBadRequest, "InvalidArgument"},
+		{"BadLimit", "/api/v1/threads/" + conv.Thread.ID.String() + "/replies?limit=many", http.StatusBadRequest, "invalid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var body httpapi.ErrorBody
+			require.Equal(t, tt.status, b.do(t, http.MethodGet, tt.path, "", &body))
+			require.Equal(t, tt.code, body.Code)
+		})
+	}
+}
+
+// failing answers every get-thread-replies with err.
+type failing struct{ err error }
+
+func (f failing) Get(context.Context, replies.Request) (*replies.Response, error) { return nil, f.err }
+
+func TestRepliesAPIErrorCodes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		code   replies.Code
+		status int
+	}{
+		{replies.CodeNotFound, http.StatusNotFound},
+		{replies.CodeInvalid, http.StatusBadRequest},
+		{replies.CodeAuthentication, http.StatusBadGateway},
+		{replies.CodeAuthorization, http.StatusForbidden},
+		{replies.CodeRateLimit, http.StatusTooManyRequests},
+		{replies.CodeUnavailable, http.StatusServiceUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.code), func(t *testing.T) {
+			t.Parallel()
+			e := &replies.Error{Code: tt.code, Message: "safe text", RetryAfter: 1500 * time.Millisecond, Err: io.ErrUnexpectedEOF}
+			h := api.NewServer(api.Deps{Logger: logtest.New(t), DB: pinger{}, Token: token, Replies: failing{e}})
+			req := httptest.NewRequest(http.MethodGet, "/api/v1/threads/"+thread.NewID().String()+"/replies", nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			require.Equal(t, tt.status, rec.Code)
+			require.Contains(t, rec.Body.String(), `"code":"`+string(tt.code)+`"`)
+			require.Contains(t, rec.Body.String(), `"error":"safe text"`)
+			require.NotContains(t, rec.Body.String(), "unexpected EOF", "the cause stays in the logs")
+			if tt.code == replies.CodeRateLimit {
+				require.Equal(t, "2", rec.Header().Get("Retry-After"))
+			}
+		})
+	}
+}
+
+func TestMetricsExposed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	th := thread.NewID().String()
+	for range 3 {
+		b.do(t, http.MethodGet, "/api/v1/threads/"+th+"/replies", "", nil)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	rec := httptest.NewRecorder()
+	b.handler.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code)
+	body := rec.Body.String()
+	for _, want := range []string{
+		"weft_thread_replies_requests_total 3",
+		`weft_thread_replies_failures_total{code="NotFound"} 3`,
+		`weft_thread_replies_duration_seconds_count{outcome="failure"} 3`,
+		"# TYPE weft_thread_replies_rate_limited_total counter",
+		"# TYPE weft_thread_replies_successes_total counter",
+	} {
+		require.Contains(t, body, want)
+	}
+	require.True(t, strings.Contains(rec.Header().Get("Content-Type"), "text/plain"), strconv.Quote(rec.Header().Get("Content-Type")))
+}

@@ -1,0 +1,79 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/httpapi"
+	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// stitchReader reads a thread's chain.
+type stitchReader interface {
+	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
+	Stitches(ctx context.Context, threadID uuid.UUID, p db.StitchPage) ([]thread.Stitch, error)
+}
+
+// stitchCursor is where a page of stitches ended.
+type stitchCursor struct {
+	Seq int64 `json:"s"`
+}
+
+// stitchList is a page of a thread's stitches, in chain order.
+type stitchList struct {
+	Stitches   []replies.StitchView `json:"stitches"`
+	NextCursor string               `json:"next_cursor,omitempty"`
+	HasMore    bool                 `json:"has_more"`
+}
+
+// handleStitchList returns a thread's stitches in chain order, a page at a
+// time.
+func handleStitchList(logger *slog.Logger, store stitchReader) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := threadID(r)
+		if err != nil {
+			httpapi.WriteError(w, r, logger, err)
+			return
+		}
+		limit, err := intParam(r, "limit")
+		if err != nil {
+			httpapi.WriteError(w, r, logger, err)
+			return
+		}
+		if limit == 0 {
+			limit = replies.DefaultLimit
+		}
+		limit = min(limit, replies.MaxLimit)
+		var after stitchCursor
+		if c := r.URL.Query().Get("cursor"); c != "" {
+			if err := replies.DecodeCursor(c, &after); err != nil {
+				httpapi.WriteError(w, r, logger, err)
+				return
+			}
+		}
+		// An unknown thread is a 404, not an empty list.
+		if _, err := store.Thread(r.Context(), id); err != nil {
+			httpapi.WriteError(w, r, logger, err)
+			return
+		}
+		stitches, err := store.Stitches(r.Context(), id, db.StitchPage{After: after.Seq, Limit: limit + 1})
+		if err != nil {
+			httpapi.WriteError(w, r, logger, err)
+			return
+		}
+		out := stitchList{Stitches: make([]replies.StitchView, 0, min(len(stitches), limit))}
+		if len(stitches) > limit {
+			stitches = stitches[:limit]
+			out.HasMore, out.NextCursor = true, replies.EncodeCursor(stitchCursor{Seq: stitches[limit-1].Seq})
+		}
+		for i := range stitches {
+			out.Stitches = append(out.Stitches, replies.ViewStitch(&stitches[i]))
+		}
+		httpapi.Encode(w, http.StatusOK, out)
+	})
+}

@@ -1,0 +1,177 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/httpapi"
+	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+type threadList struct {
+	Threads    []replies.ThreadView `json:"threads"`
+	NextCursor string               `json:"next_cursor"`
+	HasMore    bool                 `json:"has_more"`
+}
+
+func TestThreadsAPI(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("CreateGetAbort", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		var created replies.ThreadView
+		require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/threads",
+			`{"goal":"summarize the incident","prompt":"read the postmortem first"}`, &created))
+		require.Equal(t, thread.TypeAutonomous, created.Type)
+		require.Equal(t, thread.StatusPending, created.Status)
+
+		var got replies.ThreadDetail
+		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads/"+created.ID.String(), "", &got))
+		require.Equal(t, "summarize the incident", got.Goal)
+		require.Nil(t, got.Discord)
+
+		prompt, err := b.store.ThreadParent(ctx, created.ID)
+		require.NoError(t, err)
+		require.Equal(t, "read the postmortem first", prompt.Content)
+		require.Equal(t, thread.PlatformAPI, prompt.Source)
+
+		var aborted struct {
+			Aborted bool               `json:"aborted"`
+			Thread  replies.ThreadView `json:"thread"`
+		}
+		path := "/api/v1/threads/" + created.ID.String() + "/abort"
+		require.Equal(t, http.StatusOK, b.do(t, http.MethodPost, path, `{"reason":"not needed"}`, &aborted))
+		require.True(t, aborted.Aborted)
+		require.Equal(t, thread.StatusAborted, aborted.Thread.Status)
+		// Aborting again changes nothing; an empty body is fine.
+		require.Equal(t, http.StatusOK, b.do(t, http.MethodPost, path, "", &aborted))
+		require.False(t, aborted.Aborted)
+	})
+
+	t.Run("GetWithAttachments", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		att, lin := dbtest.DiscordAttachment(), dbtest.LinearAttachment()
+		th := dbtest.Thread(ctx, t, b.store, &dbtest.ThreadOpts{Discord: att, Linear: lin})
+		var got replies.ThreadDetail
+		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads/"+th.ID.String(), "", &got))
+		require.Equal(t, thread.TypeInteractive, got.Type)
+		require.Equal(t, att.DiscordThreadID, got.Discord.DiscordThreadID)
+		require.Equal(t, lin.SessionID, got.Linear.SessionID)
+		require.Equal(t, thread.SessionPending, got.Linear.SessionStatus)
+	})
+
+	t.Run("Errors", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		tests := []struct {
+			method, path, body string
+			status             int
+			code               string
+		}{
+			{http.MethodGet, "/api/v1/threads/" + thread.NewID().String(), "", http.StatusNotFound, "not_found"},
+			{http.MethodGet, "/api/v1/threads/nope", "", http.StatusBadRequest, "invalid"},
+			{http.MethodGet, "/api/v1/threads/" + thread.NewID().String() + "/stitches", "", http.StatusNotFound, "not_found"},
+			{http.MethodPost, "/api/v1/threads/" + thread.NewID().String() + "/abort", "", http.StatusNotFound, "not_found"},
+			{http.MethodPost, "/api/v1/threads", `{"goal":"  "}`, http.StatusBadRequest, "invalid"},
+			{http.MethodPost, "/api/v1/threads", `{"goal":"x","colour":"red"}`, http.StatusBadRequest, "invalid"},
+			{http.MethodGet, "/api/v1/threads?status=sleeping", "", http.StatusBadRequest, "invalid"},
+			{http.MethodGet, "/api/v1/threads?platform=api", "", http.StatusBadRequest, "invalid"},
+			{http.MethodGet, "/api/v1/threads?updated_since=yesterday", "", http.StatusBadRequest, "invalid"},
+			{http.MethodGet, "/api/v1/threads?limit=-1", "", http.StatusBadRequest, "invalid"},
+			{http.MethodGet, "/api/v1/threads?cursor=zzz", "", http.StatusBadRequest, "invalid"},
+		}
+		for _, tt := range tests {
+			var body httpapi.ErrorBody
+			require.Equal(t, tt.status, b.do(t, tt.method, tt.path, tt.body, &body), "%s %s", tt.method, tt.path)
+			require.Equal(t, tt.code, body.Code, "%s %s", tt.method, tt.path)
+		}
+	})
+
+	t.Run("ListFiltersAndPages", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		var discord, autonomous []string
+		for i := range 7 {
+			th := dbtest.Thread(ctx, t, b.store, &dbtest.ThreadOpts{Goal: new(fmt.Sprintf("autonomous %d", i))})
+			autonomous = append(autonomous, th.ID.String())
+			th = dbtest.Thread(ctx, t, b.store, &dbtest.ThreadOpts{Discord: dbtest.DiscordAttachment()})
+			discord = append(discord, th.ID.String())
+		}
+		tests := []struct {
+			name  string
+			query url.Values
+			want  []string
+		}{
+			{"All", url.Values{}, append(append([]string{}, autonomous...), discord...)},
+			{"Platform", url.Values{"platform": {"discord"}}, discord},
+			{"Type", url.Values{"type": {"autonomous"}}, autonomous},
+			{"Status", url.Values{"status": {"pending"}, "type": {"interactive"}}, discord},
+			{"UpdatedSinceFuture", url.Values{"updated_since": {time.Now().Add(time.Hour).Format(time.RFC3339)}}, nil},
+		}
+		for _, tt := range tests {
+			var got []string
+			cursor := ""
+			for {
+				q := url.Values{"limit": {"3"}}
+				for k, v := range tt.query {
+					q[k] = v
+				}
+				if cursor != "" {
+					q.Set("cursor", cursor)
+				}
+				var page threadList
+				require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads?"+q.Encode(), "", &page), tt.name)
+				for _, th := range page.Threads {
+					got = append(got, th.ID.String())
+				}
+				if !page.HasMore {
+					break
+				}
+				require.Len(t, page.Threads, 3)
+				cursor = page.NextCursor
+			}
+			require.ElementsMatch(t, tt.want, got, tt.name)
+			require.Len(t, got, len(tt.want), "%s: no repeats", tt.name)
+		}
+	})
+
+	t.Run("StitchesPage", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		th := dbtest.Thread(ctx, t, b.store, nil)
+		for i := range 9 {
+			_, err := b.store.AppendStitch(ctx, thread.Stitch{ThreadID: th.ID, Type: thread.StitchAgentThought, Content: fmt.Sprint(i)})
+			require.NoError(t, err)
+		}
+		var seqs []int64
+		cursor := ""
+		for {
+			var page struct {
+				Stitches   []replies.StitchView `json:"stitches"`
+				NextCursor string               `json:"next_cursor"`
+				HasMore    bool                 `json:"has_more"`
+			}
+			path := "/api/v1/threads/" + th.ID.String() + "/stitches?limit=4&cursor=" + cursor
+			require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, path, "", &page))
+			for _, s := range page.Stitches {
+				seqs = append(seqs, s.Seq)
+			}
+			if !page.HasMore {
+				break
+			}
+			cursor = page.NextCursor
+		}
+		require.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, seqs)
+	})
+}

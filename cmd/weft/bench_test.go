@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/db/dbtest"
+)
+
+// runBench runs `weft bench ARGS…` in-process on a scratch database of its
+// own and returns what it printed. Only that it printed its figures is
+// checked: timings belong to the benchmark's report, never to a test.
+func runBench(t *testing.T, args ...string) string {
+	t.Helper()
+	scratch := fmt.Sprintf("weft_bench_smoke_%d", rand.Uint64())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, append([]string{"weft", "bench"}, append(args, "-db", scratch)...),
+		env(map[string]string{"DATABASE_URL": dbtest.ServerURL(), "WEFT_LOG_LEVEL": "error"}), &stdout, &stderr)
+	require.NoError(t, err, "stderr:\n%s", stderr.String())
+	return stdout.String()
+}
+
+func TestBenchTurnsPrintsItsFigures(t *testing.T) {
+	t.Parallel()
+	out := runBench(t, "turns", "-duration", "1s", "-turns", "20", "-rate", "20")
+	for _, want := range []string{"turns/s", "River no-op jobs/s", "claim+complete/s", "pickup, enqueue commit → turn start",
+		"backend overhead per step, paced", "overall:"} {
+		require.Contains(t, out, want)
+	}
+}
+
+// TestBenchLinearPrintsItsFigures cannot run in parallel: the bench starts
+// `weft serve` as this test binary, which needs WEFT_TEST_AS_WEFT in the
+// environment it inherits (see TestMain).
+func TestBenchLinearPrintsItsFigures(t *testing.T) {
+	t.Setenv("WEFT_TEST_AS_WEFT", "1")
+	out := runBench(t, "linear", "-duration", "1s", "-rate", "20", "-step", "500ms", "-max-rate", "500",
+		"-model-delay", "0", "-wait", "20s")
+	for _, want := range []string{"ack latency (200s)", "webhook sent → first activity at fake", "capacity before shedding",
+		"peak RSS of weft serve (VmHWM)", "overall:"} {
+		require.Contains(t, out, want)
+	}
+}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/mcpserver"
+	"github.com/weft-dev/weft/internal/replies"
+)
+
+// newReplies builds get-thread-replies on the store and, when Discord is
+// on, Discord's REST history; its metrics go on reg. The agent tool, the
+// REST API and the MCP server all use the one it returns.
+func newReplies(store *db.Store, dis *discordApp, reg prometheus.Registerer, logger *slog.Logger) (*replies.Service, error) {
+	cfg := replies.Config{Store: store, Registry: reg, Logger: logger}
+	if dis.on() {
+		// Set only when on: a nil *discord.Client would be a non-nil interface.
+		cfg.Discord = dis.client
+	}
+	return replies.New(cfg)
+}
+
+// newMCP is the MCP server on the store and get-thread-replies, and its
+// streamable HTTP handler for /mcp.
+func newMCP(store *db.Store, rep *replies.Service, logger *slog.Logger) http.Handler {
+	logger = logger.With("component", "mcp")
+	s := mcpserver.New(mcpserver.Deps{Store: store, Replies: rep, Logger: logger})
+	return mcpserver.Handler(s, logger)
+}

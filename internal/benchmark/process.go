@@ -1,0 +1,136 @@
+package benchmark
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Process is a server the bench started as a child process (`weft serve`),
+// so that its memory is its own and can be read from /proc.
+type Process struct {
+	cmd    *exec.Cmd
+	stderr *tail
+	exited chan struct{}
+	err    error // set before exited closes
+}
+
+// Start runs path with args and env added to this process's environment
+// (later entries win), keeping the tail of its stderr for errors.
+func Start(path string, args []string, env []string) (*Process, error) {
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), env...)
+	p := &Process{cmd: cmd, stderr: &tail{max: 16 << 10}, exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", path, err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.exited) }()
+	return p, nil
+}
+
+// PID is the child's process id.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Done is closed when the child has exited.
+func (p *Process) Done() <-chan struct{} { return p.exited }
+
+// Stderr is the last 16 KiB the child wrote to stderr.
+func (p *Process) Stderr() string { return p.stderr.String() }
+
+// WaitReady polls url until it answers 200, the child exits, or timeout.
+func (p *Process) WaitReady(ctx context.Context, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("server exited before it was ready: %v", p.err)
+		case <-ctx.Done():
+			return fmt.Errorf("server not ready: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Memory is the child's resident memory now and at its peak (VmRSS and
+// VmHWM of /proc/PID/status), in bytes.
+func (p *Process) Memory() (rss, peak int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID()))
+	if err != nil {
+		return 0, 0, fmt.Errorf("read process status: %w", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || (k != "VmRSS" && k != "VmHWM") {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("parse %s: %w", k, err)
+		}
+		if k == "VmRSS" {
+			rss = kb << 10
+		} else {
+			peak = kb << 10
+		}
+	}
+	return rss, peak, nil
+}
+
+// Stop sends SIGTERM and waits for the child to exit, killing it after
+// grace.
+func (p *Process) Stop(grace time.Duration) error {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		return p.err
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		return fmt.Errorf("server did not stop within %s and was killed", grace)
+	}
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

@@ -1,0 +1,91 @@
+package discord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// Sender posts outbox rows into Discord threads: the processor's Sender for
+// the discord platform. Each row is sent with its id as the nonce, so a
+// retried send of a row Discord already took returns the message it made
+// instead of posting again (Discord remembers nonces for a few minutes;
+// outbox retries start within seconds).
+type Sender struct {
+	c *Client
+}
+
+// NewSender returns a Sender posting through c.
+func NewSender(c *Client) *Sender { return &Sender{c: c} }
+
+// Send posts one outbox row to its target thread and returns the id of the
+// first message. Rate limits, server errors and network failures come back
+// as they are, for the processor to retry; a row Discord refuses (bad token,
+// missing permission, unknown or archived-and-locked thread, invalid body)
+// or that cannot be rendered wraps thread.ErrInvalid, so the processor gives
+// up on it at once and records an error stitch.
+func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
+	if o.Platform != thread.PlatformDiscord {
+		return "", fmt.Errorf("discord: send %s: %w: platform is %s", o.ID, thread.ErrInvalid, o.Platform)
+	}
+	// Decoded here rather than through package outbox: this package may
+	// depend on the domain only.
+	var body thread.OutboxBody
+	if err := json.Unmarshal(o.Body, &body); err != nil {
+		return "", fmt.Errorf("discord: send %s: decode body: %w: %w", o.ID, thread.ErrInvalid, err)
+	}
+	content := Render(o.Kind, body)
+	if strings.TrimSpace(content) == "" {
+		return "", fmt.Errorf("discord: send %s: %w: nothing to post for a %s", o.ID, thread.ErrInvalid, o.Kind)
+	}
+	id, err := s.c.Send(ctx, o.Target, content, o.ID.String())
+	if err != nil {
+		return "", sendError(o, err)
+	}
+	return id, nil
+}
+
+// Render is the message an outbox row of kind k shows in Discord: the text,
+// an elicitation's options as a numbered list, an error marked as one.
+// Thoughts and actions never reach Discord (the outbox routes only the
+// conversation there); they render as their text should one arrive.
+func Render(k thread.OutboxKind, b thread.OutboxBody) string {
+	text := strings.TrimSpace(b.Text)
+	switch k {
+	case thread.OutboxElicitation:
+		var sb strings.Builder
+		sb.WriteString(text)
+		if len(b.Options) > 0 {
+			sb.WriteString("\n")
+			for i, opt := range b.Options {
+				fmt.Fprintf(&sb, "\n%d. %s", i+1, opt)
+			}
+		}
+		return sb.String()
+	case thread.OutboxError:
+		if text == "" {
+			text = "Something went wrong."
+		}
+		return "⚠️ **Error:** " + text
+	}
+	return text
+}
+
+// sendError keeps retryable failures as they are and marks the rest
+// invalid: a bad token, a missing permission, an unknown thread or a
+// rejected body does not get better by sending the same row again.
+func sendError(o thread.Outbox, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		switch e.Kind {
+		case KindRateLimited, KindServer:
+		default:
+			return fmt.Errorf("discord: send %s %s: %w: %w", o.Kind, o.ID, thread.ErrInvalid, err)
+		}
+	}
+	return fmt.Errorf("discord: send %s %s: %w", o.Kind, o.ID, err)
+}

@@ -1,0 +1,111 @@
+package discord
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/discord/discordtest"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+func TestRender(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		kind thread.OutboxKind
+		body thread.OutboxBody
+		want string
+	}{
+		{"Response", thread.OutboxResponse, thread.OutboxBody{Text: " The build is green. "}, "The build is green."},
+		{"Message", thread.OutboxMessage, thread.OutboxBody{Text: "summary"}, "summary"},
+		{"ElicitationListsOptions", thread.OutboxElicitation, thread.OutboxBody{Text: "Which one?", Options: []string{"staging", "prod"}},
+			"Which one?\n\n1. staging\n2. prod"},
+		{"ElicitationWithoutOptions", thread.OutboxElicitation, thread.OutboxBody{Text: "Which one?"}, "Which one?"},
+		{"Error", thread.OutboxError, thread.OutboxBody{Text: "The model could not be reached."}, "⚠️ **Error:** The model could not be reached."},
+		{"ErrorWithoutText", thread.OutboxError, thread.OutboxBody{}, "⚠️ **Error:** Something went wrong."},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, Render(tt.kind, tt.body), tt.name)
+	}
+}
+
+func outboxRow(t *testing.T, target string, kind thread.OutboxKind, text string) thread.Outbox {
+	t.Helper()
+	body, err := json.Marshal(thread.OutboxBody{Text: text})
+	require.NoError(t, err)
+	return thread.Outbox{ID: thread.NewID(), ThreadID: uuid.New(), Platform: thread.PlatformDiscord, Target: target, Kind: kind, Body: body}
+}
+
+func TestSender(t *testing.T) {
+	t.Parallel()
+
+	t.Run("RetriedRowPostsOnceSplitAndPingsNobody", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil)
+		s := NewSender(b.client)
+		long := strings.Repeat("word ", 500) + "@everyone"
+		o := outboxRow(t, b.channel, thread.OutboxResponse, long)
+		first, err := s.Send(t.Context(), o)
+		require.NoError(t, err)
+		again, err := s.Send(t.Context(), o)
+		require.NoError(t, err)
+		require.Equal(t, first, again)
+		sent := b.server.Sent(b.channel)
+		require.Len(t, sent, 2, "2,500 characters in two messages, each once")
+		for _, m := range sent {
+			require.True(t, m.EnforceNonce)
+			require.Empty(t, m.AllowedMentions.Parse)
+		}
+	})
+
+	t.Run("FailuresAreRetryableOrPermanent", func(t *testing.T) {
+		t.Parallel()
+		tests := []struct {
+			name      string
+			fault     discordtest.Fault
+			permanent bool
+		}{
+			{"RateLimited", discordtest.RateLimit(time.Hour), false},
+			{"ServerError", discordtest.ServerError(http.StatusServiceUnavailable), false},
+			{"Forbidden", discordtest.Fault{Status: http.StatusForbidden, Body: `{"code":50013,"message":"Missing Permissions"}`}, true},
+			{"Invalid", discordtest.Fault{Status: http.StatusBadRequest, Body: `{"code":50035,"message":"Invalid Form Body"}`}, true},
+			{"Unauthorized", discordtest.Fault{Status: http.StatusUnauthorized, Body: `{"code":0,"message":"401: Unauthorized"}`}, true},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				b := setup(t, nil)
+				b.server.InjectFault(http.MethodPost, "/channels/"+b.channel+"/messages", 1, tt.fault)
+				_, err := NewSender(b.client).Send(t.Context(), outboxRow(t, b.channel, thread.OutboxResponse, "hi"))
+				require.Error(t, err)
+				require.Equal(t, tt.permanent, errors.Is(err, thread.ErrInvalid), err.Error())
+			})
+		}
+	})
+
+	t.Run("UnknownThreadIsPermanent", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil)
+		_, err := NewSender(b.client).Send(t.Context(), outboxRow(t, "123456789012345678", thread.OutboxResponse, "hi"))
+		require.ErrorIs(t, err, thread.ErrInvalid)
+	})
+
+	t.Run("OtherPlatformOrEmptyIsPermanent", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil)
+		o := outboxRow(t, b.channel, thread.OutboxResponse, "hi")
+		o.Platform = thread.PlatformLinear
+		_, err := NewSender(b.client).Send(t.Context(), o)
+		require.ErrorIs(t, err, thread.ErrInvalid)
+		_, err = NewSender(b.client).Send(t.Context(), outboxRow(t, b.channel, thread.OutboxResponse, "  "))
+		require.ErrorIs(t, err, thread.ErrInvalid)
+		require.Empty(t, b.server.Sent(b.channel))
+	})
+}

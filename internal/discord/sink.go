@@ -1,0 +1,164 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// Recorder is weft's ingest path, in the domain's terms: what gateway
+// events become. *ingest.Ingester implements it; this package may not import
+// ingest, so the Sink depends on this instead.
+type Recorder interface {
+	// DiscordConversation starts a thread from a mention once its Discord
+	// thread exists; false means the mention was ingested before.
+	DiscordConversation(ctx context.Context, att thread.DiscordAttachment, prompt thread.Stitch) (bool, error)
+	// DiscordMessages stores new messages of a tracked Discord thread and
+	// enqueues one turn for them; an untracked thread fails with
+	// thread.ErrNotFound.
+	DiscordMessages(ctx context.Context, discordThreadID string, msgs []thread.Stitch, seenThrough string) (int, error)
+	DiscordEdited(ctx context.Context, messageID, content string, at time.Time) error
+	DiscordDeleted(ctx context.Context, messageID string, at time.Time) error
+	DiscordThreadActive(ctx context.Context, discordThreadID string, active bool) error
+	ActiveDiscordThreads(ctx context.Context) ([]thread.DiscordAttachment, error)
+}
+
+// Conversations is the Sink of one gateway shard: a mention of the bot in a
+// channel opens a public Discord thread on that message and a weft thread
+// with it; every message people post in a tracked thread goes to that weft
+// thread; edits, deletes and archiving update what weft stored; and after
+// each (re)connect, tracked threads are backfilled from their REST history.
+type Conversations struct {
+	rest       *Client
+	rec        Recorder
+	shardID    int
+	shardCount int
+	logger     *slog.Logger
+}
+
+var _ Sink = (*Conversations)(nil)
+
+// NewConversations returns the Sink for shard shardID of shardCount; rest
+// makes the REST calls (threads, history).
+func NewConversations(rest *Client, rec Recorder, shardID, shardCount int, logger *slog.Logger) *Conversations {
+	return &Conversations{rest: rest, rec: rec, shardID: shardID, shardCount: max(shardCount, 1),
+		logger: logger.With("component", "discord_conversations", "shard_id", shardID)}
+}
+
+// MessageCreated implements Sink.
+func (c *Conversations) MessageCreated(ctx context.Context, m Message) error {
+	if !m.InThread {
+		if !m.MentionsBot || m.GuildID == "" {
+			return nil // weft answers mentions, and opens threads only in guilds
+		}
+		return c.startConversation(ctx, m)
+	}
+	s, ok := stitchOf(m)
+	if !ok {
+		return nil
+	}
+	_, err := c.rec.DiscordMessages(ctx, m.ChannelID, []thread.Stitch{s}, m.ID)
+	if errors.Is(err, thread.ErrNotFound) {
+		return nil // a thread weft is not part of
+	}
+	return err
+}
+
+// startConversation opens a public thread on the mention and the weft
+// thread attached to it. The Discord thread comes first: its id is known
+// (it equals the message's), but a turn must not answer into a thread that
+// does not exist yet. A redelivered mention finds the thread already
+// created and is then deduplicated by the ledger.
+func (c *Conversations) startConversation(ctx context.Context, m Message) error {
+	prompt := withoutMentions(m.Content)
+	name := prompt
+	if name == "" {
+		name = "Conversation with " + m.Author.Name
+	}
+	name, err := threadName(name)
+	if err != nil {
+		return err
+	}
+	if prompt == "" {
+		prompt = m.Content
+	}
+	threadID, err := c.rest.StartThread(ctx, m.ChannelID, m.ID, name)
+	var de *Error
+	switch {
+	case errors.As(err, &de) && de.Code == codeThreadAlreadyCreated:
+		threadID = m.ID
+	case err != nil:
+		return fmt.Errorf("discord: start conversation: %w", err)
+	}
+	att := thread.DiscordAttachment{
+		DiscordThreadID: threadID, ChannelID: m.ChannelID, GuildID: m.GuildID,
+		CreatedBy: m.Author.ID, ThreadName: name,
+	}
+	created, err := c.rec.DiscordConversation(ctx, att, thread.Stitch{
+		Content: prompt, Source: thread.PlatformDiscord, ExternalID: m.ID, Author: authorOf(m.Author),
+	})
+	if err != nil || !created {
+		return err
+	}
+	c.logger.InfoContext(ctx, "discord conversation started", slog.String("discord_thread_id", threadID))
+	// Someone may have posted in the new thread before it was tracked;
+	// those messages were ignored as untracked, so read them now.
+	_, err = c.backfillThread(ctx, threadID, m.ID)
+	return err
+}
+
+// MessageUpdated implements Sink: an edit updates the stored text only.
+func (c *Conversations) MessageUpdated(ctx context.Context, m Message) error {
+	at := m.EditedAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return c.rec.DiscordEdited(ctx, m.ID, m.Content, at)
+}
+
+// MessageDeleted implements Sink.
+func (c *Conversations) MessageDeleted(ctx context.Context, _, messageID string) error {
+	return c.rec.DiscordDeleted(ctx, messageID, time.Now())
+}
+
+// ThreadUpdated implements Sink: archived or deleted threads become
+// inactive attachments, unarchived ones active again.
+func (c *Conversations) ThreadUpdated(ctx context.Context, t Thread) error {
+	return c.rec.DiscordThreadActive(ctx, t.ID, t.Active())
+}
+
+// codeThreadAlreadyCreated is Discord's answer to starting a second thread
+// on a message: a redelivered mention.
+const codeThreadAlreadyCreated = 160004
+
+// leadingMentions matches user mentions at the start of a message: the
+// "@weft" that addresses the bot is not part of the question.
+var leadingMentions = regexp.MustCompile(`^(\s*<@!?\d+>)+`)
+
+// withoutMentions is content without its leading mentions, trimmed.
+func withoutMentions(content string) string {
+	return strings.TrimSpace(leadingMentions.ReplaceAllString(content, ""))
+}
+
+// stitchOf is the discord_message stitch a person's message becomes. A
+// message without text (a thread's starter stub, an attachment alone) has
+// nothing to answer and becomes none.
+func stitchOf(m Message) (thread.Stitch, bool) {
+	if m.Author.Bot || strings.TrimSpace(m.Content) == "" {
+		return thread.Stitch{}, false
+	}
+	return thread.Stitch{
+		Type: thread.StitchDiscordMessage, Content: m.Content,
+		Source: thread.PlatformDiscord, ExternalID: m.ID, Author: authorOf(m.Author),
+	}, true
+}
+
+func authorOf(a Author) *thread.Author {
+	return &thread.Author{ID: a.ID, Name: a.Name, Bot: a.Bot}
+}

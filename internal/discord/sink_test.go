@@ -1,0 +1,147 @@
+package discord
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// fakeRecorder tracks conversations in memory, as ingest would.
+type fakeRecorder struct {
+	mu       sync.Mutex
+	tracked  map[string]bool
+	stored   map[string]int // message id → times stored
+	onStart  func(threadID string)
+	convs    int
+	inactive []string
+}
+
+func newFakeRecorder() *fakeRecorder {
+	return &fakeRecorder{tracked: map[string]bool{}, stored: map[string]int{}}
+}
+
+func (f *fakeRecorder) DiscordConversation(_ context.Context, att thread.DiscordAttachment, p thread.Stitch) (bool, error) {
+	if f.onStart != nil {
+		f.onStart(att.DiscordThreadID)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.convs++
+	if f.tracked[att.DiscordThreadID] {
+		return false, nil
+	}
+	f.tracked[att.DiscordThreadID] = true
+	f.stored[p.ExternalID]++
+	return true, nil
+}
+
+func (f *fakeRecorder) DiscordMessages(_ context.Context, threadID string, msgs []thread.Stitch, _ string) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.tracked[threadID] {
+		return 0, thread.ErrNotFound
+	}
+	n := 0
+	for _, m := range msgs {
+		if f.stored[m.ExternalID] == 0 {
+			n++
+		}
+		f.stored[m.ExternalID]++
+	}
+	return n, nil
+}
+
+func (f *fakeRecorder) DiscordEdited(context.Context, string, string, time.Time) error { return nil }
+func (f *fakeRecorder) DiscordDeleted(context.Context, string, time.Time) error        { return nil }
+func (f *fakeRecorder) DiscordThreadActive(_ context.Context, id string, active bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !active {
+		f.inactive = append(f.inactive, id)
+	}
+	return nil
+}
+func (f *fakeRecorder) ActiveDiscordThreads(context.Context) ([]thread.DiscordAttachment, error) {
+	return nil, nil
+}
+
+func TestConversations(t *testing.T) {
+	t.Parallel()
+
+	t.Run("MessagesPostedBeforeTrackingAreCaughtUp", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil)
+		rec := newFakeRecorder()
+		var early string
+		rec.onStart = func(threadID string) {
+			// Someone answers in the new thread before weft recorded it.
+			early = b.server.PostUserMessage(threadID, b.alice, "also the weekly build").ID
+		}
+		conv := NewConversations(b.client, rec, 0, 1, testLogger(t))
+		m := b.server.PostUserMessage(b.channel, b.alice, "<@"+b.server.BotUser().ID+"> why is the build red?")
+		msg := Message{ID: m.ID, ChannelID: b.channel, GuildID: b.guildID, Author: Author{ID: b.alice.ID, Name: "alice"},
+			Content: m.Content, MentionsBot: true}
+		require.NoError(t, conv.MessageCreated(t.Context(), msg))
+		ch, ok := b.server.Channel(m.ID)
+		require.True(t, ok)
+		require.Equal(t, "why is the build red?", ch.Name)
+		require.Equal(t, 1, rec.stored[early], "the early message was caught up")
+
+		// The mention again (a redelivery): the thread exists, nothing new.
+		rec.onStart = nil
+		require.NoError(t, conv.MessageCreated(t.Context(), msg))
+		require.Equal(t, 2, rec.convs)
+		require.Equal(t, 1, rec.stored[m.ID])
+		require.Equal(t, 1, rec.stored[early])
+	})
+
+	t.Run("UntrackedAndUnmentionedAreIgnored", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil)
+		rec := newFakeRecorder()
+		conv := NewConversations(b.client, rec, 0, 1, testLogger(t))
+		require.NoError(t, conv.MessageCreated(t.Context(), Message{ID: "1", ChannelID: b.channel, GuildID: b.guildID, Content: "hi"}))
+		require.NoError(t, conv.MessageCreated(t.Context(), Message{ID: "2", ChannelID: "123456789012345678", InThread: true, Content: "hi"}))
+		require.Zero(t, rec.convs)
+		require.Empty(t, rec.stored)
+	})
+
+	t.Run("BackfillOfAVanishedThreadDeactivatesIt", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil)
+		rec := newFakeRecorder()
+		conv := NewConversations(b.client, rec, 0, 1, testLogger(t))
+		_, err := conv.backfillThread(t.Context(), "123456789012345678", "")
+		require.NoError(t, err)
+		require.Equal(t, []string{"123456789012345678"}, rec.inactive)
+	})
+}
+
+type surfaces map[uuid.UUID]string
+
+func (s surfaces) DiscordSurface(_ context.Context, id uuid.UUID) (string, error) {
+	if ch, ok := s[id]; ok {
+		return ch, nil
+	}
+	return "", thread.ErrNotFound
+}
+
+func TestTypist(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	th, other := uuid.New(), uuid.New()
+	typist := NewTypist(b.client, surfaces{th: b.channel}, time.Millisecond, testLogger(t))
+
+	stop := typist.Typing(t.Context(), th)
+	require.Eventually(t, func() bool { return b.server.Typing(b.channel) >= 3 }, waitTimeout, time.Millisecond, "refreshed while the turn runs")
+	stop()
+	after := b.server.Typing(b.channel)
+	typist.Typing(t.Context(), other)() // answers elsewhere: no typing
+	require.Equal(t, after, b.server.Typing(b.channel), "nothing after stop")
+}

@@ -1,0 +1,75 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// TypingInterval is how often the typing indicator is refreshed while a
+// turn runs: Discord shows it for about 10 seconds, or until the bot posts.
+const TypingInterval = 8 * time.Second
+
+// Surfaces finds the Discord thread a thread answers in now, failing with
+// thread.ErrNotFound when its answer goes elsewhere. *db.Store implements it.
+type Surfaces interface {
+	DiscordSurface(ctx context.Context, threadID uuid.UUID) (string, error)
+}
+
+// Typist shows "weft is typing…" in a Discord thread while a turn works on
+// it. The processor calls Typing as a turn starts and the func it returns
+// as the turn ends.
+type Typist struct {
+	c        *Client
+	surfaces Surfaces
+	interval time.Duration
+	logger   *slog.Logger
+}
+
+// NewTypist returns a Typist refreshing every interval (0: TypingInterval).
+func NewTypist(c *Client, surfaces Surfaces, interval time.Duration, logger *slog.Logger) *Typist {
+	if interval <= 0 {
+		interval = TypingInterval
+	}
+	return &Typist{c: c, surfaces: surfaces, interval: interval, logger: logger.With("component", "discord_typing")}
+}
+
+// Typing starts the indicator in the thread's Discord thread, if its answer
+// goes there, and keeps it up until ctx ends or the returned stop is called;
+// stop waits for the refresher to exit. Typing is a courtesy: its failures
+// are logged at debug level and never affect the turn.
+func (t *Typist) Typing(ctx context.Context, threadID uuid.UUID) (stop func()) {
+	channelID, err := t.surfaces.DiscordSurface(ctx, threadID)
+	if err != nil {
+		if !errors.Is(err, thread.ErrNotFound) {
+			t.logger.DebugContext(ctx, "discord typing: no surface", slog.String("thread_id", threadID.String()), slog.Any("error", err))
+		}
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(t.interval)
+		defer tick.Stop()
+		for {
+			if err := t.c.Typing(ctx, channelID); err != nil && ctx.Err() == nil {
+				t.logger.DebugContext(ctx, "discord typing failed", slog.String("thread_id", threadID.String()), slog.Any("error", err))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}

@@ -1,0 +1,217 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/outbox"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// Ledger event types of Discord deliveries.
+const (
+	discordEventMessage     = "MESSAGE_CREATE"
+	discordEventInteraction = "INTERACTION_CREATE"
+)
+
+// DiscordConversation starts a conversation from a mention of the bot in a
+// channel, once the Discord thread att names exists on Discord: in one
+// transaction, the ledger entry (keyed by the mention's message id), an
+// interactive thread attached to the Discord thread with prompt (the
+// mention, source discord) as its initial prompt, and a turn. It reports
+// false, writing nothing more, for a mention already ingested.
+func (in *Ingester) DiscordConversation(ctx context.Context, att thread.DiscordAttachment, prompt thread.Stitch) (bool, error) {
+	prompt.Source = thread.PlatformDiscord
+	// The mention is the newest message the attachment has seen: backfill
+	// reads the Discord thread after it.
+	att.LastMessageID = prompt.ExternalID
+	draft, err := in.Builder().WithGoal(att.ThreadName).InteractiveDiscord(&att).WithInitialPrompt(prompt).Draft(ctx)
+	if err != nil {
+		return false, fmt.Errorf("ingest discord conversation: %w", err)
+	}
+	var created bool
+	err = in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		fresh, err := tx.RecordInbound(ctx, discordInbound(prompt.ExternalID, discordEventMessage, "mention"))
+		if err != nil || !fresh {
+			return err
+		}
+		th, err := tx.CreateThread(ctx, draft)
+		if errors.Is(err, thread.ErrDiscordThreadAttached) {
+			return nil // tracked already (the ledger lost the race to nothing else)
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.SetInboundThread(ctx, thread.PlatformDiscord, prompt.ExternalID, th.ID.String()); err != nil {
+			return err
+		}
+		created = true
+		return in.enqueueTurn(ctx, tx, th.ID)
+	})
+	if err != nil {
+		return false, fmt.Errorf("ingest discord conversation: %w", err)
+	}
+	return created, nil
+}
+
+// DiscordMessages stores messages people posted in a tracked Discord
+// thread, oldest first, in one transaction: for each one not seen before
+// (by its message id, in the ledger), a discord_message stitch; then one
+// turn if any was new, so a batch a backfill found is answered once.
+// seenThrough is the newest message id the caller read, bots' included: the
+// thread's backfill cursor moves up to it. A Discord thread weft does not
+// track fails with thread.ErrNotFound and writes nothing. A message in an
+// archived thread reactivates it: Discord unarchives a thread people post in.
+func (in *Ingester) DiscordMessages(ctx context.Context, discordThreadID string, msgs []thread.Stitch, seenThrough string) (int, error) {
+	var added int
+	err := in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		th, err := tx.ThreadByDiscordThread(ctx, discordThreadID)
+		if err != nil {
+			return err
+		}
+		for _, s := range msgs {
+			fresh, err := tx.RecordInbound(ctx, discordInbound(s.ExternalID, discordEventMessage, "message"))
+			if err != nil {
+				return err
+			}
+			if !fresh {
+				continue
+			}
+			if err := tx.SetInboundThread(ctx, thread.PlatformDiscord, s.ExternalID, th.ID.String()); err != nil {
+				return err
+			}
+			s.ThreadID, s.Type, s.Source = th.ID, thread.StitchDiscordMessage, thread.PlatformDiscord
+			if _, err := tx.AppendStitch(ctx, s); err != nil {
+				return err
+			}
+			added++
+		}
+		if seenThrough != "" {
+			if err := tx.SetDiscordLastMessage(ctx, discordThreadID, seenThrough); err != nil {
+				return err
+			}
+		}
+		if added == 0 {
+			return nil
+		}
+		att, err := tx.DiscordAttachment(ctx, th.ID)
+		if err != nil {
+			return err
+		}
+		if !att.Active {
+			if err := tx.SetDiscordActive(ctx, discordThreadID, true); err != nil {
+				return err
+			}
+		}
+		return in.enqueueTurn(ctx, tx, th.ID)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("ingest discord messages: %w", err)
+	}
+	return added, nil
+}
+
+// DiscordEdited records an edit of a message weft stored: its latest text
+// and when. It answers nothing (no turn), and an edit of a message weft
+// never stored is ignored.
+func (in *Ingester) DiscordEdited(ctx context.Context, messageID, content string, at time.Time) error {
+	return in.discordEdit(ctx, messageID, db.StitchEdit{Content: content, EditedAt: at})
+}
+
+// DiscordDeleted records that a message weft stored was deleted. History
+// keeps the stitch (and its text) marked deleted; the model no longer sees
+// it.
+func (in *Ingester) DiscordDeleted(ctx context.Context, messageID string, at time.Time) error {
+	return in.discordEdit(ctx, messageID, db.StitchEdit{DeletedAt: at})
+}
+
+func (in *Ingester) discordEdit(ctx context.Context, messageID string, e db.StitchEdit) error {
+	if _, err := in.store.EditStitch(ctx, thread.PlatformDiscord, messageID, e); err != nil && !errors.Is(err, thread.ErrNotFound) {
+		return fmt.Errorf("ingest discord edit: %w", err)
+	}
+	return nil
+}
+
+// DiscordThreadActive records that a Discord thread was archived or deleted
+// (inactive), or came back. Only the attachment changes: the weft thread
+// neither completes nor fails. Threads weft does not track are ignored.
+func (in *Ingester) DiscordThreadActive(ctx context.Context, discordThreadID string, active bool) error {
+	if err := in.store.SetDiscordActive(ctx, discordThreadID, active); err != nil && !errors.Is(err, thread.ErrNotFound) {
+		return fmt.Errorf("ingest discord thread state: %w", err)
+	}
+	return nil
+}
+
+// ActiveDiscordThreads lists every active Discord attachment: what a
+// gateway backfills after it reconnects.
+func (in *Ingester) ActiveDiscordThreads(ctx context.Context) ([]thread.DiscordAttachment, error) {
+	var all []thread.DiscordAttachment
+	after := ""
+	for {
+		page, err := in.store.ActiveDiscordThreads(ctx, after, db.MaxActiveDiscordThreads)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if len(page) < db.MaxActiveDiscordThreads {
+			return all, nil
+		}
+		after = page[len(page)-1].DiscordThreadID
+	}
+}
+
+// DiscordInteraction records a verified interaction in the ledger, keyed
+// by deliveryID (unique per interaction), and reports whether it is new.
+// Discord never redelivers an interaction, so one seen before is a replay.
+func (in *Ingester) DiscordInteraction(ctx context.Context, deliveryID, action string) (bool, error) {
+	fresh, err := in.store.RecordInbound(ctx, discordInbound(deliveryID, discordEventInteraction, action))
+	if err != nil {
+		return false, fmt.Errorf("ingest discord interaction: %w", err)
+	}
+	return fresh, nil
+}
+
+// ContinueInDiscord attaches a thread to a new Discord thread, in one
+// transaction with what announces it: summary posted in the Discord thread,
+// and, when the thread has a Linear session, linearText as a response
+// activity there and url as the session's external link. From then on the
+// thread's answers go wherever its latest input came from. A thread
+// attached to Discord already fails with thread.ErrAlreadyAttached.
+func (in *Ingester) ContinueInDiscord(ctx context.Context, att thread.DiscordAttachment, summary, linearText, url string) error {
+	err := in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		if err := tx.AttachDiscord(ctx, att); err != nil {
+			return err
+		}
+		err := outbox.Enqueue(ctx, tx, in.jobs, thread.Outbox{ThreadID: att.ThreadID, Platform: thread.PlatformDiscord,
+			Target: att.DiscordThreadID, Kind: thread.OutboxMessage}, thread.OutboxBody{Text: summary})
+		if err != nil {
+			return err
+		}
+		lin, err := tx.LinearAttachment(ctx, att.ThreadID)
+		if errors.Is(err, thread.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		err = outbox.Enqueue(ctx, tx, in.jobs, thread.Outbox{ThreadID: att.ThreadID, Platform: thread.PlatformLinear,
+			Target: lin.SessionID, Kind: thread.OutboxResponse}, thread.OutboxBody{Text: linearText})
+		if err != nil {
+			return err
+		}
+		return outbox.Enqueue(ctx, tx, in.jobs, thread.Outbox{ThreadID: att.ThreadID, Platform: thread.PlatformLinear,
+			Target: lin.SessionID, Kind: thread.OutboxSessionUpdate},
+			thread.OutboxBody{ExternalURL: url, ExternalURLLabel: "Discord thread"})
+	})
+	if err != nil {
+		return fmt.Errorf("continue thread %s in discord: %w", att.ThreadID, err)
+	}
+	return nil
+}
+
+func discordInbound(key, eventType, action string) thread.Inbound {
+	return thread.Inbound{Platform: thread.PlatformDiscord, DeliveryID: key, EventKey: key, EventType: eventType, Action: action}
+}

@@ -1,0 +1,214 @@
+package ingest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/outbox"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+func mention(att *thread.DiscordAttachment) thread.Stitch {
+	return thread.Stitch{Content: "why is the build red?", ExternalID: att.DiscordThreadID, Author: &thread.Author{ID: "u1", Name: "Ada"}}
+}
+
+func discordMsg(id, text string) thread.Stitch {
+	return thread.Stitch{Content: text, ExternalID: id, Author: &thread.Author{ID: "u1", Name: "Ada"}}
+}
+
+// discordChain lists a thread's stitches as type/external id.
+func (b *linearBundle) discordChain(t *testing.T, id uuid.UUID) []string {
+	t.Helper()
+	chain, err := b.store.Stitches(context.Background(), id, db.StitchPage{})
+	require.NoError(t, err)
+	var out []string
+	for _, s := range chain {
+		out = append(out, string(s.Type)+"/"+s.ExternalID)
+	}
+	return out
+}
+
+func TestDiscordConversation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("ThreadPromptAndTurnInOneGo", func(t *testing.T) {
+		t.Parallel()
+		b := setupLinear(t)
+		att := dbtest.DiscordAttachment()
+		created, err := b.ing.DiscordConversation(ctx, *att, mention(att))
+		require.NoError(t, err)
+		require.True(t, created)
+
+		th, err := b.store.ThreadByDiscordThread(ctx, att.DiscordThreadID)
+		require.NoError(t, err)
+		require.Equal(t, thread.TypeInteractive, th.Type)
+		require.Equal(t, att.ThreadName, th.Goal)
+		require.Equal(t, []string{"system_prompt/", "initial_prompt/" + att.DiscordThreadID}, b.discordChain(t, th.ID))
+		chain, err := b.store.Stitches(ctx, th.ID, db.StitchPage{})
+		require.NoError(t, err)
+		require.Equal(t, thread.PlatformDiscord, chain[1].Source)
+		require.Equal(t, "Ada", chain[1].Author.Name)
+		got, err := b.store.DiscordAttachment(ctx, th.ID)
+		require.NoError(t, err)
+		require.Equal(t, att.DiscordThreadID, got.LastMessageID, "backfill starts after the mention")
+		require.Equal(t, 1, b.jobs(t, "weft_turn", th.ID.String()))
+		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM webhook_deliveries WHERE platform = 'discord' AND event_key = $1 AND thread_id = $2`,
+			att.DiscordThreadID, th.ID))
+	})
+
+	t.Run("DuplicateMentionIsIgnored", func(t *testing.T) {
+		t.Parallel()
+		b := setupLinear(t)
+		att := dbtest.DiscordAttachment()
+		_, err := b.ing.DiscordConversation(ctx, *att, mention(att))
+		require.NoError(t, err)
+		created, err := b.ing.DiscordConversation(ctx, *att, mention(att))
+		require.NoError(t, err)
+		require.False(t, created)
+		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM threads`))
+		require.Equal(t, 1, b.jobs(t, "weft_turn", ""))
+	})
+}
+
+func TestDiscordMessages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	setup := func(t *testing.T) (*linearBundle, *thread.DiscordAttachment, uuid.UUID) {
+		t.Helper()
+		b := setupLinear(t)
+		att := dbtest.DiscordAttachment()
+		_, err := b.ing.DiscordConversation(ctx, *att, mention(att))
+		require.NoError(t, err)
+		th, err := b.store.ThreadByDiscordThread(ctx, att.DiscordThreadID)
+		require.NoError(t, err)
+		return b, att, th.ID
+	}
+
+	t.Run("EachNewMessageOnceAndOneTurnPerBatch", func(t *testing.T) {
+		t.Parallel()
+		b, att, id := setup(t)
+		m1, m2, m3 := dbtest.Snowflake(), dbtest.Snowflake(), dbtest.Snowflake()
+		n, err := b.ing.DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg(m1, "one")}, m1)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		// A backfill seeing m1 again and two more: m1 is not stored twice.
+		n, err = b.ing.DiscordMessages(ctx, att.DiscordThreadID,
+			[]thread.Stitch{discordMsg(m1, "one"), discordMsg(m2, "two"), discordMsg(m3, "three")}, m3)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		// Redelivered: nothing new, no turn.
+		n, err = b.ing.DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg(m2, "two")}, m2)
+		require.NoError(t, err)
+		require.Zero(t, n)
+
+		require.Equal(t, []string{"system_prompt/", "initial_prompt/" + att.DiscordThreadID,
+			"discord_message/" + m1, "discord_message/" + m2, "discord_message/" + m3}, b.discordChain(t, id))
+		require.Equal(t, 3, b.jobs(t, "weft_turn", id.String()), "the mention, the message, the batch")
+	})
+
+	t.Run("UntrackedThreadWritesNothing", func(t *testing.T) {
+		t.Parallel()
+		b, _, _ := setup(t)
+		before := b.count(t, `SELECT count(*) FROM webhook_deliveries`)
+		m := dbtest.Snowflake()
+		_, err := b.ing.DiscordMessages(ctx, dbtest.Snowflake(), []thread.Stitch{discordMsg(m, "hi")}, m)
+		require.ErrorIs(t, err, thread.ErrNotFound)
+		require.Equal(t, before, b.count(t, `SELECT count(*) FROM webhook_deliveries`))
+	})
+
+	t.Run("EditAndDeleteUpdateWithoutTurn", func(t *testing.T) {
+		t.Parallel()
+		b, att, id := setup(t)
+		m := dbtest.Snowflake()
+		_, err := b.ing.DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg(m, "typo")}, m)
+		require.NoError(t, err)
+		edited := time.Now().UTC().Truncate(time.Millisecond)
+		require.NoError(t, b.ing.DiscordEdited(ctx, m, "fixed", edited))
+		require.NoError(t, b.ing.DiscordEdited(ctx, dbtest.Snowflake(), "not ours", edited), "unknown messages are ignored")
+		s, err := b.store.StitchByExternalID(ctx, thread.PlatformDiscord, m)
+		require.NoError(t, err)
+		require.Equal(t, "fixed", s.Content)
+		require.WithinDuration(t, edited, s.EditedAt, time.Millisecond)
+
+		require.NoError(t, b.ing.DiscordDeleted(ctx, m, time.Now()))
+		s, err = b.store.StitchByExternalID(ctx, thread.PlatformDiscord, m)
+		require.NoError(t, err)
+		require.False(t, s.DeletedAt.IsZero())
+		require.Equal(t, "fixed", s.Content, "history keeps the text")
+		require.Equal(t, 2, b.jobs(t, "weft_turn", id.String()), "edits and deletes answer nothing")
+	})
+
+	t.Run("ArchiveDeactivatesAndAMessageReactivates", func(t *testing.T) {
+		t.Parallel()
+		b, att, id := setup(t)
+		require.NoError(t, b.ing.DiscordThreadActive(ctx, att.DiscordThreadID, false))
+		require.NoError(t, b.ing.DiscordThreadActive(ctx, dbtest.Snowflake(), false), "untracked threads are ignored")
+		got, err := b.store.DiscordAttachment(ctx, id)
+		require.NoError(t, err)
+		require.False(t, got.Active)
+		th, err := b.store.Thread(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, thread.StatusPending, th.Status, "the weft thread is untouched")
+		active, err := b.ing.ActiveDiscordThreads(ctx)
+		require.NoError(t, err)
+		require.Empty(t, active)
+
+		m := dbtest.Snowflake()
+		_, err = b.ing.DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg(m, "back")}, m)
+		require.NoError(t, err)
+		got, err = b.store.DiscordAttachment(ctx, id)
+		require.NoError(t, err)
+		require.True(t, got.Active)
+	})
+}
+
+func TestDiscordInteraction(t *testing.T) {
+	t.Parallel()
+	b := setupLinear(t)
+	fresh, err := b.ing.DiscordInteraction(context.Background(), "i1:abc", "status")
+	require.NoError(t, err)
+	require.True(t, fresh)
+	fresh, err = b.ing.DiscordInteraction(context.Background(), "i1:abc", "status")
+	require.NoError(t, err)
+	require.False(t, fresh, "a replay")
+}
+
+func TestContinueInDiscord(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupLinear(t)
+	res, err := b.ing.LinearCreated(ctx, delivery("s1", "created"), session("s1"))
+	require.NoError(t, err)
+	att := dbtest.DiscordAttachment()
+	att.ThreadID = res.ThreadID
+	url := "https://discord.com/channels/" + att.GuildID + "/" + att.DiscordThreadID
+	require.NoError(t, b.ing.ContinueInDiscord(ctx, *att, "summary", "continued: "+url, url))
+
+	th, err := b.store.ThreadByDiscordThread(ctx, att.DiscordThreadID)
+	require.NoError(t, err)
+	require.Equal(t, res.ThreadID, th.ID, "the same weft thread")
+	rows, err := b.store.ThreadOutbox(ctx, th.ID)
+	require.NoError(t, err)
+	var got []string
+	for _, o := range rows[1:] { // after the session's acknowledgement
+		body, err := outbox.Body(o)
+		require.NoError(t, err)
+		got = append(got, string(o.Platform)+"/"+string(o.Kind)+"/"+o.Target+"/"+body.Text+body.ExternalURL)
+	}
+	require.Equal(t, []string{
+		"discord/message/" + att.DiscordThreadID + "/summary",
+		"linear/response/s1/continued: " + url,
+		"linear/session_update/s1/" + url,
+	}, got)
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM cross_platform_threads WHERE has_discord AND has_linear AND thread_id = $1`, th.ID))
+
+	err = b.ing.ContinueInDiscord(ctx, *att, "again", "again", url)
+	require.ErrorIs(t, err, thread.ErrAlreadyAttached)
+}

@@ -1,0 +1,193 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// tools holds the handlers' dependencies.
+type tools struct {
+	store   Store
+	replies RepliesGetter
+	logger  *slog.Logger
+}
+
+// repliesArgs are get-thread-replies' arguments.
+type repliesArgs struct {
+	ThreadID string `json:"thread_id" jsonschema:"a weft thread id (UUID) or a Discord thread id (snowflake)"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"replies per page: default 50, at most 200"`
+	Cursor   string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Order    string `json:"order,omitempty" jsonschema:"oldest (default) or newest"`
+}
+
+// listArgs are list-threads' arguments.
+type listArgs struct {
+	Status       string `json:"status,omitempty" jsonschema:"pending, running, waiting, completed, failed or aborted"`
+	Type         string `json:"type,omitempty" jsonschema:"autonomous or interactive"`
+	Platform     string `json:"platform,omitempty" jsonschema:"discord or linear: threads attached there"`
+	UpdatedSince string `json:"updated_since,omitempty" jsonschema:"RFC 3339 time: threads updated since"`
+	Limit        int    `json:"limit,omitempty" jsonschema:"threads per page: default 50, at most 200"`
+	Cursor       string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+}
+
+// getArgs are get-thread's arguments.
+type getArgs struct {
+	ThreadID string `json:"thread_id" jsonschema:"a weft thread id (UUID)"`
+}
+
+// searchArgs are search-threads' arguments.
+type searchArgs struct {
+	Query string `json:"query" jsonschema:"text to find in the threads' messages (case-insensitive substring)"`
+	Limit int    `json:"limit,omitempty" jsonschema:"threads to return: default 20, at most 100"`
+}
+
+// searchHit is one thread search-threads found.
+type searchHit struct {
+	Thread  replies.ThreadView `json:"thread"`
+	Match   searchMatch        `json:"match"`
+	Matches int                `json:"matches"`
+}
+
+// searchMatch is a thread's newest matching message.
+type searchMatch struct {
+	StitchID  uuid.UUID         `json:"stitch_id"`
+	Seq       int64             `json:"seq"`
+	Type      thread.StitchType `json:"type"`
+	Text      string            `json:"text"`
+	CreatedAt time.Time         `json:"created_at"`
+}
+
+// searchResult is search-threads' answer.
+type searchResult struct {
+	Results []searchHit `json:"results"`
+}
+
+// Search defaults: a page an agent can read at once.
+const (
+	defaultSearchLimit = 20
+	maxMatchText       = 300
+)
+
+func (t *tools) register(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{
+		Name: "get-thread-replies",
+		Description: "A thread's parent message and a page of its replies, with edited and deleted flags (deleted text is null). " +
+			"Pass next_cursor back as cursor to read on.",
+		Annotations: readOnly,
+	}, t.getReplies)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "list-threads",
+		Description: "weft's threads, newest updated first, filtered by status, type, platform and update time.",
+		Annotations: readOnly,
+	}, t.listThreads)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "get-thread",
+		Description: "One thread: goal, status, result, and where it is attached (Discord thread, Linear session).",
+		Annotations: readOnly,
+	}, t.getThread)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "search-threads",
+		Description: "Threads whose messages contain the query, most recent match first, with the newest matching message.",
+		Annotations: readOnly,
+	}, t.searchThreads)
+}
+
+// readOnly marks every tool: none changes anything.
+var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true}
+
+func (t *tools) getReplies(ctx context.Context, _ *mcp.CallToolRequest, in repliesArgs) (*mcp.CallToolResult, any, error) {
+	resp, err := t.replies.Get(ctx, replies.Request{ThreadID: in.ThreadID, Limit: in.Limit, Cursor: in.Cursor, Order: replies.Order(in.Order)})
+	if err != nil {
+		// The service logged it already.
+		return toolError(replies.ErrorOf(err)), nil, nil
+	}
+	return nil, resp, nil
+}
+
+func (t *tools) listThreads(ctx context.Context, _ *mcp.CallToolRequest, in listArgs) (*mcp.CallToolResult, any, error) {
+	q := replies.ThreadQuery{Status: thread.Status(in.Status), Type: thread.Type(in.Type), Platform: thread.Platform(in.Platform),
+		Limit: in.Limit, Cursor: in.Cursor}
+	if in.UpdatedSince != "" {
+		since, err := time.Parse(time.RFC3339Nano, in.UpdatedSince)
+		if err != nil {
+			return t.fail(ctx, "list-threads", &replies.Error{Code: replies.CodeInvalid, Message: "updated_since must be an RFC 3339 time"}), nil, nil
+		}
+		q.UpdatedSince = since
+	}
+	list, err := replies.ListThreads(ctx, t.store, q)
+	if err != nil {
+		return t.fail(ctx, "list-threads", err), nil, nil
+	}
+	return nil, list, nil
+}
+
+func (t *tools) getThread(ctx context.Context, _ *mcp.CallToolRequest, in getArgs) (*mcp.CallToolResult, any, error) {
+	id, err := uuid.Parse(in.ThreadID)
+	if err != nil {
+		return t.fail(ctx, "get-thread", &replies.Error{Code: replies.CodeInvalid, Message: "thread_id is not a weft thread id"}), nil, nil
+	}
+	detail, err := replies.GetThread(ctx, t.store, id)
+	if err != nil {
+		return t.fail(ctx, "get-thread", err), nil, nil
+	}
+	return nil, detail, nil
+}
+
+func (t *tools) searchThreads(ctx context.Context, _ *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, any, error) {
+	limit := in.Limit
+	if limit <= 0 {
+		limit = defaultSearchLimit
+	}
+	hits, err := t.store.SearchStitches(ctx, db.StitchSearch{Query: in.Query, Limit: min(limit, db.MaxSearchResults)})
+	if err != nil {
+		return t.fail(ctx, "search-threads", err), nil, nil
+	}
+	out := searchResult{Results: make([]searchHit, 0, len(hits))}
+	for _, h := range hits {
+		out.Results = append(out.Results, searchHit{
+			Thread: replies.ViewThread(&h.Thread), Matches: h.Matches,
+			Match: searchMatch{StitchID: h.Stitch.ID, Seq: h.Stitch.Seq, Type: h.Stitch.Type,
+				Text: clip(h.Stitch.Content, maxMatchText), CreatedAt: h.Stitch.CreatedAt},
+		})
+	}
+	return nil, out, nil
+}
+
+// fail is a tool error: the code and the safe message as JSON, the cause
+// in the logs.
+func (t *tools) fail(ctx context.Context, tool string, err error) *mcp.CallToolResult {
+	e := replies.ErrorOf(err)
+	level := slog.LevelWarn
+	if e.Code == replies.CodeUnavailable {
+		level = slog.LevelError
+	}
+	t.logger.Log(ctx, level, "mcp tool failed", slog.String("tool", tool), slog.String("code", string(e.Code)), slog.Any("error", err))
+	return toolError(e)
+}
+
+// toolError is e as a tool error.
+func toolError(e *replies.Error) *mcp.CallToolResult {
+	body, _ := json.Marshal(struct {
+		Code    replies.Code `json:"code"`
+		Message string       `json:"message"`
+	}{e.Code, e.Message})
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}}
+}
+
+// clip cuts text to n runes.
+func clip(text string, n int) string {
+	if utf8.RuneCountInString(text) <= n {
+		return text
+	}
+	return string([]rune(text)[:n-1]) + "…"
+}

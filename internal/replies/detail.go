@@ -1,0 +1,74 @@
+package replies
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// DiscordView is a thread's Discord attachment.
+type DiscordView struct {
+	DiscordThreadID string `json:"discord_thread_id"`
+	ChannelID       string `json:"channel_id"`
+	GuildID         string `json:"guild_id"`
+	ThreadName      string `json:"thread_name"`
+	Active          bool   `json:"active"`
+}
+
+// LinearView is a thread's Linear attachment.
+type LinearView struct {
+	SessionID       string               `json:"session_id"`
+	WorkspaceID     string               `json:"workspace_id"`
+	IssueID         string               `json:"issue_id,omitempty"`
+	IssueIdentifier string               `json:"issue_identifier,omitempty"`
+	IssueTitle      string               `json:"issue_title,omitempty"`
+	SessionStatus   thread.SessionStatus `json:"session_status"`
+	Active          bool                 `json:"active"`
+	LastActivityAt  time.Time            `json:"last_activity_at"`
+}
+
+// ThreadDetail is a thread with its platform attachments: a cross-platform
+// thread has both.
+type ThreadDetail struct {
+	ThreadView
+	Discord *DiscordView `json:"discord,omitempty"`
+	Linear  *LinearView  `json:"linear,omitempty"`
+}
+
+// ThreadReader reads a thread and its attachments. *db.Store implements it.
+type ThreadReader interface {
+	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
+	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
+	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
+}
+
+// GetThread returns a thread with its attachments, or thread.ErrNotFound.
+func GetThread(ctx context.Context, store ThreadReader, id uuid.UUID) (*ThreadDetail, error) {
+	th, err := store.Thread(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := &ThreadDetail{ThreadView: ViewThread(th)}
+	d, err := store.DiscordAttachment(ctx, id)
+	switch {
+	case err == nil:
+		out.Discord = &DiscordView{DiscordThreadID: d.DiscordThreadID, ChannelID: d.ChannelID, GuildID: d.GuildID,
+			ThreadName: d.ThreadName, Active: d.Active}
+	case !errors.Is(err, thread.ErrNotFound):
+		return nil, err
+	}
+	l, err := store.LinearAttachment(ctx, id)
+	switch {
+	case err == nil:
+		out.Linear = &LinearView{SessionID: l.SessionID, WorkspaceID: l.WorkspaceID, IssueID: l.IssueID,
+			IssueIdentifier: l.IssueIdentifier, IssueTitle: l.IssueTitle, SessionStatus: l.SessionStatus,
+			Active: l.Active, LastActivityAt: l.LastActivityAt}
+	case !errors.Is(err, thread.ErrNotFound):
+		return nil, err
+	}
+	return out, nil
+}

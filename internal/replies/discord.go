@@ -1,0 +1,86 @@
+package replies
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/weft-dev/weft/internal/discord"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// fromDiscord reads a page of a Discord thread: from Postgres when weft
+// tracks it (its stored messages know about deletes, and reading them costs
+// no rate limit), else from Discord's REST history.
+func (s *Service) fromDiscord(ctx context.Context, p page) (*Response, error) {
+	th, err := s.store.ThreadByDiscordThread(ctx, p.threadID)
+	switch {
+	case err == nil:
+		return s.fromStore(ctx, th, p, SourceWeft)
+	case !errors.Is(err, thread.ErrNotFound):
+		return nil, err
+	case s.discord == nil:
+		return nil, notFound("weft does not track Discord thread %s, and Discord is not configured", p.threadID)
+	}
+	ch, err := s.discord.Channel(ctx, p.threadID)
+	if err != nil {
+		return nil, err
+	}
+	if !ch.IsThread {
+		return nil, invalid("Discord channel %s is not a thread", p.threadID)
+	}
+	resp := &Response{ThreadID: p.threadID, Source: SourceDiscord, Replies: []Message{}}
+	// A thread started from a message has that message's id; the message
+	// itself lives in the parent channel. A thread started without one has
+	// no parent.
+	if ch.ParentID != "" {
+		starter, err := s.discord.Message(ctx, ch.ParentID, p.threadID)
+		var de *discord.Error
+		switch {
+		case err == nil:
+			m := discordMessage(starter)
+			resp.Parent = &m
+		case !errors.As(err, &de) || de.Kind != discord.KindNotFound:
+			return nil, err
+		}
+	}
+	var msgs []discord.Message
+	if p.newest() {
+		msgs, err = s.discord.MessagesBefore(ctx, p.threadID, p.pos, p.limit+1)
+		slices.Reverse(msgs)
+	} else {
+		msgs, err = s.discord.Messages(ctx, p.threadID, p.pos, p.limit+1)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) > p.limit {
+		msgs = msgs[:p.limit]
+		resp.HasMore = true
+		resp.NextCursor = p.next(msgs[len(msgs)-1].ID)
+	}
+	for _, m := range msgs {
+		// Discord puts an empty stub pointing at the starter message first in
+		// a thread started from one; the starter is the parent already.
+		if m.Content == "" && m.ReferencedMessageID == p.threadID {
+			continue
+		}
+		resp.Replies = append(resp.Replies, discordMessage(m))
+	}
+	return resp, nil
+}
+
+// discordMessage is a message read from Discord's API.
+func discordMessage(m discord.Message) Message {
+	text := m.Content
+	out := Message{
+		ID: m.ID, Author: &Author{ID: m.Author.ID, Name: m.Author.Name, Bot: m.Author.Bot},
+		Text: &text, Subtype: string(thread.StitchDiscordMessage), CreatedAt: m.Timestamp,
+		Edited: !m.EditedAt.IsZero(),
+	}
+	if out.Edited {
+		at := m.EditedAt
+		out.EditedAt = &at
+	}
+	return out
+}

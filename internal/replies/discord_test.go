@@ -1,0 +1,167 @@
+package replies_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/discord"
+	"github.com/weft-dev/weft/internal/discord/discordtest"
+	"github.com/weft-dev/weft/internal/logtest"
+	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/replies/repliestest"
+)
+
+// discordThread is a Discord thread weft does not track, started from a
+// message, on the fake.
+type discordThread struct {
+	fake     *discordtest.Server
+	client   *discord.Client
+	id       string
+	starter  string
+	messages []string // ids, oldest first
+	edited   int      // index in messages
+}
+
+func newDiscordThread(t *testing.T, n int) *discordThread {
+	t.Helper()
+	ctx := context.Background()
+	fake := discordtest.NewServer(t)
+	client := newDiscordClient(t, fake)
+	channel := fake.AddChannel(dbtest.Snowflake())
+	bob := discordtest.User{ID: dbtest.Snowflake(), Name: "bob"}
+	starter := fake.PostUserMessage(channel, bob, "what broke the build?")
+	id, err := client.StartThread(ctx, channel, starter.ID, "build")
+	require.NoError(t, err)
+	d := &discordThread{fake: fake, client: client, id: id, starter: starter.ID, edited: n / 2}
+	for i := range n {
+		d.messages = append(d.messages, fake.PostUserMessage(id, bob, fmt.Sprintf("message %d", i)).ID)
+	}
+	fake.EditMessage(id, d.messages[d.edited], "message edited")
+	return d
+}
+
+// newDiscordClient is a client of fake with its own rate limit state.
+func newDiscordClient(t *testing.T, fake *discordtest.Server) *discord.Client {
+	t.Helper()
+	c, err := discord.New(discord.Config{Token: discordtest.Token, APIBaseURL: fake.URL(), Logger: logtest.New(t)})
+	require.NoError(t, err)
+	return c
+}
+
+func TestGetDiscordThread(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := newDiscordThread(t, 120)
+	svc, err := replies.New(replies.Config{Store: dbtest.NewStore(t), Discord: d.client, Logger: logtest.New(t)})
+	require.NoError(t, err)
+
+	for _, order := range []replies.Order{replies.Oldest, replies.Newest} {
+		t.Run(string(order), func(t *testing.T) {
+			t.Parallel()
+			got := repliestest.Walk(t, 50, func(cursor string) *replies.Response {
+				resp, err := svc.Get(ctx, replies.Request{ThreadID: d.id, Order: order, Cursor: cursor})
+				require.NoError(t, err)
+				require.Equal(t, replies.SourceDiscord, resp.Source)
+				require.Equal(t, d.starter, resp.Parent.ID)
+				require.Equal(t, "what broke the build?", *resp.Parent.Text)
+				return resp
+			})
+			require.Len(t, got, len(d.messages))
+			for i, m := range got {
+				want := i
+				if order == replies.Newest {
+					want = len(d.messages) - 1 - i
+				}
+				require.Equal(t, d.messages[want], m.ID, "reply %d", i)
+				require.Equal(t, want == d.edited, m.Edited)
+				require.Equal(t, "bob", m.Author.Name)
+				if want == d.edited {
+					require.Equal(t, "message edited", *m.Text)
+				}
+			}
+		})
+	}
+}
+
+func TestGetDiscordFailures(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	tests := []struct {
+		name  string
+		fault discordtest.Fault
+		times int
+		code  replies.Code // "" for success
+		// GET /channels/{id} requests made: one per attempt, and one more
+		// when the history is read (the client looks the thread up again).
+		requests int
+	}{
+		{"ServerErrorThenSuccess", discordtest.ServerError(http.StatusBadGateway), 2, "", 4},
+		{"ServerErrorThreeTimes", discordtest.ServerError(http.StatusInternalServerError), 3, replies.CodeUnavailable, 3},
+		{"BadTokenIsNotRetried", discordtest.Fault{Status: http.StatusUnauthorized, Body: `{"code":0,"message":"401: Unauthorized"}`}, 3, replies.CodeAuthentication, 1},
+		{"ForbiddenIsNotRetried", discordtest.Fault{Status: http.StatusForbidden, Body: `{"code":50001,"message":"Missing Access"}`}, 3, replies.CodeAuthorization, 1},
+		{"RateLimitAtOnce", discordtest.RateLimit(time.Hour), 3, replies.CodeRateLimit, 1},
+		{"UnknownChannel", discordtest.Fault{Status: http.StatusNotFound, Body: `{"code":10003,"message":"Unknown Channel"}`}, 3, replies.CodeNotFound, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := newDiscordThread(t, 3)
+			path := "/channels/" + d.id
+			d.fake.InjectFault(http.MethodGet, path, tt.times, tt.fault)
+			reg := prometheus.NewRegistry()
+			svc, err := replies.New(replies.Config{Store: dbtest.NewStore(t), Discord: d.client, Registry: reg,
+				Logger: logtest.New(t), RetryBase: time.Nanosecond})
+			require.NoError(t, err)
+
+			resp, err := svc.Get(ctx, replies.Request{ThreadID: d.id})
+			require.Equal(t, tt.requests, countRequests(d.fake, path))
+			require.Equal(t, 1.0, metricValue(t, reg, "weft_thread_replies_requests_total", "", ""))
+			if tt.code == "" {
+				require.NoError(t, err)
+				require.Len(t, resp.Replies, 3)
+				return
+			}
+			var e *replies.Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, tt.code, e.Code)
+			require.Equal(t, 1.0, metricValue(t, reg, "weft_thread_replies_failures_total", "code", string(tt.code)))
+			rateLimited := 0.0
+			if tt.code == replies.CodeRateLimit {
+				rateLimited = 1
+				require.Positive(t, e.RetryAfter)
+			}
+			require.Equal(t, rateLimited, metricValue(t, reg, "weft_thread_replies_rate_limited_total", "", ""))
+			require.Equal(t, 1.0, metricValue(t, reg, "weft_thread_replies_duration_seconds", "outcome", "failure"))
+		})
+	}
+
+	t.Run("NotAThread", func(t *testing.T) {
+		t.Parallel()
+		fake := discordtest.NewServer(t)
+		channel := fake.AddChannel(dbtest.Snowflake())
+		svc, err := replies.New(replies.Config{Store: dbtest.NewStore(t), Discord: newDiscordClient(t, fake), Logger: logtest.New(t)})
+		require.NoError(t, err)
+		_, err = svc.Get(ctx, replies.Request{ThreadID: channel})
+		var e *replies.Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, replies.CodeInvalid, e.Code)
+	})
+}
+
+func countRequests(fake *discordtest.Server, path string) int {
+	n := 0
+	for _, r := range fake.Requests() {
+		if r.Method == http.MethodGet && r.Path == path {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,234 @@
+package replies
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/discord"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// Page sizes.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 200
+)
+
+// Order is the order replies come in.
+type Order string
+
+// Orders.
+const (
+	Oldest Order = "oldest"
+	Newest Order = "newest"
+)
+
+// Source says where a response was read from.
+type Source string
+
+// Sources.
+const (
+	SourceWeft    Source = "weft"    // Postgres: a weft thread, or a Discord thread weft tracks
+	SourceDiscord Source = "discord" // Discord's REST history
+)
+
+// Request asks for one page of a thread's replies.
+type Request struct {
+	// ThreadID is a weft thread id (UUID) or a Discord thread id (snowflake).
+	ThreadID string
+	Limit    int    // 0: DefaultLimit; above MaxLimit: MaxLimit
+	Cursor   string // "" for the first page; else a response's NextCursor
+	Order    Order  // "": Oldest
+}
+
+// Author is who wrote a message.
+type Author struct {
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name"`
+	Bot  bool   `json:"bot"`
+}
+
+// Message is the parent or a reply.
+type Message struct {
+	// ID is the stitch id of a stored message, or a Discord message id.
+	ID string `json:"id"`
+	// ExternalID is a stored message's id on its platform, if it has one.
+	ExternalID string  `json:"external_id,omitempty"`
+	Author     *Author `json:"author,omitempty"`
+	// Text is the latest text; null when the message was deleted.
+	Text *string `json:"text"`
+	// Subtype is the stitch type of a stored message ("discord_message" for
+	// one read from Discord).
+	Subtype   string     `json:"subtype"`
+	Edited    bool       `json:"edited"`
+	Deleted   bool       `json:"deleted"`
+	CreatedAt time.Time  `json:"created_at"`
+	EditedAt  *time.Time `json:"edited_at,omitempty"`
+}
+
+// Response is one page.
+type Response struct {
+	ThreadID   string    `json:"thread_id"`
+	Source     Source    `json:"source"`
+	Parent     *Message  `json:"parent"`
+	Replies    []Message `json:"replies"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+	HasMore    bool      `json:"has_more"`
+}
+
+// Store reads stored threads. *db.Store implements it.
+type Store interface {
+	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
+	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
+	ThreadParent(ctx context.Context, threadID uuid.UUID) (*thread.Stitch, error)
+	ThreadReplies(ctx context.Context, threadID uuid.UUID, p db.ReplyPage) ([]thread.Stitch, error)
+}
+
+// Discord reads Discord threads weft does not track. *discord.Client
+// implements it.
+type Discord interface {
+	Channel(ctx context.Context, channelID string) (discord.Channel, error)
+	Message(ctx context.Context, channelID, messageID string) (discord.Message, error)
+	Messages(ctx context.Context, channelID, afterID string, limit int) ([]discord.Message, error)
+	MessagesBefore(ctx context.Context, channelID, beforeID string, limit int) ([]discord.Message, error)
+}
+
+var (
+	_ Store   = (*db.Store)(nil)
+	_ Discord = (*discord.Client)(nil)
+)
+
+// Config configures a Service.
+type Config struct {
+	Store   Store
+	Discord Discord // nil: only stored threads
+	// Registry receives the metrics; nil leaves them unexported.
+	Registry prometheus.Registerer
+	Logger   *slog.Logger
+	// RetryBase is the first backoff; zero means one second. Tests shorten it.
+	RetryBase time.Duration
+}
+
+// Service answers get-thread-replies.
+type Service struct {
+	store     Store
+	discord   Discord
+	metrics   *metrics
+	logger    *slog.Logger
+	retryBase time.Duration
+}
+
+// New returns a Service, its metrics registered on cfg.Registry.
+func New(cfg Config) (*Service, error) {
+	m, err := newMetrics(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	base := cfg.RetryBase
+	if base <= 0 {
+		base = defaultRetryBase
+	}
+	return &Service{store: cfg.Store, discord: cfg.Discord, metrics: m,
+		logger: logger.With("component", "replies"), retryBase: base}, nil
+}
+
+// Get returns one page of a thread's replies with its parent. Failures are
+// *Error values.
+func (s *Service) Get(ctx context.Context, req Request) (*Response, error) {
+	start := time.Now()
+	s.metrics.requests.Inc()
+	resp, err := s.get(ctx, req)
+	if err != nil {
+		e, _ := classify(err)
+		s.metrics.failures.WithLabelValues(string(e.Code)).Inc()
+		if e.Code == CodeRateLimit {
+			s.metrics.rateLimits.Inc()
+		}
+		s.metrics.latency.WithLabelValues("failure").Observe(time.Since(start).Seconds())
+		s.logger.WarnContext(ctx, "get-thread-replies failed", slog.String("thread_id", req.ThreadID),
+			slog.String("code", string(e.Code)), slog.Any("error", e.Err))
+		return nil, e
+	}
+	s.metrics.successes.WithLabelValues(string(resp.Source)).Inc()
+	s.metrics.latency.WithLabelValues("success").Observe(time.Since(start).Seconds())
+	s.logger.DebugContext(ctx, "get-thread-replies", slog.String("thread_id", req.ThreadID),
+		slog.String("source", string(resp.Source)), slog.Int("replies", len(resp.Replies)), slog.Bool("has_more", resp.HasMore))
+	return resp, nil
+}
+
+// page is a validated request.
+type page struct {
+	threadID string
+	limit    int
+	order    Order
+	pos      string // "" on the first page
+}
+
+func (p page) newest() bool { return p.order == Newest }
+
+// next is the cursor after a page that ended at pos.
+func (p page) next(pos string) string {
+	return EncodeCursor(replyCursor{Thread: p.threadID, Order: p.order, Pos: pos})
+}
+
+func (s *Service) get(ctx context.Context, req Request) (*Response, error) {
+	p, err := validate(req)
+	if err != nil {
+		return nil, err
+	}
+	if id, err := uuid.Parse(req.ThreadID); err == nil {
+		return s.retry(ctx, req.ThreadID, func(ctx context.Context) (*Response, error) {
+			th, err := s.store.Thread(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			return s.fromStore(ctx, th, p, SourceWeft)
+		})
+	}
+	return s.retry(ctx, req.ThreadID, func(ctx context.Context) (*Response, error) {
+		return s.fromDiscord(ctx, p)
+	})
+}
+
+// validate checks a request and reads its cursor.
+func validate(req Request) (page, error) {
+	p := page{threadID: req.ThreadID, limit: req.Limit, order: req.Order}
+	if _, err := uuid.Parse(req.ThreadID); err != nil && !thread.IsSnowflake(req.ThreadID) {
+		return p, invalid("thread id %q is neither a weft thread id nor a Discord thread id", req.ThreadID)
+	}
+	switch {
+	case p.limit < 0:
+		return p, invalid("limit must not be negative")
+	case p.limit == 0:
+		p.limit = DefaultLimit
+	case p.limit > MaxLimit:
+		p.limit = MaxLimit
+	}
+	switch p.order {
+	case "":
+		p.order = Oldest
+	case Oldest, Newest:
+	default:
+		return p, invalid("order must be oldest or newest")
+	}
+	if req.Cursor != "" {
+		var c replyCursor
+		if err := DecodeCursor(req.Cursor, &c); err != nil {
+			return p, err
+		}
+		if c.Thread != p.threadID || c.Order != p.order || c.Pos == "" {
+			return p, invalid("cursor belongs to another thread or order")
+		}
+		p.pos = c.Pos
+	}
+	return p, nil
+}

@@ -1,0 +1,199 @@
+package replies_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/logtest"
+	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/replies/repliestest"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+func TestGetStoredThread(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	conv := repliestest.NewConversation(ctx, t, store, 250)
+	svc, err := replies.New(replies.Config{Store: store, Logger: logtest.New(t)})
+	require.NoError(t, err)
+
+	tests := []struct {
+		name  string
+		id    string
+		limit int
+		order replies.Order
+	}{
+		{"OldestDefaultLimit", conv.Thread.ID.String(), 0, ""},
+		{"NewestDefaultLimit", conv.Thread.ID.String(), 0, replies.Newest},
+		{"OldestOddLimit", conv.Thread.ID.String(), 7, replies.Oldest},
+		{"NewestOddLimit", conv.Thread.ID.String(), 7, replies.Newest},
+		{"OldestMaxLimit", conv.Thread.ID.String(), 1000, replies.Oldest},
+		{"ByTrackedDiscordThread", conv.DiscordThreadID, 100, replies.Newest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			limit := tt.limit
+			switch {
+			case limit == 0:
+				limit = replies.DefaultLimit
+			case limit > replies.MaxLimit:
+				limit = replies.MaxLimit
+			}
+			got := repliestest.Walk(t, limit, func(cursor string) *replies.Response {
+				resp, err := svc.Get(ctx, replies.Request{ThreadID: tt.id, Limit: tt.limit, Order: tt.order, Cursor: cursor})
+				require.NoError(t, err)
+				require.Equal(t, replies.SourceWeft, resp.Source)
+				require.Equal(t, "test goal", *resp.Parent.Text)
+				require.Equal(t, string(thread.StitchInitialPrompt), resp.Parent.Subtype)
+				return resp
+			})
+			conv.Check(t, got, tt.order == replies.Newest)
+		})
+	}
+
+	t.Run("AuthorsOfPeopleAndAgent", func(t *testing.T) {
+		t.Parallel()
+		resp, err := svc.Get(ctx, replies.Request{ThreadID: conv.Thread.ID.String(), Limit: 2})
+		require.NoError(t, err)
+		require.Equal(t, &replies.Author{ID: "42", Name: "alice"}, resp.Replies[0].Author)
+		require.Equal(t, string(thread.StitchDiscordMessage), resp.Replies[0].Subtype)
+		require.NotEmpty(t, resp.Replies[0].ExternalID)
+		require.Equal(t, &replies.Author{Name: "weft", Bot: true}, resp.Replies[1].Author)
+		require.Nil(t, resp.Parent.Author, "a prompt from the API has no author")
+	})
+}
+
+func TestGetInvalid(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := newMemStore("prompt", "a", "b", "c")
+	svc, err := replies.New(replies.Config{Store: store, Logger: logtest.New(t)})
+	require.NoError(t, err)
+	id := store.thread.ID.String()
+	first, err := svc.Get(ctx, replies.Request{ThreadID: id, Limit: 1})
+	require.NoError(t, err)
+	other := newMemStore("other")
+	other.thread.ID = thread.NewID()
+
+	tests := []struct {
+		name string
+		req  replies.Request
+		code replies.Code
+	}{
+		{"NotAThreadID", replies.Request{ThreadID: "general"}, replies.CodeInvalid},
+		{"EmptyThreadID", replies.Request{}, replies.CodeInvalid},
+		{"UnknownOrder", replies.Request{ThreadID: id, Order: "random"}, replies.CodeInvalid},
+		{"NegativeLimit", replies.Request{ThreadID: id, Limit: -1}, replies.CodeInvalid},
+		{"GarbageCursor", replies.Request{ThreadID: id, Cursor: "not a cursor!"}, replies.CodeInvalid},
+		{"CursorOfAnotherOrder", replies.Request{ThreadID: id, Cursor: first.NextCursor, Order: replies.Newest}, replies.CodeInvalid},
+		{"CursorOfAnotherThread", replies.Request{ThreadID: other.thread.ID.String(), Cursor: first.NextCursor}, replies.CodeInvalid},
+		{"UnknownThread", replies.Request{ThreadID: thread.NewID().String()}, replies.CodeNotFound},
+		{"UntrackedDiscordThreadWithoutDiscord", replies.Request{ThreadID: "123456789012345678"}, replies.CodeNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := svc.Get(ctx, tt.req)
+			var e *replies.Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, tt.code, e.Code)
+			require.NotEmpty(t, e.Message)
+		})
+	}
+
+	t.Run("KindsMatchTheDomain", func(t *testing.T) {
+		t.Parallel()
+		_, err := svc.Get(ctx, replies.Request{ThreadID: thread.NewID().String()})
+		require.ErrorIs(t, err, thread.ErrNotFound)
+		_, err = svc.Get(ctx, replies.Request{ThreadID: "x"})
+		require.ErrorIs(t, err, thread.ErrInvalid)
+	})
+}
+
+func TestGetRetriesStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	tests := []struct {
+		name     string
+		failures int
+		fail     error
+		attempts int
+		code     replies.Code // "" for success
+	}{
+		{"TransientThenSuccess", 2, nil, 3, ""},
+		{"ThreeTransientFailures", 5, nil, 3, replies.CodeUnavailable},
+		{"NotFoundIsNotRetried", 5, thread.ErrNotFound, 1, replies.CodeNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			store := newMemStore("prompt", "a")
+			store.failNext(tt.failures, tt.fail)
+			reg := prometheus.NewRegistry()
+			svc, err := replies.New(replies.Config{Store: store, Registry: reg, Logger: logtest.New(t), RetryBase: 1})
+			require.NoError(t, err)
+			_, err = svc.Get(ctx, replies.Request{ThreadID: store.thread.ID.String()})
+			require.Equal(t, tt.attempts, store.Calls())
+			if tt.code == "" {
+				require.NoError(t, err)
+				require.Equal(t, 1.0, metricValue(t, reg, "weft_thread_replies_successes_total", "source", "weft"))
+				return
+			}
+			var e *replies.Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, tt.code, e.Code)
+			require.Equal(t, 1.0, metricValue(t, reg, "weft_thread_replies_failures_total", "code", string(tt.code)))
+		})
+	}
+
+	t.Run("BackoffStopsWithTheContext", func(t *testing.T) {
+		t.Parallel()
+		store := newMemStore("prompt", "a")
+		store.failNext(5, nil)
+		// The default one second backoff would outlive the cancelled context.
+		svc, err := replies.New(replies.Config{Store: store, Logger: logtest.New(t)})
+		require.NoError(t, err)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err = svc.Get(cctx, replies.Request{ThreadID: store.thread.ID.String()})
+		var e *replies.Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, replies.CodeUnavailable, e.Code)
+		require.Equal(t, 1, store.Calls())
+	})
+}
+
+// metricValue reads one series of a counter or the sample count of a
+// histogram from reg.
+func metricValue(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if label != "" && (l.GetName() != label || l.GetValue() != value) {
+					continue
+				}
+				if h := m.GetHistogram(); h != nil {
+					return float64(h.GetSampleCount())
+				}
+				return m.GetCounter().GetValue()
+			}
+			if label == "" {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}

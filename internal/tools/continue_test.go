@@ -1,0 +1,129 @@
+package tools_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/discord"
+	"github.com/weft-dev/weft/internal/discord/discordtest"
+	"github.com/weft-dev/weft/internal/ingest"
+	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tools"
+)
+
+type continueBundle struct {
+	store   *db.Store
+	fake    *discordtest.Server
+	channel string
+	cont    *tools.Continuer
+	linear  *thread.LinearAttachment
+	thread  uuid.UUID
+}
+
+// setupContinue makes a Linear session's thread, and a Continuer with the
+// real Discord client on the fake and the real ingester.
+func setupContinue(t *testing.T, channelSetting bool) *continueBundle {
+	t.Helper()
+	ctx := context.Background()
+	pool := dbtest.NewPool(t)
+	logger := dbtest.Logger(t)
+	store := db.New(pool, logger)
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	ing := ingest.New(store, rc, nil, logger)
+	fake := discordtest.NewServer(t)
+	client, err := discord.New(discord.Config{Token: discordtest.Token, APIBaseURL: fake.URL(), Logger: logger})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, client.Stop(context.Background())) })
+	b := &continueBundle{store: store, fake: fake, channel: fake.AddChannel("100000000000000001"), linear: dbtest.LinearAttachment()}
+	b.cont = &tools.Continuer{Store: store, Discord: client, Recorder: ing}
+	if channelSetting {
+		b.cont.ChannelID = b.channel
+	}
+	th, err := ing.StartThread(ctx, ing.Builder().WithGoal(b.linear.IssueIdentifier+": Fix the flaky test").InteractiveLinear(b.linear).
+		WithInitialPrompt(thread.Stitch{Content: "Why does TestLogin flake?", Source: thread.PlatformLinear, ExternalID: b.linear.SessionID,
+			Author: &thread.Author{Name: "Ada"}}))
+	require.NoError(t, err)
+	b.thread = th.ID
+	return b
+}
+
+func TestContinueInDiscordTool(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("OpensAttachesSummarizesAndLinks", func(t *testing.T) {
+		t.Parallel()
+		b := setupContinue(t, true)
+		out, err := b.cont.Tool().Handler(ctx, tools.Call{ThreadID: b.thread, AgentName: "weft"})
+		require.NoError(t, err)
+		require.Contains(t, out, "https://discord.com/channels/100000000000000001/")
+
+		att, err := b.store.DiscordAttachment(ctx, b.thread)
+		require.NoError(t, err)
+		require.Equal(t, b.channel, att.ChannelID)
+		require.Equal(t, "weft", att.CreatedBy)
+		require.Contains(t, out, att.DiscordThreadID)
+		ch, ok := b.fake.Channel(att.DiscordThreadID)
+		require.True(t, ok)
+		require.EqualValues(t, 11, ch.Type, "a public thread")
+		require.Equal(t, b.linear.IssueIdentifier+": Fix the flaky test", ch.Name)
+
+		rows, err := b.store.ThreadOutbox(ctx, b.thread)
+		require.NoError(t, err)
+		var kinds []string
+		for _, o := range rows {
+			kinds = append(kinds, string(o.Platform)+"/"+string(o.Kind))
+		}
+		require.Equal(t, []string{"discord/message", "linear/response", "linear/session_update"}, kinds)
+
+		again, err := b.cont.Tool().Handler(ctx, tools.Call{ThreadID: b.thread, AgentName: "weft"})
+		require.NoError(t, err)
+		require.Contains(t, again, "already continues")
+	})
+
+	t.Run("WithoutAChannelFails", func(t *testing.T) {
+		t.Parallel()
+		b := setupContinue(t, false)
+		_, err := b.cont.Tool().Handler(ctx, tools.Call{ThreadID: b.thread, AgentName: "weft"})
+		require.ErrorIs(t, err, tools.ErrNoContinueChannel)
+	})
+
+	t.Run("CommandResolvesIssueURLsAndKeys", func(t *testing.T) {
+		t.Parallel()
+		b := setupContinue(t, false)
+		_, err := b.cont.ContinueLinear(ctx, "ENG-0", b.channel, "u1")
+		require.ErrorIs(t, err, thread.ErrNotFound)
+		got, err := b.cont.ContinueLinear(ctx, "https://linear.app/acme/issue/"+strings.ToLower(b.linear.IssueIdentifier)+"/fix-the-flaky-test", b.channel, "u1")
+		require.NoError(t, err)
+		require.Equal(t, b.thread, got.ThreadID)
+		require.False(t, got.Existing)
+	})
+}
+
+func TestSummary(t *testing.T) {
+	t.Parallel()
+	chain := []thread.Stitch{
+		{Type: thread.StitchSystemPrompt, Content: "You are weft."},
+		{Type: thread.StitchInitialPrompt, Content: "Why   does\nit flake?", Author: &thread.Author{Name: "Ada"}},
+		{Type: thread.StitchLLMCall, Content: ""},
+		{Type: thread.StitchToolCall, Content: "tool output"},
+		{Type: thread.StitchLLMCall, Content: "A race in the fixture."},
+		{Type: thread.StitchDiscordMessage, Content: "deleted", DeletedAt: thread.Stitch{}.CreatedAt.AddDate(2020, 0, 0)},
+		{Type: thread.StitchLinearActivity, Content: strings.Repeat("x", 400)},
+	}
+	got := tools.Summary("ENG-1: Fix it", chain)
+	require.Equal(t, "Continuing **ENG-1: Fix it** here.\n\n**So far:**\n"+
+		"> **Ada:** Why does it flake?\n"+
+		"> **weft:** A race in the fixture.\n"+
+		"> **Someone:** "+strings.Repeat("x", 279)+"…\n"+
+		"\nReply in this thread to continue; I have the whole conversation.", got)
+}

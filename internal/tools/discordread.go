@@ -1,0 +1,354 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// DiscordChannel is a Discord channel or thread as the Discord tools see it.
+type DiscordChannel struct {
+	ID       string
+	GuildID  string // empty for a direct message
+	IsThread bool
+}
+
+// ChannelMessage is a Discord message as the Discord tools see it, fetched
+// from Discord or read from what weft stored.
+type ChannelMessage struct {
+	ID       string
+	AuthorID string
+	Author   string
+	Bot      bool
+	Text     string
+	At       time.Time
+	Edited   bool
+}
+
+// DiscordReader reads Discord through its API; cmd/weft adapts
+// *discord.Client. A missing channel or message fails with an error
+// wrapping thread.ErrNotFound.
+type DiscordReader interface {
+	Channel(ctx context.Context, channelID string) (DiscordChannel, error)
+	// MessagesBefore returns the newest limit messages before beforeID (""
+	// means the latest), oldest first.
+	MessagesBefore(ctx context.Context, channelID, beforeID string, limit int) ([]ChannelMessage, error)
+	// MessagesAfter returns the oldest limit messages after afterID, oldest
+	// first.
+	MessagesAfter(ctx context.Context, channelID, afterID string, limit int) ([]ChannelMessage, error)
+	Message(ctx context.Context, channelID, messageID string) (ChannelMessage, error)
+}
+
+// DiscordArchive is what weft stored of Discord. *db.Store implements it.
+type DiscordArchive interface {
+	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
+	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
+	StoredDiscordMessages(ctx context.Context, q db.DiscordMessageQuery) ([]db.DiscordMessage, error)
+	StoredDiscordMessage(ctx context.Context, messageID string) (*db.DiscordMessage, error)
+}
+
+var _ DiscordArchive = (*db.Store)(nil)
+
+// FastModel answers one prompt with the fast model (WEFT_FAST_MODEL).
+// cmd/weft adapts an llm.Provider: tools does not depend on llm.
+type FastModel interface {
+	Ask(ctx context.Context, system, prompt string) (string, error)
+}
+
+// Limits of the Discord tools. Discord has no search API, so each call
+// fetches messages and filters them here; 100 is one page, and the most a
+// call scans. Text is cut at 300 characters so a result stays readable.
+const (
+	maxScan = 100
+	maxText = 300
+)
+
+// source is what a call reads: a tracked thread in Postgres, or a channel
+// or thread through the API.
+type source struct {
+	id       string
+	stored   bool
+	isThread bool
+}
+
+// attachment is the conversation's Discord thread; nil outside Discord.
+func (s *DiscordSearch) attachment(ctx context.Context, c Call) (*thread.DiscordAttachment, error) {
+	att, err := s.Store.DiscordAttachment(ctx, c.ThreadID)
+	if errors.Is(err, thread.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the conversation's Discord thread: %w", err)
+	}
+	return att, nil
+}
+
+// target names what a call reads: named, else the conversation's Discord
+// thread (wantThread) or the channel that thread is in. It also returns the
+// conversation's attachment, which bounds the server.
+func (s *DiscordSearch) target(ctx context.Context, c Call, named string, wantThread bool) (string, *thread.DiscordAttachment, error) {
+	att, err := s.attachment(ctx, c)
+	switch {
+	case err != nil:
+		return "", nil, err
+	case named != "":
+		return named, att, nil
+	case att == nil && wantThread:
+		return "", nil, errors.New("this conversation is not in a Discord thread: name a thread_id")
+	case att == nil:
+		return "", nil, errors.New("this conversation is not in Discord: name a channel_id")
+	case wantThread:
+		return att.DiscordThreadID, att, nil
+	}
+	return att.ChannelID, att, nil
+}
+
+// open decides how to read id. A tracked thread comes from Postgres when
+// useStore allows; anything else must exist on Discord, be in a server (not
+// a DM) and be in a server the conversation may read.
+func (s *DiscordSearch) open(ctx context.Context, id string, att *thread.DiscordAttachment, useStore bool) (source, error) {
+	if !thread.IsSnowflake(id) {
+		return source{}, fmt.Errorf("%q is not a Discord channel id", id)
+	}
+	if useStore {
+		th, err := s.Store.ThreadByDiscordThread(ctx, id)
+		if err == nil {
+			tracked, err := s.Store.DiscordAttachment(ctx, th.ID)
+			if err != nil {
+				return source{}, fmt.Errorf("read Discord thread %s: %w", id, err)
+			}
+			if !s.allowed(att, tracked.GuildID) {
+				return source{}, fmt.Errorf("channel %s is in another Discord server than this conversation", id)
+			}
+			return source{id: id, stored: true, isThread: true}, nil
+		}
+		if !errors.Is(err, thread.ErrNotFound) {
+			return source{}, fmt.Errorf("read Discord thread %s: %w", id, err)
+		}
+	}
+	ch, err := s.Reader.Channel(ctx, id)
+	switch {
+	case errors.Is(err, thread.ErrNotFound):
+		return source{}, fmt.Errorf("discord channel %s was not found, or weft cannot see it", id)
+	case err != nil:
+		return source{}, fmt.Errorf("read Discord channel %s: %w", id, err)
+	case ch.GuildID == "":
+		return source{}, fmt.Errorf("channel %s is a direct message: the Discord search tools work only in server channels", id)
+	case !s.allowed(att, ch.GuildID):
+		return source{}, fmt.Errorf("channel %s is in another Discord server than this conversation", id)
+	}
+	return source{id: id, isThread: ch.IsThread}, nil
+}
+
+func (s *DiscordSearch) allowed(att *thread.DiscordAttachment, guildID string) bool {
+	if att != nil {
+		return guildID == att.GuildID
+	}
+	return len(s.Guilds) == 0 || slices.Contains(s.Guilds, guildID)
+}
+
+// newest returns up to n of src's latest messages, newest first (the order
+// the origin's channel.history yields), without deleted ones. author, when
+// set, narrows a stored read in SQL; callers still filter with user.match.
+func (s *DiscordSearch) newest(ctx context.Context, src source, n int, author user) ([]ChannelMessage, error) {
+	if !src.stored {
+		msgs, err := s.Reader.MessagesBefore(ctx, src.id, "", n)
+		if err != nil {
+			return nil, fmt.Errorf("read Discord channel %s: %w", src.id, err)
+		}
+		slices.Reverse(msgs)
+		return msgs, nil
+	}
+	return s.stored(ctx, db.DiscordMessageQuery{DiscordThreadID: src.id, AuthorID: author.id, AuthorName: author.name, Limit: n})
+}
+
+// stored reads stored messages in the query's order, without deleted ones:
+// the API never returns those either, so both paths answer alike.
+func (s *DiscordSearch) stored(ctx context.Context, q db.DiscordMessageQuery) ([]ChannelMessage, error) {
+	q.Live = true
+	rows, err := s.Store.StoredDiscordMessages(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("read stored Discord messages: %w", err)
+	}
+	out := make([]ChannelMessage, len(rows))
+	for i, m := range rows {
+		out[i] = fromStored(m)
+	}
+	return out, nil
+}
+
+func fromStored(m db.DiscordMessage) ChannelMessage {
+	at := snowflakeTime(m.ID)
+	if at.IsZero() {
+		at = m.StoredAt
+	}
+	return ChannelMessage{ID: m.ID, AuthorID: m.Author.ID, Author: m.Author.Name, Bot: m.Author.Bot,
+		Text: m.Content, At: at, Edited: !m.EditedAt.IsZero()}
+}
+
+// discordEpoch is snowflake zero: a message id carries its creation time,
+// the time Discord itself shows.
+var discordEpoch = time.UnixMilli(1420070400000)
+
+func snowflakeTime(id string) time.Time {
+	n, err := strconv.ParseUint(id, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return discordEpoch.Add(time.Duration(n>>22) * time.Millisecond)
+}
+
+// format renders a message as the origin does, "[5 minutes ago] Name
+// (Bot): text", on one line, its text cut at 300 characters; an edited
+// message says so in the brackets.
+func (s *DiscordSearch) format(m ChannelMessage) string {
+	when := relativeTime(s.now().Sub(m.At))
+	if m.Edited {
+		when += ", edited"
+	}
+	bot := ""
+	if m.Bot {
+		bot = " (Bot)"
+	}
+	return fmt.Sprintf("[%s] %s%s: %s", when, orUnknown(m.Author), bot, clipText(m.Text, maxText))
+}
+
+// clipText puts text on one line and keeps its first n characters.
+func clipText(text string, n int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > n {
+		return string(r[:n])
+	}
+	return text
+}
+
+func relativeTime(d time.Duration) string {
+	unit := func(n int, name string) string {
+		if n == 1 {
+			return "1 " + name + " ago"
+		}
+		return strconv.Itoa(n) + " " + name + "s ago"
+	}
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return unit(int(d/time.Minute), "minute")
+	case d < 24*time.Hour:
+		return unit(int(d/time.Hour), "hour")
+	}
+	return unit(int(d/(24*time.Hour)), "day")
+}
+
+// keywordMatch is the origin's match: a case-insensitive substring. An empty
+// query matches everything.
+func keywordMatch(text, query string) bool {
+	return strings.Contains(strings.ToLower(text), strings.ToLower(strings.TrimSpace(query)))
+}
+
+// user is who search_user_messages looks for: an id (a mention or a bare
+// snowflake) or part of a display name.
+type user struct{ id, name string }
+
+var mentionRE = regexp.MustCompile(`^<@!?(\d+)>$`)
+
+func parseUser(s string) user {
+	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "@"))
+	if m := mentionRE.FindStringSubmatch(s); m != nil {
+		return user{id: m[1]}
+	}
+	if thread.IsSnowflake(s) {
+		return user{id: s}
+	}
+	return user{name: s}
+}
+
+func (u user) match(m ChannelMessage) bool {
+	if u.id != "" {
+		return m.AuthorID == u.id
+	}
+	return keywordMatch(m.Author, u.name)
+}
+
+// count applies a tool's default and the scan cap to a requested number.
+func count(n, def, most int) int {
+	if n <= 0 {
+		return def
+	}
+	return min(n, most)
+}
+
+func schema(s string) json.RawMessage { return json.RawMessage(s) }
+
+// The optional channel_id and thread_id arguments, shared by the schemas.
+const (
+	channelArg = `"channel_id":{"type":"string","description":"Discord channel id to read instead of the channel this conversation is in"}`
+	threadArg  = `"thread_id":{"type":"string","description":"Discord thread id to read instead of this conversation's thread"}`
+)
+
+// snowflakeLess orders Discord ids numerically: by length, then as text.
+func snowflakeLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+// maxCacheEntries bounds each cache of discovery; expired entries go first.
+const maxCacheEntries = 1000
+
+// ttlCache is a small map whose entries expire.
+type ttlCache[V any] struct {
+	mu sync.Mutex
+	m  map[string]ttlEntry[V]
+}
+
+type ttlEntry[V any] struct {
+	v       V
+	expires time.Time
+}
+
+func (c *ttlCache[V]) get(key string, now time.Time) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[key]
+	if !ok || !now.Before(e.expires) {
+		var zero V
+		return zero, false
+	}
+	return e.v, true
+}
+
+func (c *ttlCache[V]) put(key string, v V, now time.Time, ttl time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]ttlEntry[V])
+	}
+	if len(c.m) >= maxCacheEntries {
+		for k, e := range c.m {
+			if !now.Before(e.expires) {
+				delete(c.m, k)
+			}
+		}
+		for k := range c.m {
+			if len(c.m) < maxCacheEntries {
+				break
+			}
+			delete(c.m, k)
+		}
+	}
+	c.m[key] = ttlEntry[V]{v: v, expires: now.Add(ttl)}
+}

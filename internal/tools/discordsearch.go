@@ -1,0 +1,349 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// DiscordSearch serves the Discord search tools, which the model calls when
+// it needs recent Discord context ("what did Sarah say about the
+// deadline?") rather than having it pre-fetched on every request. Each call
+// reads the conversation's Discord thread or the channel it is in, unless
+// it names another: a thread weft tracks is read from Postgres (what weft
+// stored: people's messages, not the bot's own answers), anything else
+// through the Discord API.
+type DiscordSearch struct {
+	Reader DiscordReader
+	Store  DiscordArchive
+	Fast   FastModel // get_channel_summary; nil makes that tool fail clearly
+	// Guilds confines conversations without a Discord thread (Linear ones)
+	// to these servers; empty allows any server the bot is in. A Discord
+	// conversation may only read its own server.
+	Guilds []string
+	Now    func() time.Time // nil: time.Now; tests pin relative times
+}
+
+// Tools returns search_channel_messages, search_user_messages,
+// get_message_context, search_thread_messages and get_channel_summary.
+func (s *DiscordSearch) Tools() []Tool {
+	return []Tool{s.searchChannelTool(), s.searchUserTool(), s.messageContextTool(), s.searchThreadTool(), s.channelSummaryTool()}
+}
+
+func (s *DiscordSearch) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *DiscordSearch) searchChannelTool() Tool {
+	return Tool{
+		Name: "search_channel_messages",
+		Description: "Search recent Discord channel messages for a keyword or topic (case-insensitive substring). " +
+			`Use for RECENT channel activity: "what did I say about X?", "what happened earlier about Y?".`,
+		Schema: schema(`{"type":"object","properties":{` +
+			`"query":{"type":"string","description":"Keyword or topic to search for in messages"},` +
+			`"limit":{"type":"integer","description":"Max messages to search (default 30, max 100)"},` + channelArg +
+			`},"required":["query"]}`),
+		Handler: func(ctx context.Context, c Call) (string, error) {
+			args, err := Decode[struct {
+				Query     string `json:"query"`
+				Limit     int    `json:"limit"`
+				ChannelID string `json:"channel_id"`
+			}](c)
+			if err != nil {
+				return "", err
+			}
+			if strings.TrimSpace(args.Query) == "" {
+				return "", errors.New("query is required")
+			}
+			msgs, err := s.read(ctx, c, args.ChannelID, false, count(args.Limit, 30, maxScan), user{})
+			if err != nil {
+				return "", err
+			}
+			return s.list(msgs, func(m ChannelMessage) bool { return keywordMatch(m.Text, args.Query) }, maxScan,
+				fmt.Sprintf("No messages found matching '%s'", args.Query)), nil
+		},
+	}
+}
+
+func (s *DiscordSearch) searchUserTool() Tool {
+	return Tool{
+		Name:        "search_user_messages",
+		Description: `Find recent messages from a specific person in a Discord channel: "what has Sarah said today?", "find Mark's last message".`,
+		Schema: schema(`{"type":"object","properties":{` +
+			`"user_name":{"type":"string","description":"Display name or username to search for (part of it is enough), or a user id"},` +
+			`"query":{"type":"string","description":"Optional keyword to filter their messages"},` +
+			`"limit":{"type":"integer","description":"Max messages to return (default 20)"},` + channelArg +
+			`},"required":["user_name"]}`),
+		Handler: func(ctx context.Context, c Call) (string, error) {
+			args, err := Decode[struct {
+				UserName  string `json:"user_name"`
+				Query     string `json:"query"`
+				Limit     int    `json:"limit"`
+				ChannelID string `json:"channel_id"`
+			}](c)
+			if err != nil {
+				return "", err
+			}
+			who := parseUser(args.UserName)
+			if who == (user{}) {
+				return "", errors.New("user_name is required")
+			}
+			// The origin scans more than it returns to find one person's
+			// messages among everyone's: always the full 100.
+			msgs, err := s.read(ctx, c, args.ChannelID, false, maxScan, who)
+			if err != nil {
+				return "", err
+			}
+			empty := "No messages found from " + strings.TrimSpace(args.UserName)
+			if args.Query != "" {
+				empty += fmt.Sprintf(" about '%s'", args.Query)
+			}
+			return s.list(msgs, func(m ChannelMessage) bool { return who.match(m) && keywordMatch(m.Text, args.Query) },
+				count(args.Limit, 20, maxScan), empty), nil
+		},
+	}
+}
+
+func (s *DiscordSearch) searchThreadTool() Tool {
+	return Tool{
+		Name:        "search_thread_messages",
+		Description: `Search within a Discord thread, this conversation's by default: "what was discussed in this thread?". Without a query it lists the latest messages.`,
+		Schema: schema(`{"type":"object","properties":{` +
+			`"query":{"type":"string","description":"Optional keyword to filter (returns all if empty)"},` +
+			`"limit":{"type":"integer","description":"Max messages to return (default 30, max 100)"},` + threadArg + `}}`),
+		Handler: func(ctx context.Context, c Call) (string, error) {
+			args, err := Decode[struct {
+				Query    string `json:"query"`
+				Limit    int    `json:"limit"`
+				ThreadID string `json:"thread_id"`
+			}](c)
+			if err != nil {
+				return "", err
+			}
+			msgs, err := s.read(ctx, c, args.ThreadID, true, count(args.Limit, 30, maxScan), user{})
+			if err != nil {
+				return "", err
+			}
+			empty := "No messages found in this thread"
+			if args.Query != "" {
+				empty = fmt.Sprintf("No messages found matching '%s'", args.Query)
+			}
+			return s.list(msgs, func(m ChannelMessage) bool { return keywordMatch(m.Text, args.Query) }, maxScan, empty), nil
+		},
+	}
+}
+
+// read opens what a call names (or its default) and returns up to n of its
+// latest messages, newest first.
+func (s *DiscordSearch) read(ctx context.Context, c Call, named string, wantThread bool, n int, who user) ([]ChannelMessage, error) {
+	id, att, err := s.target(ctx, c, named, wantThread)
+	if err != nil {
+		return nil, err
+	}
+	src, err := s.open(ctx, id, att, true)
+	if err != nil {
+		return nil, err
+	}
+	if wantThread && !src.isThread {
+		return nil, errors.New("this tool only works in threads: use search_channel_messages instead")
+	}
+	return s.newest(ctx, src, n, who)
+}
+
+// list formats up to most messages that keep accepts, one per line, or
+// says empty.
+func (s *DiscordSearch) list(msgs []ChannelMessage, keep func(ChannelMessage) bool, most int, empty string) string {
+	var lines []string
+	for _, m := range msgs {
+		if strings.TrimSpace(m.Text) != "" && keep(m) && len(lines) < most {
+			lines = append(lines, s.format(m))
+		}
+	}
+	if len(lines) == 0 {
+		return empty
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (s *DiscordSearch) messageContextTool() Tool {
+	return Tool{
+		Name:        "get_message_context",
+		Description: "Get the Discord messages around a specific message, to see what led up to it and what followed. The message is marked with >>>.",
+		Schema: schema(`{"type":"object","properties":{` +
+			`"message_id":{"type":"string","description":"Discord message ID to get context around"},` +
+			`"before":{"type":"integer","description":"Number of messages before (default 5, max 50)"},` +
+			`"after":{"type":"integer","description":"Number of messages after (default 5, max 50)"},` + channelArg +
+			`},"required":["message_id"]}`),
+		Handler: func(ctx context.Context, c Call) (string, error) {
+			args, err := Decode[struct {
+				MessageID string `json:"message_id"`
+				Before    int    `json:"before"`
+				After     int    `json:"after"`
+				ChannelID string `json:"channel_id"`
+			}](c)
+			if err != nil {
+				return "", err
+			}
+			if !thread.IsSnowflake(args.MessageID) {
+				return "", fmt.Errorf("%q is not a Discord message id", args.MessageID)
+			}
+			// Before and after together stay within one call's scan cap.
+			before, after := count(args.Before, 5, maxScan/2), count(args.After, 5, maxScan/2)
+			older, target, newer, err := s.around(ctx, c, args.MessageID, args.ChannelID, before, after)
+			if err != nil {
+				return "", err
+			}
+			lines := make([]string, 0, len(older)+1+len(newer))
+			for _, m := range older {
+				lines = append(lines, "    "+s.format(m))
+			}
+			lines = append(lines, ">>> "+s.format(target))
+			for _, m := range newer {
+				lines = append(lines, "    "+s.format(m))
+			}
+			return strings.Join(lines, "\n"), nil
+		},
+	}
+}
+
+// around returns a message with before older and after newer neighbours,
+// both oldest first. A message weft stored is read with its thread's
+// stored messages; otherwise Discord is asked, in the channel named, else
+// the conversation's thread, then the channel that thread is in.
+func (s *DiscordSearch) around(ctx context.Context, c Call, id, named string, before, after int) (older []ChannelMessage, target ChannelMessage, newer []ChannelMessage, err error) {
+	att, err := s.attachment(ctx, c)
+	if err != nil {
+		return nil, target, nil, err
+	}
+	stored, err := s.Store.StoredDiscordMessage(ctx, id)
+	switch {
+	case err == nil && stored.DeletedAt.IsZero():
+		if !s.allowed(att, stored.GuildID) {
+			return nil, target, nil, fmt.Errorf("message %s is in another Discord server than this conversation", id)
+		}
+		q := db.DiscordMessageQuery{DiscordThreadID: stored.DiscordThreadID, Before: id, Limit: before}
+		if older, err = s.stored(ctx, q); err != nil {
+			return nil, target, nil, err
+		}
+		slices.Reverse(older)
+		q.Before, q.After, q.Limit = "", id, after
+		newer, err = s.stored(ctx, q)
+		return older, fromStored(*stored), newer, err
+	case err == nil:
+		return nil, target, nil, fmt.Errorf("message %s was deleted", id)
+	case !errors.Is(err, thread.ErrNotFound):
+		return nil, target, nil, fmt.Errorf("read stored message %s: %w", id, err)
+	}
+
+	places := []string{named}
+	if named == "" {
+		if att == nil {
+			return nil, target, nil, fmt.Errorf("message %s not found: this conversation is not in Discord, name the channel_id it is in", id)
+		}
+		places = []string{att.DiscordThreadID, att.ChannelID}
+	}
+	for _, place := range places {
+		src, err := s.open(ctx, place, att, false)
+		if err != nil {
+			return nil, target, nil, err
+		}
+		target, err = s.Reader.Message(ctx, src.id, id)
+		if errors.Is(err, thread.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, target, nil, fmt.Errorf("read Discord message %s: %w", id, err)
+		}
+		if older, err = s.Reader.MessagesBefore(ctx, src.id, id, before); err != nil {
+			return nil, target, nil, fmt.Errorf("read Discord messages before %s: %w", id, err)
+		}
+		if newer, err = s.Reader.MessagesAfter(ctx, src.id, id, after); err != nil {
+			return nil, target, nil, fmt.Errorf("read Discord messages after %s: %w", id, err)
+		}
+		return older, target, newer, nil
+	}
+	return nil, target, nil, fmt.Errorf("message %s not found: name the channel_id it is in", id)
+}
+
+// timeframes maps get_channel_summary's timeframe to how many messages it
+// reads, as the origin does ("today" asks 200 there; one call scans at most
+// 100), and to a window, so that "1 hour" does not summarize yesterday in a
+// channel that has been quiet since. Any other timeframe reads 50.
+var timeframes = map[string]struct {
+	limit  int
+	window time.Duration
+}{
+	"5 minutes":  {20, 5 * time.Minute},
+	"15 minutes": {40, 15 * time.Minute},
+	"30 minutes": {60, 30 * time.Minute},
+	"1 hour":     {100, time.Hour},
+	"today":      {maxScan, 24 * time.Hour},
+}
+
+// summarySystem frames the fast model's job.
+const summarySystem = "You summarize Discord conversations for an assistant that was not there. Be concise and factual; name who said what when it matters."
+
+func (s *DiscordSearch) channelSummaryTool() Tool {
+	return Tool{
+		Name: "get_channel_summary",
+		Description: `Get a summary of recent activity in a Discord channel: "catch me up on what I missed", "what's been happening here?". ` +
+			"It costs a model call; for a specific question prefer the search tools.",
+		Schema: schema(`{"type":"object","properties":{` +
+			`"timeframe":{"type":"string","description":"How far back to summarize: '5 minutes', '15 minutes', '30 minutes', '1 hour' (default) or 'today'"},` +
+			`"focus":{"type":"string","description":"Optional topic to focus the summary on"},` + channelArg + `}}`),
+		Handler: func(ctx context.Context, c Call) (string, error) {
+			args, err := Decode[struct {
+				Timeframe string `json:"timeframe"`
+				Focus     string `json:"focus"`
+				ChannelID string `json:"channel_id"`
+			}](c)
+			if err != nil {
+				return "", err
+			}
+			if s.Fast == nil {
+				return "", errors.New("no fast model is configured for summaries: use search_channel_messages instead")
+			}
+			tf := strings.ToLower(strings.TrimSpace(args.Timeframe))
+			if tf == "" {
+				tf = "1 hour"
+			}
+			limit, window := 50, time.Duration(0)
+			if f, ok := timeframes[tf]; ok {
+				limit, window = f.limit, f.window
+			}
+			msgs, err := s.read(ctx, c, args.ChannelID, false, limit, user{})
+			if err != nil {
+				return "", err
+			}
+			now := s.now()
+			var lines []string
+			for _, m := range slices.Backward(msgs) { // chronological
+				if strings.TrimSpace(m.Text) != "" && (window == 0 || now.Sub(m.At) <= window) {
+					lines = append(lines, s.format(m))
+				}
+			}
+			if len(lines) == 0 {
+				return "No recent activity in this channel.", nil
+			}
+			prompt := "Summarize this Discord conversation concisely.\n"
+			if f := strings.TrimSpace(args.Focus); f != "" {
+				prompt += "Focus on: " + f + "\n"
+			}
+			prompt += "\nConversation:\n" + strings.Join(lines, "\n") + "\n\nSummary:"
+			summary, err := s.Fast.Ask(ctx, summarySystem, prompt)
+			if err != nil {
+				return "", fmt.Errorf("summarize channel: %w", err)
+			}
+			return strings.TrimSpace(summary), nil
+		},
+	}
+}

@@ -1,0 +1,206 @@
+package tools_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/logtest"
+	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tools"
+)
+
+// memDiscord is an in-memory Discord for what the fake server cannot do
+// on demand, such as a read that hangs.
+type memDiscord struct {
+	mu       sync.Mutex
+	channels map[string]tools.DiscordChannel
+	msgs     map[string][]tools.ChannelMessage // oldest first
+	hang     map[string]bool                   // reads wait for their context
+	reads    map[string]int
+}
+
+func (m *memDiscord) Channel(_ context.Context, id string) (tools.DiscordChannel, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ch, ok := m.channels[id]
+	if !ok {
+		return ch, fmt.Errorf("channel %s: %w", id, thread.ErrNotFound)
+	}
+	return ch, nil
+}
+
+func (m *memDiscord) MessagesBefore(ctx context.Context, id, _ string, limit int) ([]tools.ChannelMessage, error) {
+	m.mu.Lock()
+	m.reads[id]++
+	hang, msgs, ok := m.hang[id], m.msgs[id], m.msgs[id] != nil
+	m.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	if !ok {
+		return nil, fmt.Errorf("messages %s: %w", id, thread.ErrNotFound)
+	}
+	return msgs[max(0, len(msgs)-limit):], nil
+}
+
+func (m *memDiscord) MessagesAfter(context.Context, string, string, int) ([]tools.ChannelMessage, error) {
+	return nil, errors.New("not used")
+}
+
+func (m *memDiscord) Message(context.Context, string, string) (tools.ChannelMessage, error) {
+	return tools.ChannelMessage{}, errors.New("not used")
+}
+
+// fastFunc is a FastModel.
+type fastFunc func(system, prompt string) (string, error)
+
+func (f fastFunc) Ask(_ context.Context, system, prompt string) (string, error) {
+	return f(system, prompt)
+}
+
+const (
+	channelID = "110000000000000000"
+	mentionID = "110000000000000099"
+	rootA     = "110000000000000001"
+	rootB     = "110000000000000002"
+	chatter   = "110000000000000003"
+)
+
+// conversation is a weft thread opened by a mention in channelID.
+type conversation struct{}
+
+func (conversation) DiscordAttachment(_ context.Context, id uuid.UUID) (*thread.DiscordAttachment, error) {
+	return &thread.DiscordAttachment{ThreadID: id, DiscordThreadID: mentionID, ChannelID: channelID, GuildID: "120000000000000000"}, nil
+}
+
+func mentionChain() []thread.Stitch {
+	return []thread.Stitch{
+		{Type: thread.StitchSystemPrompt, Content: "persona", Seq: 1},
+		{Type: thread.StitchInitialPrompt, Content: "why are builds slow?", Source: thread.PlatformDiscord, ExternalID: mentionID, Seq: 2},
+	}
+}
+
+func newMemDiscord() *memDiscord {
+	at := time.Date(2025, 3, 1, 9, 30, 0, 0, time.UTC)
+	return &memDiscord{
+		channels: map[string]tools.DiscordChannel{},
+		msgs: map[string][]tools.ChannelMessage{
+			channelID: {
+				{ID: rootA, Author: "alice", Text: "builds are slow on runner-3", At: at},
+				{ID: rootB, Author: "bob", Text: "cache misses since the upgrade", At: at},
+				{ID: chatter, Author: "dave", Text: "coffee?", At: at},
+				{ID: mentionID, Author: "alice", Text: "<@1> why are builds slow?", At: at},
+			},
+			rootA: {{ID: "110000000000000011", Author: "carol", Text: "runner-3 has a full disk", At: at}},
+			rootB: {{ID: "110000000000000012", Author: "carol", Text: "the cache key changed", At: at}},
+		},
+		hang:  map[string]bool{},
+		reads: map[string]int{},
+	}
+}
+
+func TestDiscoveryPartialResultsOnTimeout(t *testing.T) {
+	t.Parallel()
+	dc := newMemDiscord()
+	dc.hang[rootB] = true
+	d := &tools.Discovery{Reader: dc, Store: conversation{}, Logger: logtest.New(t),
+		// The timeout is the setting under test, not a wait for sync.
+		Config: tools.DiscoveryConfig{FetchTimeout: 50 * time.Millisecond},
+		Fast: fastFunc(func(string, string) (string, error) {
+			return fmt.Sprintf(`[{"id":%q,"reason":"a","score":0.9},{"id":%q,"reason":"b","score":0.8}]`, rootA, rootB), nil
+		})}
+	secs := d.PromptSections(context.Background(), &thread.Thread{ID: uuid.New()}, mentionChain())
+	require.Len(t, secs, 1)
+	require.Contains(t, secs[0], "Thread from 2025-03-01 09:30 UTC: alice: builds are slow on runner-3\n  Why relevant: a\n  Reply: carol: runner-3 has a full disk\n"+
+		"Thread from 2025-03-01 09:30 UTC: bob: cache misses since the upgrade\n  Why relevant: b\n</discord_channel_context>",
+		"the thread read in time has its replies; the other keeps its root")
+}
+
+func TestDiscoveryRankingAnswers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		answer string
+		err    error
+		max    int
+		want   []string // roots of the threads in the prompt, in order
+		how    string
+	}{
+		{"Array", fmt.Sprintf(`[{"id":%q,"reason":"r","score":0.7},{"id":%q,"reason":"r","score":0.9}]`, rootA, rootB), nil, 0,
+			[]string{"cache misses since the upgrade", "builds are slow on runner-3"}, "the fast model"},
+		{"FencedWithNumericID", "```json\n" + fmt.Sprintf(`[{"id":%s,"reason":"r","score":0.8}]`, rootA) + "\n```", nil, 0,
+			[]string{"builds are slow on runner-3"}, "the fast model"},
+		{"WrappedInAnObject", fmt.Sprintf(`{"messages":[{"id":%q,"reason":"r","score":0.8}]}`, rootB), nil, 0,
+			[]string{"cache misses since the upgrade"}, "the fast model"},
+		{"ThresholdUnknownAndRepeatedIDs", fmt.Sprintf(`[{"id":%q,"score":0.59},{"id":%q,"score":0.6},{"id":%q,"score":0.9},{"id":"1","score":1}]`,
+			rootA, rootB, rootB), nil, 0, []string{"cache misses since the upgrade"}, "the fast model"},
+		{"MaxThreads", fmt.Sprintf(`[{"id":%q,"score":0.7},{"id":%q,"score":0.9}]`, rootA, rootB), nil, 1,
+			[]string{"cache misses since the upgrade"}, "the fast model"},
+		{"NoneRelevant", `[]`, nil, 0, nil, ""},
+		{"ModelFails", "", errors.New("503"), 0, []string{"builds are slow on runner-3"}, "keyword match"},
+		{"NotJSON", "Message 1 is relevant.", nil, 0, []string{"builds are slow on runner-3"}, "keyword match"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := &tools.Discovery{Reader: newMemDiscord(), Store: conversation{}, Logger: logtest.New(t),
+				Config: tools.DiscoveryConfig{MaxThreads: tc.max},
+				Fast:   fastFunc(func(string, string) (string, error) { return tc.answer, tc.err })}
+			secs := d.PromptSections(context.Background(), &thread.Thread{ID: uuid.New()}, mentionChain())
+			require.Len(t, secs, 1)
+			var roots []string
+			for _, line := range strings.Split(secs[0], "\n") {
+				if rest, ok := strings.CutPrefix(line, "Thread from 2025-03-01 09:30 UTC: "); ok {
+					_, text, _ := strings.Cut(rest, ": ")
+					roots = append(roots, text)
+				}
+			}
+			require.Equal(t, tc.want, roots)
+			if tc.how == "" {
+				require.Contains(t, secs[0], "No earlier thread in this channel looks relevant to the question.")
+			} else {
+				require.Contains(t, secs[0], "ranked by "+tc.how+")")
+			}
+		})
+	}
+}
+
+func TestDiscoveryNotifiesOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var notices []tools.DiscoveryNotice
+	var ranked atomic.Int32
+	d := &tools.Discovery{Reader: newMemDiscord(), Store: conversation{}, Logger: logtest.New(t),
+		Fast:   fastFunc(func(string, string) (string, error) { ranked.Add(1); return `[]`, nil }),
+		Notify: func(_ context.Context, n tools.DiscoveryNotice) { notices = append(notices, n) }}
+	th := &thread.Thread{ID: uuid.New()}
+	first := d.PromptSections(ctx, th, mentionChain())
+	require.Equal(t, first, d.PromptSections(ctx, th, mentionChain()))
+	require.Len(t, notices, 1)
+	require.Equal(t, tools.DiscoveryNotice{ThreadID: th.ID, DiscordThreadID: mentionID, MentionID: mentionID,
+		Text: "🔎 Searching this channel's recent threads for context…"}, notices[0])
+	require.EqualValues(t, 1, ranked.Load())
+}
+
+func TestDiscoveryChannelUnreadable(t *testing.T) {
+	t.Parallel()
+	dc := newMemDiscord()
+	delete(dc.msgs, channelID)
+	dc.hang[channelID] = true
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the read fails with the turn's context
+	d := &tools.Discovery{Reader: dc, Store: conversation{}, Logger: logtest.New(t),
+		Fast:   fastFunc(func(string, string) (string, error) { panic("no ranking without a channel") }),
+		Notify: func(context.Context, tools.DiscoveryNotice) { panic("no notice without a search") }}
+	require.Empty(t, d.PromptSections(ctx, &thread.Thread{ID: uuid.New()}, mentionChain()))
+}

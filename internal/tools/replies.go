@@ -1,0 +1,63 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/weft-dev/weft/internal/replies"
+)
+
+// RepliesGetter answers get-thread-replies. *replies.Service implements it.
+type RepliesGetter interface {
+	Get(ctx context.Context, req replies.Request) (*replies.Response, error)
+}
+
+// repliesArgs are get_thread_replies' arguments.
+type repliesArgs struct {
+	ThreadID string        `json:"thread_id"`
+	Limit    int           `json:"limit"`
+	Cursor   string        `json:"cursor"`
+	Order    replies.Order `json:"order"`
+}
+
+// Replies is get_thread_replies: a thread's parent message and replies, a
+// page at a time, from the same implementation as the REST API and the MCP
+// tool. Without a thread id it reads the thread the agent is in.
+func Replies(svc RepliesGetter) Tool {
+	return Tool{
+		Name: "get_thread_replies",
+		Description: "Read a conversation thread: its first message (parent) and the replies after it, a page at a time. " +
+			"thread_id is a weft thread id or a Discord thread id; omit it for this thread. " +
+			"Pass next_cursor from a result as cursor to read on. Deleted replies have text null.",
+		Schema: json.RawMessage(`{"type":"object","properties":{` +
+			`"thread_id":{"type":"string","description":"weft thread id (UUID) or Discord thread id; default: this thread"},` +
+			`"limit":{"type":"integer","minimum":1,"maximum":200,"description":"replies per page (default 50)"},` +
+			`"cursor":{"type":"string","description":"next_cursor of the previous page"},` +
+			`"order":{"type":"string","enum":["oldest","newest"],"description":"default oldest"}}}`),
+		Handler: func(ctx context.Context, c Call) (string, error) {
+			args, err := Decode[repliesArgs](c)
+			if err != nil {
+				return "", err
+			}
+			if args.ThreadID == "" {
+				args.ThreadID = c.ThreadID.String()
+			}
+			resp, err := svc.Get(ctx, replies.Request{ThreadID: args.ThreadID, Limit: args.Limit, Cursor: args.Cursor, Order: args.Order})
+			if err != nil {
+				// The model sees the code and the safe message, never the cause.
+				var e *replies.Error
+				if errors.As(err, &e) {
+					return "", fmt.Errorf("%s: %s", e.Code, e.Message)
+				}
+				return "", err
+			}
+			out, err := json.Marshal(resp)
+			if err != nil {
+				return "", fmt.Errorf("encode replies: %w", err)
+			}
+			return string(out), nil
+		},
+	}
+}

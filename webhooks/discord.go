@@ -1,0 +1,211 @@
+package webhooks
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/internal/discord"
+	"github.com/weft-dev/weft/internal/ingest"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// DiscordInteractions serves Discord's HTTP interactions: PING and weft's
+// slash commands, /continue and /weft status.
+type DiscordInteractions struct {
+	// PublicKey is the application's Ed25519 key (DISCORD_PUBLIC_KEY).
+	PublicKey ed25519.PublicKey
+	// Window is how old (or early) a signed timestamp may be; 0 means
+	// discord.DefaultInteractionWindow.
+	Window time.Duration
+	// AllowedGuilds, when set, is the only guilds whose commands run; the
+	// rest (and DMs) are answered with a refusal.
+	AllowedGuilds []string
+	Threads       DiscordThreads
+	Continue      DiscordContinuer
+	Responses     InteractionResponder
+	// CommandTimeout bounds a deferred command's work; 0 means one minute.
+	CommandTimeout time.Duration
+}
+
+// DiscordThreads reads what /weft status shows. *db.Store implements it.
+type DiscordThreads interface {
+	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
+	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
+	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
+}
+
+// DiscordContinuer continues the conversation of a Linear session (ref: an
+// issue key, id or URL) in a new Discord thread and returns its link;
+// existing says it was in Discord already.
+type DiscordContinuer interface {
+	ContinueLinear(ctx context.Context, ref, channelID, by string) (url string, existing bool, err error)
+}
+
+// InteractionResponder edits a deferred interaction response.
+// *discord.Client implements it.
+type InteractionResponder interface {
+	EditInteractionResponse(ctx context.Context, appID, token, content string) error
+}
+
+// defaultCommandTimeout bounds a deferred command. Discord keeps the
+// interaction token for 15 minutes; a user waiting on "thinking…" should
+// hear back far sooner.
+const defaultCommandTimeout = time.Minute
+
+// handleDiscordInteraction answers Discord's interactions. Every
+// rejection happens before anything is written: 413 for an oversized body,
+// 401 for a bad signature, a stale timestamp or a replay (an interaction
+// already recorded: Discord never sends one twice), 400 for a body weft
+// cannot read. PING is answered PONG; /weft status inline; /continue,
+// which opens a Discord thread and posts in two places, is deferred at
+// once and its result edited into the response when done.
+func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *DiscordInteractions) http.Handler {
+	window := d.Window
+	if window <= 0 {
+		window = discord.DefaultInteractionWindow
+	}
+	timeout := d.CommandTimeout
+	if timeout <= 0 {
+		timeout = defaultCommandTimeout
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		reject := func(status int, reason string, err error) {
+			logger.InfoContext(ctx, "discord interaction rejected", slog.Int("status", status), slog.String("reason", reason), slog.Any("error", err))
+			http.Error(w, reason, status)
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+		if err != nil {
+			if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+				reject(http.StatusRequestEntityTooLarge, "body too large", err)
+				return
+			}
+			reject(http.StatusBadRequest, "unreadable body", err)
+			return
+		}
+		sig := r.Header.Get("X-Signature-Ed25519")
+		if err := discord.VerifyInteraction(d.PublicKey, sig, r.Header.Get("X-Signature-Timestamp"), body, time.Now(), window); err != nil {
+			reject(http.StatusUnauthorized, "invalid request signature", err)
+			return
+		}
+		in, err := discord.ParseInteraction(body)
+		if err != nil {
+			reject(http.StatusBadRequest, "malformed body", err)
+			return
+		}
+		if in.Kind == discord.InteractionPing {
+			writeInteraction(w, discord.PongResponse())
+			return
+		}
+		fresh, err := ing.DiscordInteraction(ctx, interactionKey(in), interactionAction(in.Kind))
+		if err != nil {
+			logger.ErrorContext(ctx, "discord interaction not recorded", slog.Any("error", err))
+			http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		if !fresh {
+			reject(http.StatusUnauthorized, "interaction replayed", nil)
+			return
+		}
+		log := logger.With(slog.String("interaction_id", in.ID), slog.String("guild_id", in.GuildID), slog.String("channel_id", in.ChannelID))
+		switch {
+		case len(d.AllowedGuilds) > 0 && !slices.Contains(d.AllowedGuilds, in.GuildID):
+			writeInteraction(w, discord.MessageResponse("weft is not enabled in this server.", true))
+		case in.Kind == discord.InteractionStatus:
+			writeInteraction(w, discord.MessageResponse(discordStatus(ctx, log, d.Threads, in.ChannelID), true))
+		case in.Kind == discord.InteractionContinue:
+			writeInteraction(w, discord.DeferredResponse(false))
+			// The deferral is answered; the work goes on past the request.
+			go runContinue(context.WithoutCancel(ctx), log, d, in, timeout)
+		default:
+			writeInteraction(w, discord.MessageResponse("Unknown command.", true))
+		}
+	})
+}
+
+// runContinue does /continue's work and edits the deferred response with
+// the outcome. A replica that dies meanwhile leaves the user a response
+// Discord marks as failed; the command can simply be run again.
+func runContinue(ctx context.Context, log *slog.Logger, d *DiscordInteractions, in discord.Interaction, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	url, existing, err := d.Continue.ContinueLinear(ctx, in.Target, in.ChannelID, in.User.ID)
+	var text string
+	switch {
+	case errors.Is(err, thread.ErrNotFound):
+		text = fmt.Sprintf("I found no Linear conversation for %q.", in.Target)
+	case err != nil:
+		log.ErrorContext(ctx, "discord /continue failed", slog.Any("error", err))
+		text = "Sorry, I could not continue that conversation here."
+	case existing:
+		text = "That conversation already continues in Discord: " + url
+	default:
+		text = "Continuing the conversation here: " + url
+	}
+	if err := d.Responses.EditInteractionResponse(ctx, in.ApplicationID, in.Token, text); err != nil {
+		log.WarnContext(ctx, "discord interaction response not edited", slog.Any("error", err))
+	}
+}
+
+// discordStatus is /weft status: the weft thread of the Discord thread the
+// command was used in, its status and its platforms.
+func discordStatus(ctx context.Context, log *slog.Logger, threads DiscordThreads, channelID string) string {
+	th, err := threads.ThreadByDiscordThread(ctx, channelID)
+	if errors.Is(err, thread.ErrNotFound) {
+		return "This channel is not a weft conversation. Mention me in a channel to start one."
+	}
+	if err != nil {
+		log.ErrorContext(ctx, "discord /weft status failed", slog.Any("error", err))
+		return "Sorry, I could not read this conversation's status."
+	}
+	status := string(th.Status)
+	if th.WaitingReason != "" {
+		status += " (" + string(th.WaitingReason) + ")"
+	}
+	platforms := []string{"Discord"}
+	if att, err := threads.DiscordAttachment(ctx, th.ID); err == nil && !att.Active {
+		platforms[0] = "Discord (inactive)"
+	}
+	if lin, err := threads.LinearAttachment(ctx, th.ID); err == nil {
+		platforms = append(platforms, strings.TrimSpace("Linear "+lin.IssueIdentifier)+" (session "+string(lin.SessionStatus)+")")
+	}
+	return fmt.Sprintf("**%s**\nweft thread `%s`: %s, %d steps.\nPlatforms: %s.",
+		strings.Join(strings.Fields(th.Goal), " "), th.ID, status, th.StitchCount, strings.Join(platforms, ", "))
+}
+
+// interactionKey is an interaction's ledger key: its id with a digest of
+// its token, unique per interaction. The token itself is a credential for
+// 15 minutes and is not stored.
+func interactionKey(in discord.Interaction) string {
+	sum := sha256.Sum256([]byte(in.Token))
+	return clean(in.ID) + ":" + hex.EncodeToString(sum[:8])
+}
+
+func interactionAction(k discord.InteractionKind) string {
+	switch k {
+	case discord.InteractionContinue:
+		return "continue"
+	case discord.InteractionStatus:
+		return "status"
+	}
+	return "unknown"
+}
+
+// writeInteraction answers with an interaction response body.
+func writeInteraction(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}

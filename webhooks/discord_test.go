@@ -1,0 +1,232 @@
+package webhooks_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/api"
+	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/discord/discordtest"
+	"github.com/weft-dev/weft/internal/ingest"
+	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/webhooks"
+)
+
+const (
+	testGuild = "100000000000000001"
+	appID     = "500000000000000001"
+)
+
+var ada = discordtest.User{ID: "200000000000000001", Name: "ada"}
+
+// continueCall is one /continue the handler ran.
+type continueCall struct{ ref, channelID, by string }
+
+type fakeContinuer struct{ calls chan continueCall }
+
+func (f *fakeContinuer) ContinueLinear(_ context.Context, ref, channelID, by string) (string, bool, error) {
+	f.calls <- continueCall{ref, channelID, by}
+	if ref == "ENG-404" {
+		return "", false, thread.ErrNotFound
+	}
+	return "https://discord.com/channels/" + testGuild + "/1", false, nil
+}
+
+type edit struct{ app, token, content string }
+
+type fakeResponder struct{ edits chan edit }
+
+func (f *fakeResponder) EditInteractionResponse(_ context.Context, app, token, content string) error {
+	f.edits <- edit{app, token, content}
+	return nil
+}
+
+type discordBundle struct {
+	*bundle
+	keys      *discordtest.InteractionSigner
+	continuer *fakeContinuer
+	responder *fakeResponder
+}
+
+func setupDiscord(t *testing.T) *discordBundle {
+	t.Helper()
+	pool := dbtest.NewPool(t)
+	logger := dbtest.Logger(t)
+	b := setupWith(t, pool, logger)
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	d := &discordBundle{bundle: b, keys: discordtest.NewInteractionSigner(),
+		continuer: &fakeContinuer{calls: make(chan continueCall, 10)}, responder: &fakeResponder{edits: make(chan edit, 10)}}
+	h := webhooks.NewHandler(webhooks.Deps{
+		Logger: logger, Ingester: ingest.New(b.store, rc, nil, logger),
+		Discord: &webhooks.DiscordInteractions{
+			PublicKey: d.keys.PublicKey(), AllowedGuilds: []string{testGuild}, Threads: b.store,
+			Continue: d.continuer, Responses: d.responder,
+		},
+	})
+	b.server = api.NewServer(api.Deps{Logger: logger, DB: b.store, Mount: func(r chi.Router) { r.Handle("/webhooks/*", h) }})
+	return d
+}
+
+// post sends body signed at `at` (or with headers from sign) and returns the answer.
+func (b *discordBundle) post(body []byte, sign func(*http.Request)) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, "/webhooks/discord", bytes.NewReader(body))
+	sign(req)
+	rec := httptest.NewRecorder()
+	b.server.ServeHTTP(rec, req)
+	return rec
+}
+
+func (b *discordBundle) signed(body []byte) func(*http.Request) {
+	return func(r *http.Request) { b.keys.SignRequest(r, body, time.Now()) }
+}
+
+func TestDiscordInteractionRejections(t *testing.T) {
+	t.Parallel()
+	status := discordtest.StatusInteraction(appID, "tok", testGuild, "300000000000000001", ada)
+	forger := discordtest.NewInteractionSigner()
+	tests := []struct {
+		name   string
+		body   []byte
+		sign   func(b *discordBundle) func(*http.Request)
+		status int
+	}{
+		{"Unsigned", status, func(*discordBundle) func(*http.Request) { return func(*http.Request) {} }, http.StatusUnauthorized},
+		{"ForgedKey", status, func(*discordBundle) func(*http.Request) {
+			return func(r *http.Request) { forger.SignRequest(r, status, time.Now()) }
+		}, http.StatusUnauthorized},
+		{"Stale", status, func(b *discordBundle) func(*http.Request) {
+			return func(r *http.Request) { b.keys.SignRequest(r, status, time.Now().Add(-time.Hour)) }
+		}, http.StatusUnauthorized},
+		{"FromTheFuture", status, func(b *discordBundle) func(*http.Request) {
+			return func(r *http.Request) { b.keys.SignRequest(r, status, time.Now().Add(time.Hour)) }
+		}, http.StatusUnauthorized},
+		{"MalformedTimestamp", status, func(b *discordBundle) func(*http.Request) {
+			return func(r *http.Request) {
+				r.Header.Set("X-Signature-Ed25519", b.keys.SignTimestamp(status, "yesterday"))
+				r.Header.Set("X-Signature-Timestamp", "yesterday")
+			}
+		}, http.StatusUnauthorized},
+		{"BodyTamperedAfterSigning", append(bytes.Clone(status[:len(status)-1]), ' ', '}'), func(b *discordBundle) func(*http.Request) {
+			return b.signed(status)
+		}, http.StatusUnauthorized},
+		{"Truncated", status[:len(status)/2], func(b *discordBundle) func(*http.Request) { return b.signed(status[:len(status)/2]) }, http.StatusBadRequest},
+		{"Oversized", bytes.Repeat([]byte("x"), 2<<20), func(*discordBundle) func(*http.Request) { return func(*http.Request) {} }, http.StatusRequestEntityTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupDiscord(t)
+			before := b.rows(t)
+			rec := b.post(tt.body, tt.sign(b))
+			require.Equal(t, tt.status, rec.Code, rec.Body.String())
+			require.Equal(t, before, b.rows(t), "nothing written")
+		})
+	}
+}
+
+func TestDiscordInteractions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("PingIsPonged", func(t *testing.T) {
+		t.Parallel()
+		b := setupDiscord(t)
+		body := discordtest.PingInteraction(appID)
+		before := b.rows(t)
+		rec := b.post(body, b.signed(body))
+		require.Equal(t, http.StatusOK, rec.Code)
+		require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+		require.JSONEq(t, `{"type":1}`, rec.Body.String())
+		require.Equal(t, before, b.rows(t), "a ping writes nothing")
+	})
+
+	t.Run("ReplayIsRejected", func(t *testing.T) {
+		t.Parallel()
+		b := setupDiscord(t)
+		body := discordtest.StatusInteraction(appID, "tok-replay", testGuild, "300000000000000001", ada)
+		sign := b.signed(body)
+		require.Equal(t, http.StatusOK, b.post(body, sign).Code)
+		before := b.rows(t)
+		rec := b.post(body, sign)
+		require.Equal(t, http.StatusUnauthorized, rec.Code)
+		require.Equal(t, before, b.rows(t), "nothing written")
+	})
+
+	t.Run("StatusOfATrackedThread", func(t *testing.T) {
+		t.Parallel()
+		b := setupDiscord(t)
+		att := dbtest.DiscordAttachment()
+		th := dbtest.Thread(ctx, t, b.store, &dbtest.ThreadOpts{Discord: att, Goal: ptr("Fix the build")})
+		body := discordtest.StatusInteraction(appID, "tok-s", testGuild, att.DiscordThreadID, ada)
+		rec := b.post(body, b.signed(body))
+		require.Equal(t, http.StatusOK, rec.Code)
+		var resp struct {
+			Type int `json:"type"`
+			Data struct {
+				Content string `json:"content"`
+				Flags   int    `json:"flags"`
+			} `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &resp))
+		require.Equal(t, 4, resp.Type)
+		require.Contains(t, resp.Data.Content, "Fix the build")
+		require.Contains(t, resp.Data.Content, th.ID.String())
+		require.Contains(t, resp.Data.Content, "pending")
+		require.Contains(t, resp.Data.Content, "Platforms: Discord.")
+		require.Equal(t, 64, resp.Data.Flags, "only the user sees it")
+	})
+
+	t.Run("StatusOutsideAThread", func(t *testing.T) {
+		t.Parallel()
+		b := setupDiscord(t)
+		body := discordtest.StatusInteraction(appID, "tok-s", testGuild, "300000000000000001", ada)
+		rec := b.post(body, b.signed(body))
+		require.Equal(t, http.StatusOK, rec.Code)
+		require.Contains(t, rec.Body.String(), "not a weft conversation")
+	})
+
+	t.Run("ContinueIsDeferredThenEdited", func(t *testing.T) {
+		t.Parallel()
+		b := setupDiscord(t)
+		body := discordtest.ContinueInteraction(appID, "tok-c", testGuild, "300000000000000001", ada, "ENG-7")
+		rec := b.post(body, b.signed(body))
+		require.Equal(t, http.StatusOK, rec.Code)
+		require.JSONEq(t, `{"type":5}`, rec.Body.String())
+		require.Equal(t, continueCall{"ENG-7", "300000000000000001", ada.ID}, <-b.continuer.calls)
+		got := <-b.responder.edits
+		require.Equal(t, edit{appID, "tok-c", "Continuing the conversation here: https://discord.com/channels/" + testGuild + "/1"}, got)
+	})
+
+	t.Run("ContinueOfAnUnknownIssue", func(t *testing.T) {
+		t.Parallel()
+		b := setupDiscord(t)
+		body := discordtest.ContinueInteraction(appID, "tok-c", testGuild, "300000000000000001", ada, "ENG-404")
+		require.Equal(t, http.StatusOK, b.post(body, b.signed(body)).Code)
+		<-b.continuer.calls
+		require.Contains(t, (<-b.responder.edits).content, "no Linear conversation")
+	})
+
+	t.Run("OtherGuildsAreRefused", func(t *testing.T) {
+		t.Parallel()
+		b := setupDiscord(t)
+		body := discordtest.ContinueInteraction(appID, "tok-c", "100000000000000002", "300000000000000001", ada, "ENG-7")
+		rec := b.post(body, b.signed(body))
+		require.Equal(t, http.StatusOK, rec.Code)
+		require.True(t, strings.Contains(rec.Body.String(), "not enabled"))
+		require.Empty(t, b.continuer.calls)
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
