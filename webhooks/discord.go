@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -82,17 +81,9 @@ func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *Disc
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		reject := func(status int, reason string, err error) {
-			logger.InfoContext(ctx, "discord interaction rejected", slog.Int("status", status), slog.String("reason", reason), slog.Any("error", err))
-			http.Error(w, reason, status)
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
-		if err != nil {
-			if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
-				reject(http.StatusRequestEntityTooLarge, "body too large", err)
-				return
-			}
-			reject(http.StatusBadRequest, "unreadable body", err)
+		reject := rejecter(ctx, w, logger, "discord interaction rejected")
+		body, ok := readBody(w, r, reject)
+		if !ok {
 			return
 		}
 		sig := r.Header.Get("X-Signature-Ed25519")

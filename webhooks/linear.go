@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -39,17 +38,9 @@ const ingestTimeout = 4 * time.Second
 func handleLinearWebhook(logger *slog.Logger, ing *ingest.Ingester, secret []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		reject := func(status int, reason string, err error) {
-			logger.InfoContext(ctx, "linear delivery rejected", slog.Int("status", status), slog.String("reason", reason), slog.Any("error", err))
-			http.Error(w, reason, status)
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
-		if err != nil {
-			if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
-				reject(http.StatusRequestEntityTooLarge, "body too large", err)
-				return
-			}
-			reject(http.StatusBadRequest, "unreadable body", err)
+		reject := rejecter(ctx, w, logger, "linear delivery rejected")
+		body, ok := readBody(w, r, reject)
+		if !ok {
 			return
 		}
 		// The signature is checked on the raw bytes before anything
