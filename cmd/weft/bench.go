@@ -28,9 +28,11 @@ func bench(ctx context.Context, cfg *config, logger *slog.Logger, args []string,
 			return benchLinear(ctx, cfg, logger, args[1:], stdout, stderr)
 		case "replies":
 			return benchReplies(ctx, cfg, logger, args[1:], stdout, stderr)
+		case "discord":
+			return benchDiscord(ctx, cfg, logger, args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprint(stderr, "usage: weft bench store|turns|linear|replies [flags]\n")
+	fmt.Fprint(stderr, "usage: weft bench store|turns|linear|replies|discord [flags]\n")
 	return errUsage
 }
 

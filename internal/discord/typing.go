@@ -15,6 +15,12 @@ import (
 // turn runs: Discord shows it for about 10 seconds, or until the bot posts.
 const TypingInterval = 8 * time.Second
 
+// TypingDelay is how long a turn runs before the indicator first shows. A
+// reply that comes sooner needs no indicator, and every typing call spends
+// the bot's 50 requests/s: at a busy moment, an indicator for a turn that
+// is already done would only delay the replies queued behind it.
+const TypingDelay = 500 * time.Millisecond
+
 // Surfaces finds the Discord thread a thread answers in now, failing with
 // thread.ErrNotFound when its answer goes elsewhere. *db.Store implements it.
 type Surfaces interface {
@@ -28,15 +34,21 @@ type Typist struct {
 	c        *Client
 	surfaces Surfaces
 	interval time.Duration
+	delay    time.Duration
 	logger   *slog.Logger
 }
 
-// NewTypist returns a Typist refreshing every interval (0: TypingInterval).
+// NewTypist returns a Typist refreshing every interval (0: TypingInterval)
+// once a turn has run for TypingDelay.
 func NewTypist(c *Client, surfaces Surfaces, interval time.Duration, logger *slog.Logger) *Typist {
+	delay := TypingDelay
 	if interval <= 0 {
 		interval = TypingInterval
 	}
-	return &Typist{c: c, surfaces: surfaces, interval: interval, logger: logger.With("component", "discord_typing")}
+	if interval < delay {
+		delay = interval // a fast refresh (tests) starts as fast
+	}
+	return &Typist{c: c, surfaces: surfaces, interval: interval, delay: delay, logger: logger.With("component", "discord_typing")}
 }
 
 // Typing starts the indicator in the thread's Discord thread, if its answer
@@ -55,6 +67,13 @@ func (t *Typist) Typing(ctx context.Context, threadID uuid.UUID) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		wait := time.NewTimer(t.delay)
+		defer wait.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-wait.C:
+		}
 		tick := time.NewTicker(t.interval)
 		defer tick.Stop()
 		for {

@@ -55,8 +55,10 @@ type Config struct {
 	DeliveryBackoff time.Duration
 	// TurnBackoff is the first retry delay of a failed turn; it doubles.
 	TurnBackoff time.Duration
-	// FetchPollInterval bounds job pickup latency when LISTEN/NOTIFY is
-	// unavailable; River wakes on notifications sooner.
+	// FetchPollInterval bounds how long a job that became due without a
+	// notification waits: a snoozed turn whose thread was busy, a delivery
+	// that waited its turn. New jobs wake workers at once through
+	// LISTEN/NOTIFY; these would otherwise wait up to River's default 1 s.
 	FetchPollInterval time.Duration
 	// Observer, if set, is told when turns start and finish (benchmarks).
 	Observer Observer
@@ -78,7 +80,7 @@ func (c *Config) defaults() {
 	set(&c.SweepInterval, 15*time.Second)
 	set(&c.DeliveryBackoff, time.Second)
 	set(&c.TurnBackoff, 2*time.Second)
-	set(&c.FetchPollInterval, time.Second)
+	set(&c.FetchPollInterval, 100*time.Millisecond)
 	if c.TurnWorkers == 0 {
 		c.TurnWorkers = 20
 	}
