@@ -102,7 +102,7 @@ func loadConfig(getenv func(string) string) (*config, error) {
 	if cfg.MaxSteps, err = intEnv(getenv, "WEFT_MAX_STEPS", 20); err != nil {
 		return nil, err
 	}
-	if cfg.TurnWorkers, err = intEnv(getenv, "WEFT_TURN_WORKERS", 20); err != nil {
+	if cfg.TurnWorkers, err = intEnv(getenv, "WEFT_TURN_WORKERS", 100); err != nil {
 		return nil, err
 	}
 	for key, d := range map[string]*time.Duration{

@@ -34,7 +34,9 @@ type Sender interface {
 type Config struct {
 	// Workers is false for an API-only replica: it enqueues, never works.
 	Workers bool
-	// TurnWorkers and DeliveryWorkers size the two queues.
+	// TurnWorkers and DeliveryWorkers size the two queues. A turn spends
+	// most of its time waiting on the model and holds no connection then, so
+	// many run at once cheaply; too few, and messages queue behind slow models.
 	TurnWorkers     int
 	DeliveryWorkers int
 	// LeaseTTL is how long a turn's lease outlives its last heartbeat: after
@@ -76,13 +78,13 @@ func (c *Config) defaults() {
 	}
 	set(&c.LeaseTTL, 30*time.Second)
 	set(&c.Heartbeat, time.Second)
-	set(&c.LeaseWait, time.Second)
+	set(&c.LeaseWait, 250*time.Millisecond)
 	set(&c.SweepInterval, 15*time.Second)
 	set(&c.DeliveryBackoff, time.Second)
 	set(&c.TurnBackoff, 2*time.Second)
 	set(&c.FetchPollInterval, 100*time.Millisecond)
 	if c.TurnWorkers == 0 {
-		c.TurnWorkers = 20
+		c.TurnWorkers = 100
 	}
 	if c.DeliveryWorkers == 0 {
 		c.DeliveryWorkers = 50
