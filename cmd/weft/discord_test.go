@@ -15,6 +15,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
@@ -168,6 +169,10 @@ func TestDiscordConversationEndToEnd(t *testing.T) {
 	w := newDiscordWorld(t)
 	ctx := context.Background()
 	require.NotEmpty(t, w.discord.CommandOverwrites(), "slash commands registered at start")
+	w.llm.SetDefault(func(r llmtest.Request) llmtest.Reply {
+		// Slower than the typing delay, so the indicator shows.
+		return llmtest.Reply{Text: "Answer to: " + r.Last().Content, Delay: discord.TypingDelay + 200*time.Millisecond}
+	})
 
 	threadID := w.mentionBot("why is the nightly build red?")
 	reply := w.sent(t, threadID, 1)
