@@ -45,17 +45,9 @@ func (q *Queries) ActiveDiscordThreads(ctx context.Context, after string, limit 
 	if err != nil {
 		return nil, fmt.Errorf("active discord threads: %w", translate(err))
 	}
-	defer rows.Close()
-	var out []thread.DiscordAttachment
-	for rows.Next() {
-		d, err := scanDiscord(rows)
-		if err != nil {
-			return nil, fmt.Errorf("active discord threads: %w", err)
-		}
-		out = append(out, *d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("active discord threads: %w", translate(err))
+	out, err := collect(rows, scanDiscord)
+	if err != nil {
+		return nil, fmt.Errorf("active discord threads: %w", err)
 	}
 	return out, nil
 }

@@ -68,8 +68,9 @@ const firstInLine = `NOT EXISTS (
 // ClaimOutbox takes one outbox row for sending, for lease: it must be due,
 // first in line on its surface, and either pending or claimed by a sender
 // whose claim lapsed (a crash). It fails with thread.ErrDeliveryNotClaimable
-// otherwise, and thread.ErrNotFound for an unknown id. Each claim counts an
-// attempt.
+// otherwise, returning the row as it stands so the caller can tell why
+// without reading it again, and with thread.ErrNotFound for an unknown id.
+// Each claim counts an attempt.
 func (q *Queries) ClaimOutbox(ctx context.Context, id uuid.UUID, lease time.Duration) (*thread.Outbox, error) {
 	o, err := scanOutbox(q.db.QueryRow(ctx, `
 		UPDATE platform_deliveries p SET status = 'sending', attempts = attempts + 1,
@@ -81,10 +82,11 @@ func (q *Queries) ClaimOutbox(ctx context.Context, id uuid.UUID, lease time.Dura
 	if err == nil {
 		return o, nil
 	}
-	if _, gerr := q.Outbox(ctx, id); gerr != nil {
+	cur, gerr := q.Outbox(ctx, id)
+	if gerr != nil {
 		return nil, fmt.Errorf("claim outbox: %w", gerr)
 	}
-	return nil, fmt.Errorf("claim outbox %s: %w", id, thread.ErrDeliveryNotClaimable)
+	return cur, fmt.Errorf("claim outbox %s: %w", id, thread.ErrDeliveryNotClaimable)
 }
 
 // ClaimDueOutbox takes up to limit due rows for sending, skipping rows other
@@ -110,18 +112,7 @@ func (q *Queries) ClaimDueOutbox(ctx context.Context, limit int, lease time.Dura
 	return collectOutbox(rows)
 }
 
-func collectOutbox(rows pgx.Rows) ([]thread.Outbox, error) {
-	defer rows.Close()
-	var out []thread.Outbox
-	for rows.Next() {
-		o, err := scanOutbox(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *o)
-	}
-	return out, translate(rows.Err())
-}
+func collectOutbox(rows pgx.Rows) ([]thread.Outbox, error) { return collect(rows, scanOutbox) }
 
 // MarkOutboxSent records that the platform took the message, and its id there.
 func (q *Queries) MarkOutboxSent(ctx context.Context, id uuid.UUID, externalID string) error {

@@ -39,50 +39,20 @@ func (q *Queries) ThreadParent(ctx context.Context, threadID uuid.UUID) (*thread
 	return s, nil
 }
 
-// ReplyPage selects a window of a thread's replies by position: After and
-// Before are exclusive bounds on Seq (0: unbounded). Newest reads from the
-// end backwards.
-type ReplyPage struct {
-	After  int64
-	Before int64
-	Limit  int
-	Newest bool
-}
+// ReplyPage selects a window of a thread's replies, as StitchPage does for
+// all its stitches.
+type ReplyPage = StitchPage
 
 // MaxReplyPage bounds one read of a thread's replies.
-const MaxReplyPage = 1000
+const MaxReplyPage = MaxStitchPage
 
 // ThreadReplies reads a window of a thread's messages (see isMessage) in
 // the order asked: oldest first, or newest first with Newest. It does not
 // check the thread exists: an unknown thread has no replies.
 func (q *Queries) ThreadReplies(ctx context.Context, threadID uuid.UUID, p ReplyPage) ([]thread.Stitch, error) {
-	if p.Limit <= 0 || p.Limit > MaxReplyPage {
-		p.Limit = MaxReplyPage
-	}
-	order := "ASC"
-	if p.Newest {
-		order = "DESC"
-	}
-	// The (thread_id, seq) unique index serves the range and the order; the
-	// message predicate filters within it.
-	rows, err := q.db.Query(ctx, `
-		SELECT `+stitchColumns+` FROM stitches
-		WHERE thread_id = $1 AND ($2 = 0 OR seq > $2) AND ($3 = 0 OR seq < $3) AND `+isMessage+`
-		ORDER BY seq `+order+` LIMIT $4`, threadID, p.After, p.Before, p.Limit)
+	out, err := q.stitchWindow(ctx, threadID, p, isMessage)
 	if err != nil {
-		return nil, fmt.Errorf("thread replies: %w", translate(err))
-	}
-	defer rows.Close()
-	var out []thread.Stitch
-	for rows.Next() {
-		s, err := scanStitch(rows)
-		if err != nil {
-			return nil, fmt.Errorf("thread replies: %w", err)
-		}
-		out = append(out, *s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("thread replies: %w", translate(err))
+		return nil, fmt.Errorf("thread replies: %w", err)
 	}
 	return out, nil
 }

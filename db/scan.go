@@ -80,3 +80,17 @@ func prefixed(p, columns string) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// collect scans every row with scan and closes rows.
+func collect[T any](rows pgx.Rows, scan func(pgx.Row) (*T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *v)
+	}
+	return out, translate(rows.Err())
+}

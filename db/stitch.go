@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
 
 	"time"
 
@@ -80,34 +80,26 @@ const stitchInsertColumns = `stitch_type, content, llm_request, llm_response, mo
 	input_tokens, output_tokens, latency_ms, tool_name, tool_input, tool_output, tool_error, metadata,
 	source_platform, external_id, author_id, author_name, author_is_bot, edited_at, deleted_at`
 
-// stitchInsertValues numbers the placeholders of stitchArgs from $first on.
-func stitchInsertValues(first int) string {
-	var b strings.Builder
-	for i := range stitchArgCount {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "$%d", first+i)
-	}
-	return b.String()
-}
-
-// stitchArgCount is len(stitchArgs(...)).
-const stitchArgCount = 20
+// The placeholders of stitchArgs: after id, thread, previous and seq in a
+// batch insert ($5 on), after id and thread in an append ($3 on).
+const (
+	stitchValuesFrom5 = `$5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24`
+	stitchValuesFrom3 = `$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22`
+)
 
 // queueInsertStitch adds a stitch whose position the caller already knows
 // (a new thread's first stitches) to a batch.
 func queueInsertStitch(b *pgx.Batch, s *thread.Stitch) {
 	args := append([]any{s.ID, s.ThreadID, nullUUID(s.PreviousID), s.Seq}, stitchArgs(s)...)
 	b.Queue(`INSERT INTO stitches (stitch_id, thread_id, previous_stitch_id, seq, `+stitchInsertColumns+`)
-		VALUES ($1, $2, $3, $4, `+stitchInsertValues(5)+`)`, args...)
+		VALUES ($1, $2, $3, $4, `+stitchValuesFrom5+`)`, args...)
 }
 
 // appendStitchSQL appends a stitch at the head of its thread's chain in one
 // statement. The first CTE locks the thread row (FOR UPDATE re-reads the row
 // as last committed, even when it had to wait), so concurrent appends to one
 // thread queue on that lock and each sees its predecessor's head and count.
-var appendStitchSQL = `
+const appendStitchSQL = `
 WITH head AS (
 	SELECT thread_id, head_stitch_id, stitch_count FROM threads WHERE thread_id = $2 FOR UPDATE
 ), moved AS (
@@ -117,14 +109,8 @@ WITH head AS (
 	RETURNING head.head_stitch_id AS previous, head.stitch_count + 1 AS seq
 )
 INSERT INTO stitches (stitch_id, thread_id, previous_stitch_id, seq, ` + stitchInsertColumns + `)
-SELECT $1, $2, moved.previous, moved.seq, ` + stitchInsertValues(3) + ` FROM moved
+SELECT $1, $2, moved.previous, moved.seq, ` + stitchValuesFrom3 + ` FROM moved
 RETURNING ` + stitchColumns
-
-// maxAppendAttempts bounds retries of an append that lost a race: a deadlock
-// with another transaction, or a chain conflict the thread lock should have
-// prevented (it cannot, short of a bug; the bound keeps such a bug from
-// spinning). The append is one statement, so a retry on the pool is safe.
-const maxAppendAttempts = 5
 
 // AppendStitch adds s at the end of its thread's chain and returns it with
 // its id, position and predecessor filled in. It is safe under concurrency:
@@ -140,25 +126,13 @@ func (q *Queries) AppendStitch(ctx context.Context, s thread.Stitch) (*thread.St
 		s.ID = thread.NewID()
 	}
 	args := append([]any{s.ID, s.ThreadID}, stitchArgs(&s)...)
-	// Inside a caller's transaction one attempt is all there is: a failed
-	// statement aborts the transaction, and the caller decides what next.
-	attempts := maxAppendAttempts
-	if _, inTx := q.db.(pgx.Tx); inTx {
-		attempts = 1
+	// One statement, one row lock taken first: under READ COMMITTED it
+	// cannot deadlock or fail to serialize, so there is nothing to retry.
+	out, err := scanStitch(q.db.QueryRow(ctx, appendStitchSQL, args...))
+	if err != nil {
+		return nil, fmt.Errorf("append stitch: %w", err)
 	}
-	var err error
-	for range attempts {
-		var out *thread.Stitch
-		out, err = scanStitch(q.db.QueryRow(ctx, appendStitchSQL, args...))
-		if err == nil {
-			return out, nil
-		}
-		var ce *ConstraintError
-		if !IsRetryable(err) && !(errors.As(err, &ce) && (ce.Constraint == "stitches_thread_seq_key" || ce.Constraint == "stitches_one_successor")) {
-			break
-		}
-	}
-	return nil, fmt.Errorf("append stitch: %w", err)
+	return out, nil
 }
 
 // StitchPage selects a window of a thread's stitches by position. After and
@@ -176,6 +150,20 @@ const MaxStitchPage = 1000
 
 // Stitches reads a window of a thread's stitches, in chain order.
 func (q *Queries) Stitches(ctx context.Context, threadID uuid.UUID, p StitchPage) ([]thread.Stitch, error) {
+	out, err := q.stitchWindow(ctx, threadID, p, "true")
+	if err != nil {
+		return nil, fmt.Errorf("read stitches: %w", err)
+	}
+	if p.Newest {
+		slices.Reverse(out)
+	}
+	return out, nil
+}
+
+// stitchWindow reads the stitches of a window that match where, in the
+// order the window reads (newest first when p.Newest). The (thread_id, seq)
+// unique index serves the range and the order; where filters within it.
+func (q *Queries) stitchWindow(ctx context.Context, threadID uuid.UUID, p StitchPage, where string) ([]thread.Stitch, error) {
 	if p.Limit <= 0 || p.Limit > MaxStitchPage {
 		p.Limit = MaxStitchPage
 	}
@@ -185,29 +173,12 @@ func (q *Queries) Stitches(ctx context.Context, threadID uuid.UUID, p StitchPage
 	}
 	rows, err := q.db.Query(ctx, `
 		SELECT `+stitchColumns+` FROM stitches
-		WHERE thread_id = $1 AND ($2 = 0 OR seq > $2) AND ($3 = 0 OR seq < $3)
+		WHERE thread_id = $1 AND ($2 = 0 OR seq > $2) AND ($3 = 0 OR seq < $3) AND `+where+`
 		ORDER BY seq `+order+` LIMIT $4`, threadID, p.After, p.Before, p.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("read stitches: %w", translate(err))
+		return nil, translate(err)
 	}
-	defer rows.Close()
-	var out []thread.Stitch
-	for rows.Next() {
-		s, err := scanStitch(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read stitches: %w", err)
-		}
-		out = append(out, *s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read stitches: %w", translate(err))
-	}
-	if p.Newest {
-		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-			out[i], out[j] = out[j], out[i]
-		}
-	}
-	return out, nil
+	return collect(rows, scanStitch)
 }
 
 // Stitch returns one stitch by id.

@@ -171,17 +171,9 @@ func (q *Queries) ListThreads(ctx context.Context, f ThreadFilter) ([]thread.Thr
 	if err != nil {
 		return nil, fmt.Errorf("list threads: %w", translate(err))
 	}
-	defer rows.Close()
-	var out []thread.Thread
-	for rows.Next() {
-		t, err := scanThread(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list threads: %w", err)
-		}
-		out = append(out, *t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list threads: %w", translate(err))
+	out, err := collect(rows, scanThread)
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
 	}
 	return out, nil
 }

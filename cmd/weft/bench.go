@@ -57,17 +57,11 @@ func benchStore(ctx context.Context, cfg *config, logger *slog.Logger, args []st
 	}
 
 	const scratch = "weft_bench"
-	url, drop, err := dbbench.ScratchDatabase(ctx, cfg.DatabaseURL, scratch)
+	url, cleanup, err := scratchDatabase(ctx, cfg, logger, scratch, *keep)
 	if err != nil {
 		return err
 	}
-	if !*keep {
-		defer func() {
-			if err := drop(context.WithoutCancel(ctx)); err != nil {
-				logger.Warn("drop scratch database", slog.Any("error", err))
-			}
-		}()
-	}
+	defer cleanup()
 	fmt.Fprintf(stdout, "weft bench store: scratch database %s\n", scratch)
 	// Enough connections for the 16-connection runs plus the pool's spare.
 	pool, err := db.Open(ctx, withQuery(url, "pool_max_conns", "32"))
@@ -119,6 +113,25 @@ func benchStore(ctx context.Context, cfg *config, logger *slog.Logger, args []st
 		ms(lat.Percentile(50)), ms(p99), ms(lat.Percentile(100)), targetReadP99, verdict(p99 <= targetReadP99))
 	fmt.Fprintf(stdout, "\noverall: %s\n", verdict(pass))
 	return nil
+}
+
+// scratchDatabase creates a bench's scratch database on the configured
+// server (dropping an old one of that name first) and returns its URL and a
+// cleanup that drops it again, unless keep.
+func scratchDatabase(ctx context.Context, cfg *config, logger *slog.Logger, name string, keep bool) (string, func(), error) {
+	url, drop, err := dbbench.ScratchDatabase(ctx, cfg.DatabaseURL, name)
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() {
+		if keep {
+			return
+		}
+		if err := drop(context.WithoutCancel(ctx)); err != nil {
+			logger.Warn("drop scratch database", slog.Any("error", err))
+		}
+	}
+	return url, cleanup, nil
 }
 
 func withQuery(raw, key, value string) string {

@@ -20,7 +20,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/weft-dev/weft/db/dbbench"
 	"github.com/weft-dev/weft/internal/benchmark"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
@@ -74,17 +73,11 @@ func benchDiscord(ctx context.Context, cfg *config, logger *slog.Logger, args []
 		return errUsage
 	}
 
-	url, drop, err := dbbench.ScratchDatabase(ctx, cfg.DatabaseURL, *scratch)
+	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, *keep)
 	if err != nil {
 		return err
 	}
-	if !*keep {
-		defer func() {
-			if err := drop(context.WithoutCancel(ctx)); err != nil {
-				logger.Warn("drop scratch database", slog.Any("error", err))
-			}
-		}()
-	}
+	defer cleanup()
 	b, err := startDiscordBench(ctx, url, *modelDelay)
 	if err != nil {
 		return err

@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/weft-dev/weft/db/dbbench"
 	"github.com/weft-dev/weft/internal/benchmark"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
@@ -72,17 +71,11 @@ func benchLinear(ctx context.Context, cfg *config, logger *slog.Logger, args []s
 		return errUsage
 	}
 
-	url, drop, err := dbbench.ScratchDatabase(ctx, cfg.DatabaseURL, *scratch)
+	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, *keep)
 	if err != nil {
 		return err
 	}
-	if !*keep {
-		defer func() {
-			if err := drop(context.WithoutCancel(ctx)); err != nil {
-				logger.Warn("drop scratch database", slog.Any("error", err))
-			}
-		}()
-	}
+	defer cleanup()
 	b, err := startLinearBench(ctx, url, *role, *modelDelay)
 	if err != nil {
 		return err

@@ -45,15 +45,11 @@ func benchReplies(ctx context.Context, cfg *config, logger *slog.Logger, args []
 		return errUsage
 	}
 
-	url, drop, err := dbbench.ScratchDatabase(ctx, cfg.DatabaseURL, *scratch)
+	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, false)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := drop(context.WithoutCancel(ctx)); err != nil {
-			logger.Warn("drop scratch database", slog.Any("error", err))
-		}
-	}()
+	defer cleanup()
 	pool, err := db.Open(ctx, url)
 	if err != nil {
 		return err

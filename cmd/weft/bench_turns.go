@@ -63,17 +63,11 @@ func benchTurns(ctx context.Context, cfg *config, logger *slog.Logger, args []st
 		return errUsage
 	}
 
-	url, drop, err := dbbench.ScratchDatabase(ctx, cfg.DatabaseURL, *scratch)
+	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, *keep)
 	if err != nil {
 		return err
 	}
-	if !*keep {
-		defer func() {
-			if err := drop(context.WithoutCancel(ctx)); err != nil {
-				logger.Warn("drop scratch database", slog.Any("error", err))
-			}
-		}()
-	}
+	defer cleanup()
 	// The processor gets a pool as `weft serve` opens it, so the figures
 	// are serve's; the baseline gets its own, big enough for its clients.
 	pool, err := db.Open(ctx, url)

@@ -160,7 +160,7 @@ func TestDiscoveryBringsRelevantThreadsIntoThePrompt(t *testing.T) {
 	)
 	discovery, _ := discordContext(w.client, w.store, w.fast, "fast-model", tools.DiscoveryConfig{}, nil, logtest.New(t))
 	runner := &agent.Runner{LLM: w.fast, Model: "main-model", Context: []agent.ContextProvider{discovery}, Logger: logtest.New(t)}
-	require.NoError(t, runner.Turn(ctx, th, chainStore{w.store}))
+	require.NoError(t, runner.Turn(ctx, th, chainStore{w.store}, nil))
 
 	reqs := w.llm.Requests()
 	require.Len(t, reqs, 2)

@@ -79,7 +79,7 @@ func TestServe(t *testing.T) {
 	require.True(t, sawRequest)
 }
 
-func TestReadyzWithoutDatabase(t *testing.T) {
+func TestServeRefusesWithoutDatabase(t *testing.T) {
 	t.Parallel()
 	// Migrations need the database, so serve refuses to start without it.
 	err := run(context.Background(), []string{"weft", "serve"},

@@ -84,3 +84,17 @@ func openStore(ctx context.Context, cfg *config, logger *slog.Logger) (*db.Store
 	}
 	return db.New(pool, logger), pool, nil
 }
+
+// openMigrated connects and applies pending migrations, as the commands
+// that run the processor must before they start.
+func openMigrated(ctx context.Context, cfg *config, logger *slog.Logger) (*db.Store, *pgxpool.Pool, error) {
+	store, pool, err := openStore(ctx, cfg, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := db.Migrate(ctx, pool, logger.With("component", "migrate")); err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	return store, pool, nil
+}

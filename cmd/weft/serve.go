@@ -12,7 +12,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/weft-dev/weft/api"
-	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/webhooks"
 )
 
@@ -28,14 +27,11 @@ func mountWebhooks(h http.Handler) func(chi.Router) {
 // order of starting: the HTTP server drains, the processor finishes or
 // releases its turns, then the pool closes.
 func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
-	store, pool, err := openStore(ctx, cfg, logger)
+	store, pool, err := openMigrated(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := db.Migrate(ctx, pool, logger.With("component", "migrate")); err != nil {
-		return err
-	}
 	eng, err := newEngine(ctx, cfg, logger, pool, store, cfg.Role != "api")
 	if err != nil {
 		return err

@@ -52,14 +52,11 @@ func threadCreate(ctx context.Context, cfg *config, logger *slog.Logger, args []
 		fmt.Fprint(stderr, "weft thread create: --goal is required\n")
 		return errUsage
 	}
-	store, pool, err := openStore(ctx, cfg, logger)
+	store, pool, err := openMigrated(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := db.Migrate(ctx, pool, logger.With("component", "migrate")); err != nil {
-		return err
-	}
 	eng, err := newEngine(ctx, cfg, logger, pool, store, !*detach)
 	if err != nil {
 		return err

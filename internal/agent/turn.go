@@ -43,8 +43,11 @@ type Runner struct {
 // runs the tools it asks for, and records each step through store. It
 // returns nil when the turn ended normally, including by recording a
 // failure; an error means the step could not be recorded and the turn should
-// be retried (ctx's error when the turn was cancelled).
-func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store) error {
+// be retried (ctx's error when the turn was cancelled). first, when not
+// nil, is the thread's chain as the caller just read it, used for the first
+// step; every later step reads the chain again, since input may arrive
+// while the turn works.
+func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store, first []thread.Stitch) error {
 	maxSteps := r.MaxSteps
 	if maxSteps <= 0 {
 		maxSteps = DefaultMaxSteps
@@ -53,9 +56,13 @@ func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store) error
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		chain, err := store.Chain(ctx, th.ID)
-		if err != nil {
-			return fmt.Errorf("load chain: %w", err)
+		var err error
+		chain := first
+		first = nil
+		if chain == nil {
+			if chain, err = store.Chain(ctx, th.ID); err != nil {
+				return fmt.Errorf("load chain: %w", err)
+			}
 		}
 		p := nextStep(chain)
 		var e thread.Effects

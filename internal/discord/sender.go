@@ -2,7 +2,6 @@ package discord
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -32,11 +31,9 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	if o.Platform != thread.PlatformDiscord {
 		return "", fmt.Errorf("discord: send %s: %w: platform is %s", o.ID, thread.ErrInvalid, o.Platform)
 	}
-	// Decoded here rather than through package outbox: this package may
-	// depend on the domain only.
-	var body thread.OutboxBody
-	if err := json.Unmarshal(o.Body, &body); err != nil {
-		return "", fmt.Errorf("discord: send %s: decode body: %w: %w", o.ID, thread.ErrInvalid, err)
+	body, err := o.Content()
+	if err != nil {
+		return "", fmt.Errorf("discord: send: %w", err)
 	}
 	content := Render(o.Kind, body)
 	if strings.TrimSpace(content) == "" {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
-	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -198,7 +197,7 @@ func TestContinueInDiscord(t *testing.T) {
 	require.NoError(t, err)
 	var got []string
 	for _, o := range rows[1:] { // after the session's acknowledgement
-		body, err := outbox.Body(o)
+		body, err := o.Content()
 		require.NoError(t, err)
 		got = append(got, string(o.Platform)+"/"+string(o.Kind)+"/"+o.Target+"/"+body.Text+body.ExternalURL)
 	}

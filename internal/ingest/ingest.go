@@ -8,7 +8,6 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 
@@ -117,7 +116,3 @@ func (in *Ingester) enqueueTurn(ctx context.Context, tx *db.Tx, threadID uuid.UU
 	}
 	return nil
 }
-
-// IsDuplicate reports whether err says the event was already ingested: the
-// caller acknowledges it and does nothing more.
-func IsDuplicate(err error) bool { return errors.Is(err, thread.ErrDuplicate) }

@@ -13,7 +13,6 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/ingest"
-	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -84,7 +83,7 @@ func (b *linearBundle) state(t *testing.T, sessionID string) state {
 	rows, err := b.store.ThreadOutbox(ctx, th.ID)
 	require.NoError(t, err)
 	for _, o := range rows {
-		body, err := outbox.Body(o)
+		body, err := o.Content()
 		require.NoError(t, err)
 		st.Outbox = append(st.Outbox, string(o.Kind)+"/"+o.Target+"/"+body.Text)
 	}

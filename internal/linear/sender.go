@@ -2,7 +2,6 @@ package linear
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -50,11 +49,9 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 		return "", fmt.Errorf("linear: send %s: find workspace: %w", o.ID, err)
 	}
 	ctx = WithOrganization(ctx, att.WorkspaceID)
-	// Decoded here rather than through package outbox: this package may
-	// depend on the domain only.
-	var body thread.OutboxBody
-	if err := json.Unmarshal(o.Body, &body); err != nil {
-		return "", fmt.Errorf("linear: send %s: decode body: %w: %w", o.ID, thread.ErrInvalid, err)
+	body, err := o.Content()
+	if err != nil {
+		return "", fmt.Errorf("linear: send: %w", err)
 	}
 	if o.Kind == thread.OutboxSessionUpdate {
 		err := s.c.UpdateSession(ctx, o.Target, SessionUpdate{ExternalURL: body.ExternalURL, ExternalURLLabel: body.ExternalURLLabel})

@@ -130,7 +130,7 @@ func writeOutputs(ctx context.Context, tx *db.Tx, ins job.Inserter, threadID uui
 
 // Enqueue writes one outbox row and the job that sends it.
 func Enqueue(ctx context.Context, tx *db.Tx, ins job.Inserter, o thread.Outbox, body thread.OutboxBody) error {
-	o.Body = mustJSON(body)
+	o.Body = body.JSON()
 	row, err := tx.InsertOutbox(ctx, o)
 	if err != nil {
 		return err

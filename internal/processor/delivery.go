@@ -34,16 +34,13 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 	case errors.Is(err, thread.ErrNotFound):
 		return nil
 	case errors.Is(err, thread.ErrDeliveryNotClaimable):
-		cur, gerr := p.store.Outbox(ctx, j.Args.OutboxID)
-		if gerr != nil {
-			return gerr
-		}
-		if cur.Status == thread.OutboxSent || cur.Status == thread.OutboxFailed {
+		// o is the row as it stands, unclaimed.
+		if o.Status == thread.OutboxSent || o.Status == thread.OutboxFailed {
 			return nil
 		}
 		// Not due yet, held by another sender, or waiting for an earlier
 		// post on its surface (which wakes it when done): look again later.
-		wait := max(time.Until(cur.NextAttemptAt), p.cfg.DeliveryBackoff)
+		wait := max(time.Until(o.NextAttemptAt), p.cfg.DeliveryBackoff)
 		return river.JobSnooze(wait)
 	case err != nil:
 		return err

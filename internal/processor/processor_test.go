@@ -11,7 +11,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/weft-dev/weft/internal/llm/llmtest"
-	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -115,7 +114,7 @@ func TestAskUserWaitsForAnswer(t *testing.T) {
 	waiting := h.waitStatus(t, th.ID, thread.StatusWaiting)
 	require.Equal(t, thread.WaitingClarification, waiting.WaitingReason)
 	rows := h.waitSent(t, th.ID, 1)
-	body, err := outbox.Body(rows[len(rows)-1])
+	body, err := rows[len(rows)-1].Content()
 	require.NoError(t, err)
 	require.Equal(t, thread.OutboxElicitation, rows[len(rows)-1].Kind)
 	require.Equal(t, []string{"main", "release"}, body.Options)

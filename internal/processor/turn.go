@@ -91,7 +91,7 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 	if p.cfg.OnTurn != nil {
 		defer p.cfg.OnTurn(turnCtx, id)()
 	}
-	err = p.runner.Turn(turnCtx, th, store)
+	err = p.runner.Turn(turnCtx, th, store, chain)
 	switch cause := context.Cause(turnCtx); {
 	case errors.Is(cause, thread.ErrAborted), errors.Is(cause, errLeaseLost):
 		// Nothing more to do here: the abort recorded its own answer, or

@@ -1,6 +1,9 @@
 package thread
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Output is something weft says on the surface a thread's latest input came
 // from. It becomes an outbox row for that platform.
@@ -68,4 +71,20 @@ func StopEffects(through int64, text string) Effects {
 		Outputs:  []Output{{Kind: OutboxResponse, OutboxBody: OutboxBody{Text: text}}},
 		Status:   &StatusChange{To: StatusAborted},
 	}
+}
+
+// JSON encodes the body for Outbox.Body.
+func (b OutboxBody) JSON() json.RawMessage {
+	out, _ := json.Marshal(b) // a struct of strings always marshals
+	return out
+}
+
+// Content decodes the row's body, for the platform senders. A body that is
+// not an OutboxBody is ErrInvalid: resending it cannot help.
+func (o *Outbox) Content() (OutboxBody, error) {
+	var b OutboxBody
+	if err := json.Unmarshal(o.Body, &b); err != nil {
+		return b, fmt.Errorf("outbox %s: decode body: %w: %w", o.ID, ErrInvalid, err)
+	}
+	return b, nil
 }
