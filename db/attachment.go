@@ -136,8 +136,7 @@ func (q *Queries) SetLinearSessionStatus(ctx context.Context, sessionID string, 
 	if !status.Valid() {
 		return fmt.Errorf("set linear session status: %w", thread.ErrInvalid)
 	}
-	tag, err := q.db.Exec(ctx, `UPDATE linear_thread_metadata
-		SET session_status = $2, last_activity_at = now(), updated_at = now() WHERE session_id = $1`, sessionID, status)
+	tag, err := q.db.Exec(ctx, setSessionStatusSQL, sessionID, status)
 	if err != nil {
 		return fmt.Errorf("set linear session status: %w", translate(err))
 	}
@@ -146,6 +145,9 @@ func (q *Queries) SetLinearSessionStatus(ctx context.Context, sessionID string, 
 	}
 	return nil
 }
+
+const setSessionStatusSQL = `UPDATE linear_thread_metadata
+	SET session_status = $2, last_activity_at = now(), updated_at = now() WHERE session_id = $1`
 
 // MarkStaleLinearSessions records as stale the sessions Linear itself
 // considers stale: pending or active with no activity for idle. It returns

@@ -14,20 +14,24 @@ import (
 // duplicate waits on the unique index and then reports false, so exactly one
 // of them acts.
 func (q *Queries) RecordInbound(ctx context.Context, in thread.Inbound) (bool, error) {
-	outcome := in.Outcome
-	if outcome == "" {
-		outcome = thread.InboundProcessed
-	}
-	tag, err := q.db.Exec(ctx, `
-		INSERT INTO webhook_deliveries (platform, delivery_id, event_key, event_type, action, outcome, thread_id, payload)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-		ON CONFLICT DO NOTHING`,
-		in.Platform, in.DeliveryID, nullString(in.EventKey), in.EventType, nullString(in.Action), outcome,
-		nullUUID(in.ThreadID), nullJSON(in.Payload))
+	tag, err := q.db.Exec(ctx, insertInboundSQL+` ON CONFLICT DO NOTHING`, inboundArgs(in)...)
 	if err != nil {
 		return false, fmt.Errorf("record inbound delivery: %w", translate(err))
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+const insertInboundSQL = `
+	INSERT INTO webhook_deliveries (platform, delivery_id, event_key, event_type, action, outcome, thread_id, payload)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+
+// inboundArgs are insertInboundSQL's arguments for in.
+func inboundArgs(in thread.Inbound) []any {
+	if in.Outcome == "" {
+		in.Outcome = thread.InboundProcessed
+	}
+	return []any{in.Platform, in.DeliveryID, nullString(in.EventKey), in.EventType, nullString(in.Action), in.Outcome,
+		nullUUID(in.ThreadID), nullJSON(in.Payload)}
 }
 
 // SetInboundThread links a recorded delivery to the thread it led to, once

@@ -31,17 +31,22 @@ func scanOutbox(row pgx.Row) (*thread.Outbox, error) {
 	return &o, nil
 }
 
+const insertOutboxSQL = `
+	INSERT INTO platform_deliveries (delivery_id, thread_id, stitch_id, platform, target, kind, body)
+	VALUES ($1, $2, $3, $4, $5, $6, $7)
+	RETURNING ` + outboxColumns
+
+func insertOutboxArgs(o thread.Outbox) []any {
+	return []any{o.ID, o.ThreadID, nullUUID(o.StitchID), o.Platform, o.Target, o.Kind, o.Body}
+}
+
 // InsertOutbox queues a message for a platform. Call it in the transaction
 // that writes the stitch it comes from.
 func (q *Queries) InsertOutbox(ctx context.Context, o thread.Outbox) (*thread.Outbox, error) {
 	if o.ID == uuid.Nil {
 		o.ID = thread.NewID()
 	}
-	out, err := scanOutbox(q.db.QueryRow(ctx, `
-		INSERT INTO platform_deliveries (delivery_id, thread_id, stitch_id, platform, target, kind, body)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		RETURNING `+outboxColumns,
-		o.ID, o.ThreadID, nullUUID(o.StitchID), o.Platform, o.Target, o.Kind, o.Body))
+	out, err := scanOutbox(q.db.QueryRow(ctx, insertOutboxSQL, insertOutboxArgs(o)...))
 	if err != nil {
 		return nil, fmt.Errorf("insert outbox: %w", err)
 	}

@@ -223,22 +223,34 @@ func (q *Queries) EditStitch(ctx context.Context, source thread.Platform, extern
 	return s, nil
 }
 
-// LatestInputSource returns the platform the thread's newest input came
-// from: where its answer goes. A thread with no platform input returns "".
-func (q *Queries) LatestInputSource(ctx context.Context, threadID uuid.UUID) (thread.Platform, error) {
-	var src *string
-	err := q.db.QueryRow(ctx, `SELECT source_platform FROM stitches
-		WHERE thread_id = $1 AND stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity')
-		ORDER BY seq DESC LIMIT 1`, threadID).Scan(&src)
+// InputSurface returns where the thread's newest input came from, which is
+// where its answer goes: the platform and, on it, the Linear session or
+// the Discord thread that is still attached. A thread whose newest input
+// came from no platform, or from one it is no longer attached on (an
+// archived Discord thread), returns "".
+func (q *Queries) InputSurface(ctx context.Context, threadID uuid.UUID) (thread.Platform, string, error) {
+	var src, session, channel *string
+	var active *bool
+	err := q.db.QueryRow(ctx, `
+		SELECT s.source_platform, l.session_id, d.discord_thread_id, d.is_active
+		FROM (SELECT source_platform FROM stitches
+		      WHERE thread_id = $1 AND stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity')
+		      ORDER BY seq DESC LIMIT 1) s
+		LEFT JOIN linear_thread_metadata l ON l.thread_id = $1
+		LEFT JOIN discord_thread_metadata d ON d.thread_id = $1`, threadID).Scan(&src, &session, &channel, &active)
 	if err != nil {
 		err = translate(err)
 		if errors.Is(err, thread.ErrNotFound) {
-			return "", nil
+			return "", "", nil
 		}
-		return "", fmt.Errorf("latest input source: %w", err)
+		return "", "", fmt.Errorf("input surface: %w", err)
 	}
-	if src == nil {
-		return "", nil
+	switch {
+	case src == nil:
+	case thread.Platform(*src) == thread.PlatformLinear && session != nil:
+		return thread.PlatformLinear, *session, nil
+	case thread.Platform(*src) == thread.PlatformDiscord && channel != nil && active != nil && *active:
+		return thread.PlatformDiscord, *channel, nil
 	}
-	return thread.Platform(*src), nil
+	return "", "", nil
 }

@@ -39,6 +39,16 @@ func scanThread(row pgx.Row) (*thread.Thread, error) {
 	return &t, nil
 }
 
+const insertThreadSQL = `
+	INSERT INTO threads (thread_id, thread_type, goal, status, agent_name, stitch_count, head_stitch_id)
+	VALUES ($1, $2, $3, $4, $5, $6, $7)
+	RETURNING ` + threadColumns
+
+func insertThreadArgs(d *thread.Draft) []any {
+	return []any{d.Thread.ID, d.Thread.Type, d.Thread.Goal, d.Thread.Status, d.Thread.AgentName,
+		len(d.Stitches), nullUUID(d.Thread.HeadStitchID)}
+}
+
 // CreateThread writes a Builder's draft (thread, attachments, first stitches)
 // atomically. A Discord thread or Linear session attached elsewhere already
 // fails with thread.ErrDiscordThreadAttached or thread.ErrLinearSessionAttached.
@@ -46,12 +56,7 @@ func (q *Queries) CreateThread(ctx context.Context, d *thread.Draft) (*thread.Th
 	var created *thread.Thread
 	err := q.atomic(ctx, func(q *Queries) error {
 		var err error
-		created, err = scanThread(q.db.QueryRow(ctx, `
-			INSERT INTO threads (thread_id, thread_type, goal, status, agent_name, stitch_count, head_stitch_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)
-			RETURNING `+threadColumns,
-			d.Thread.ID, d.Thread.Type, d.Thread.Goal, d.Thread.Status, d.Thread.AgentName,
-			len(d.Stitches), nullUUID(d.Thread.HeadStitchID)))
+		created, err = scanThread(q.db.QueryRow(ctx, insertThreadSQL, insertThreadArgs(d)...))
 		if err != nil {
 			return fmt.Errorf("insert thread: %w", err)
 		}
@@ -107,6 +112,22 @@ func (q *Queries) ThreadByDiscordThread(ctx context.Context, discordThreadID str
 	return t, nil
 }
 
+const setStatusSQL = `
+	UPDATE threads SET
+		status = $2,
+		waiting_reason = $3,
+		result = CASE WHEN $2 = 'completed' THEN $4::jsonb END,
+		error = CASE WHEN $2 = 'failed' THEN $5 END,
+		finished_at = CASE WHEN $2 IN ('completed', 'failed', 'aborted') THEN now() ELSE finished_at END,
+		updated_at = now(),
+		last_activity_at = now()
+	WHERE thread_id = $1 AND status = ANY($6)
+	RETURNING ` + threadColumns
+
+func setStatusArgs(id uuid.UUID, c thread.StatusChange) []any {
+	return []any{id, c.To, nullString(string(c.WaitingReason)), nullJSON(c.Result), nullString(c.Error), thread.SourcesOf(c.To)}
+}
+
 // SetStatus moves a thread to a new status if the status machine allows it
 // from the status it is in now; otherwise it fails with a
 // *thread.TransitionError (an ErrConflict). The check and the write are one
@@ -115,18 +136,7 @@ func (q *Queries) SetStatus(ctx context.Context, id uuid.UUID, c thread.StatusCh
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	t, err := scanThread(q.db.QueryRow(ctx, `
-		UPDATE threads SET
-			status = $2,
-			waiting_reason = $3,
-			result = CASE WHEN $2 = 'completed' THEN $4::jsonb END,
-			error = CASE WHEN $2 = 'failed' THEN $5 END,
-			finished_at = CASE WHEN $2 IN ('completed', 'failed', 'aborted') THEN now() ELSE finished_at END,
-			updated_at = now(),
-			last_activity_at = now()
-		WHERE thread_id = $1 AND status = ANY($6)
-		RETURNING `+threadColumns,
-		id, c.To, nullString(string(c.WaitingReason)), nullJSON(c.Result), nullString(c.Error), thread.SourcesOf(c.To)))
+	t, err := scanThread(q.db.QueryRow(ctx, setStatusSQL, setStatusArgs(id, c)...))
 	if errors.Is(err, thread.ErrNotFound) {
 		cur, gerr := q.Thread(ctx, id)
 		if gerr != nil {

@@ -63,3 +63,11 @@ func (q *Queries) atomic(ctx context.Context, fn func(q *Queries) error) error {
 		return fn(&Queries{db: tx})
 	})
 }
+
+// Savepoint runs fn in a savepoint of t: when fn fails, what it wrote is
+// undone and t goes on.
+func (t *Tx) Savepoint(ctx context.Context, fn func(tx *Tx) error) error {
+	return pgx.BeginFunc(ctx, t.tx, func(sp pgx.Tx) error {
+		return fn(&Tx{Queries: Queries{db: sp}, tx: sp})
+	})
+}

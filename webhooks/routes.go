@@ -15,7 +15,7 @@ import (
 const (
 	webhookLimit          = 64
 	webhookBacklogLimit   = 1024
-	webhookBacklogTimeout = 2 * time.Second
+	webhookBacklogTimeout = 500 * time.Millisecond
 )
 
 func addRoutes(r chi.Router, d Deps) {

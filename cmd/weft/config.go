@@ -20,6 +20,11 @@ type config struct {
 	APIToken string
 	// Role is "all" (serve and work), "api" (serve only) or "worker".
 	Role string
+	// DBConns and IntakeDBConns size serve's two pools (WEFT_DB_CONNS,
+	// WEFT_INTAKE_DB_CONNS), unless DATABASE_URL sets pool_max_conns: the
+	// processor's, and the intake's that webhooks, the gateway and the API
+	// write through.
+	DBConns, IntakeDBConns int
 
 	LLMProvider string // "openai", "anthropic", or "" for none
 	LLMAPIKey   string
@@ -105,6 +110,12 @@ func loadConfig(getenv func(string) string) (*config, error) {
 	if cfg.TurnWorkers, err = intEnv(getenv, "WEFT_TURN_WORKERS", 100); err != nil {
 		return nil, err
 	}
+	if cfg.DBConns, err = intEnv(getenv, "WEFT_DB_CONNS", 8); err != nil {
+		return nil, err
+	}
+	if cfg.IntakeDBConns, err = intEnv(getenv, "WEFT_INTAKE_DB_CONNS", 8); err != nil {
+		return nil, err
+	}
 	for key, d := range map[string]*time.Duration{
 		"WEFT_SHUTDOWN_TIMEOUT": &cfg.ShutdownTimeout,
 		"WEFT_LEASE_TTL":        &cfg.LeaseTTL,
@@ -118,6 +129,13 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// intakeDB is the configuration the intake's pool is opened with.
+func (c *config) intakeDB() *config {
+	i := *c
+	i.DBConns = c.IntakeDBConns
+	return &i
 }
 
 func intEnv(getenv func(string) string, key string, def int) (int, error) {

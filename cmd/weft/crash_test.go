@@ -255,7 +255,7 @@ func TestCrashBeforePostPostsOnce(t *testing.T) {
 
 	meta := dbtest.LinearAttachment()
 	lin.AddSession(meta.SessionID, meta.IssueID)
-	eng, err := newEngine(ctx, &config{}, dbtest.Logger(t), pool, store, false)
+	eng, err := newEngine(ctx, &config{}, dbtest.Logger(t), store, store, false)
 	require.NoError(t, err)
 	th, err := eng.ingest.StartThread(ctx, eng.ingest.Builder().WithGoal("answer in Linear").InteractiveLinear(meta).
 		WithInitialPrompt(thread.Stitch{Content: "What is the answer?", Source: thread.PlatformLinear, ExternalID: meta.SessionID}))

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weft-dev/weft/db"
@@ -22,9 +21,11 @@ import (
 // engine is what serve and `thread create` share: the store, the processor
 // (River) and the ingester that feeds it.
 type engine struct {
-	store   *db.Store
-	proc    *processor.Processor
-	ingest  *ingest.Ingester
+	store  *db.Store
+	proc   *processor.Processor
+	ingest *ingest.Ingester
+	// express sends acknowledgements as they commit, ahead of the queue.
+	express *processor.Express
 	linear  *linearApp
 	discord *discordApp
 	// replies is get-thread-replies, for the agent tool, the REST API and
@@ -33,8 +34,16 @@ type engine struct {
 	metrics *prometheus.Registry
 }
 
-// newEngine builds the processor. With workers false it only enqueues.
-func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, pool *pgxpool.Pool, store *db.Store, workers bool) (*engine, error) {
+// expressSends bounds the acknowledgements sent at once, outside the job
+// queue; past it they wait for their jobs.
+const expressSends = 64
+
+// newEngine builds the processor on store's pool. Inbound events are
+// written through intake, the pool that webhooks, the gateway and the API
+// use, so that a backlog of turns never holds the connections an
+// acknowledgement needs (serve gives the two their own pools; a command may
+// pass one store twice). With workers false it only enqueues.
+func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, store, intake *db.Store, workers bool) (*engine, error) {
 	lin, err := newLinearApp(cfg.Linear, store, logger)
 	if err != nil {
 		return nil, err
@@ -92,16 +101,18 @@ func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, pool *pgxp
 	if dis.on() {
 		senders[thread.PlatformDiscord] = dis.sender
 	}
-	proc, err := processor.New(pool, store, runner, senders, processor.Config{
+	proc, err := processor.New(store.Pool(), store, runner, senders, processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval,
 		OnTurn: dis.onTurn(),
 	}, logger)
 	if err != nil {
 		return nil, err
 	}
-	ing := ingest.New(store, proc.Inserter(), nil, logger)
+	ing := ingest.New(intake, proc.Inserter(), nil, logger)
+	express := proc.Express(store, expressSends)
+	ing.SendAtOnce(express)
 	dis.bind(ing)
-	return &engine{store: store, proc: proc, ingest: ing, linear: lin, discord: dis, replies: rep, metrics: metrics}, nil
+	return &engine{store: store, proc: proc, ingest: ing, express: express, linear: lin, discord: dis, replies: rep, metrics: metrics}, nil
 }
 
 // stop drains the processor within timeout, then cancels what is left.
@@ -112,6 +123,7 @@ func (e *engine) stop(ctx context.Context, logger *slog.Logger, timeout time.Dur
 	if err := e.discord.stop(stopCtx); err != nil {
 		logger.WarnContext(ctx, "stop discord", slog.Any("error", err))
 	}
+	e.express.Wait()
 	if err := e.proc.Stop(stopCtx); err != nil {
 		return fmt.Errorf("stop processor: %w", err)
 	}

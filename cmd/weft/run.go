@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -78,7 +79,11 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 
 // openStore connects to the configured database.
 func openStore(ctx context.Context, cfg *config, logger *slog.Logger) (*db.Store, *pgxpool.Pool, error) {
-	pool, err := db.Open(ctx, cfg.DatabaseURL)
+	url := cfg.DatabaseURL
+	if cfg.DBConns > 0 && !strings.Contains(url, "pool_max_conns") {
+		url = withQuery(url, "pool_max_conns", strconv.Itoa(cfg.DBConns))
+	}
+	pool, err := db.Open(ctx, url)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -25,21 +25,28 @@ func mountWebhooks(h http.Handler) func(chi.Router) {
 
 // serve runs weft until ctx ends (SIGINT or SIGTERM), then stops in reverse
 // order of starting: the HTTP server drains, the processor finishes or
-// releases its turns, then the pool closes.
+// releases its turns, then the pools close. It has two: the processor's,
+// and the intake's for webhooks, the gateway and the API, so that however
+// many turns are queued an inbound event finds a connection.
 func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	store, pool, err := openMigrated(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	eng, err := newEngine(ctx, cfg, logger, pool, store, cfg.Role != "api")
+	intake, intakePool, err := openStore(ctx, cfg.intakeDB(), logger)
+	if err != nil {
+		return err
+	}
+	defer intakePool.Close()
+	eng, err := newEngine(ctx, cfg, logger, store, intake, cfg.Role != "api")
 	if err != nil {
 		return err
 	}
 	if err := eng.proc.Start(ctx); err != nil {
 		return err
 	}
-	if err := eng.discord.start(ctx, store, eng.ingest); err != nil {
+	if err := eng.discord.start(ctx, intake, eng.ingest); err != nil {
 		return err
 	}
 	if cfg.Role == "worker" {
@@ -51,11 +58,11 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 	hooks := webhooks.NewHandler(webhooks.Deps{
 		Logger: logger.With("component", "webhooks"), Ingester: eng.ingest,
 		LinearWebhookSecret: []byte(cfg.Linear.WebhookSecret), LinearOAuth: eng.linear.oauth,
-		Discord: eng.discord.interactions(store),
+		Discord: eng.discord.interactions(intake),
 	})
 	handler := api.NewServer(api.Deps{
-		Logger: logger.With("component", "http"), DB: store, Mount: mountWebhooks(hooks),
-		Token: cfg.APIToken, Store: store, Ingester: eng.ingest, Replies: eng.replies,
+		Logger: logger.With("component", "http"), DB: intake, Mount: mountWebhooks(hooks),
+		Token: cfg.APIToken, Store: intake, Ingester: eng.ingest, Replies: eng.replies,
 		MCP: newMCP(store, eng.replies, logger), Metrics: eng.metrics,
 	})
 	srv := &http.Server{

@@ -57,7 +57,7 @@ func threadCreate(ctx context.Context, cfg *config, logger *slog.Logger, args []
 		return err
 	}
 	defer pool.Close()
-	eng, err := newEngine(ctx, cfg, logger, pool, store, !*detach)
+	eng, err := newEngine(ctx, cfg, logger, store, store, !*detach)
 	if err != nil {
 		return err
 	}

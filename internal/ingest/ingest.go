@@ -21,11 +21,23 @@ import (
 
 // Ingester writes inbound events.
 type Ingester struct {
-	store  *db.Store
-	jobs   job.Inserter
-	memory *thread.MemoryManager
-	logger *slog.Logger
+	store   *db.Store
+	jobs    job.Inserter
+	memory  *thread.MemoryManager
+	express Express
+	logger  *slog.Logger
 }
+
+// Express sends an outbox row at once, outside the job queue, after the
+// transaction that wrote it has committed (processor.Express).
+type Express interface {
+	Send(outboxID uuid.UUID)
+}
+
+// SendAtOnce makes acknowledgements go out through x the moment they
+// commit, with their delivery jobs held back as x's fallback. Call it
+// before the ingester is used.
+func (in *Ingester) SendAtOnce(x Express) { in.express = x }
 
 // New returns an Ingester writing to store and enqueueing through jobs.
 func New(store *db.Store, jobs job.Inserter, memory *thread.MemoryManager, logger *slog.Logger) *Ingester {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/job"
@@ -23,6 +25,12 @@ const (
 	// LinearStopped confirms a user's stop request, as Linear requires.
 	LinearStopped = "Stopped. I won't do anything more here until you ask again."
 )
+
+// expressFallback is how long an acknowledgement sent by express waits
+// before its delivery job looks at it: long enough that the express send
+// has normally finished, short enough that, when it could not, the job's
+// send still reaches Linear well within its 10 s.
+const expressFallback = 2 * time.Second
 
 // LinearSession is a Linear agent session as a webhook describes it, in
 // weft's terms: what a new thread is attached to and starts from. Both
@@ -75,18 +83,41 @@ func (in *Ingester) LinearCreated(ctx context.Context, d thread.Inbound, s Linea
 	if err != nil {
 		return LinearResult{}, fmt.Errorf("ingest linear created: %w", err)
 	}
+	// The usual case, a new session, in one round trip for the writes and
+	// one for the jobs.
+	d = linearInbound(d, thread.InboundProcessed)
+	var th *thread.Thread
+	var ack uuid.UUID
+	err = in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) (err error) {
+		th, ack, err = in.openSession(ctx, tx, &d, s, draft, true, in.express != nil)
+		return err
+	})
+	switch {
+	case err == nil:
+		if in.express != nil {
+			in.express.Send(ack)
+		}
+		return LinearResult{ThreadID: th.ID}, nil
+	case errors.Is(err, thread.ErrDuplicateDelivery):
+		return LinearResult{Duplicate: true}, nil
+	case !errors.Is(err, thread.ErrLinearSessionAttached):
+		return LinearResult{}, fmt.Errorf("ingest linear created: %w", err)
+	}
+	// The session's prompted event got there first and made its thread:
+	// only the delivery is recorded, linked to that thread.
 	var res LinearResult
 	err = in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
-		if fresh, err := tx.RecordInbound(ctx, linearInbound(d, thread.InboundProcessed)); err != nil || !fresh {
-			res.Duplicate = !fresh
-			return err
-		}
-		th, _, err := in.linearThread(ctx, tx, s, draft, true)
+		th, err := tx.ThreadByLinearSession(ctx, s.Attachment.SessionID)
 		if err != nil {
 			return err
 		}
-		res.ThreadID = th.ID
-		return tx.SetInboundThread(ctx, thread.PlatformLinear, d.DeliveryID, th.ID.String())
+		d.ThreadID = th.ID
+		fresh, err := tx.RecordInbound(ctx, d)
+		res = LinearResult{Duplicate: !fresh}
+		if fresh {
+			res.ThreadID = th.ID
+		}
+		return err
 	})
 	if err != nil {
 		return LinearResult{}, fmt.Errorf("ingest linear created: %w", err)
@@ -200,47 +231,69 @@ func (in *Ingester) linearDraft(ctx context.Context, s LinearSession) (*thread.D
 }
 
 // linearThread returns the session's thread, making it from draft when it
-// does not exist yet, together with the acknowledging thought when ack is
-// set, a turn, and the job that moves a delegated issue to started. It
-// reports whether it made the thread.
+// does not exist yet (see openSession). It reports whether it made the
+// thread.
 func (in *Ingester) linearThread(ctx context.Context, tx *db.Tx, s LinearSession, draft *thread.Draft, ack bool) (*thread.Thread, bool, error) {
 	sessionID := s.Attachment.SessionID
 	th, err := tx.ThreadByLinearSession(ctx, sessionID)
 	if err == nil || !errors.Is(err, thread.ErrNotFound) {
 		return th, false, err
 	}
-	th, err = tx.CreateThread(ctx, draft)
+	err = tx.Savepoint(ctx, func(tx *db.Tx) error {
+		th, _, err = in.openSession(ctx, tx, nil, s, draft, ack, false)
+		return err
+	})
 	if errors.Is(err, thread.ErrLinearSessionAttached) {
 		// The session's other event made it concurrently; the insert
-		// waited for that commit (CreateThread runs in a savepoint, so
-		// this transaction goes on).
+		// waited for that commit, and the savepoint keeps this
+		// transaction going.
 		th, err = tx.ThreadByLinearSession(ctx, sessionID)
 		return th, false, err
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	if ack {
-		err := outbox.Enqueue(ctx, tx, in.jobs, thread.Outbox{
-			ThreadID: th.ID, Platform: thread.PlatformLinear, Target: sessionID, Kind: thread.OutboxThought,
-		}, thread.OutboxBody{Text: LinearAck})
-		if err != nil {
-			return nil, false, err
-		}
-		if err := tx.SetLinearSessionStatus(ctx, sessionID, thread.SessionActive); err != nil {
-			return nil, false, err
-		}
-	}
-	if err := in.enqueueTurn(ctx, tx, th.ID); err != nil {
-		return nil, false, err
-	}
-	if s.StartIssue && s.Attachment.IssueID != "" {
-		args := job.StartLinearIssue{OrganizationID: s.Attachment.WorkspaceID, IssueID: s.Attachment.IssueID}
-		if _, err := in.jobs.InsertTx(ctx, tx.Pgx(), args, nil); err != nil {
-			return nil, false, fmt.Errorf("enqueue start issue: %w", err)
-		}
-	}
 	return th, true, nil
+}
+
+// openSession makes a session's thread from draft, in one round trip with
+// the delivery d (when not nil) and, when ack is set, the thought that
+// acknowledges the session at once; then it enqueues, in one more, the
+// thought's delivery, the turn, and the job that moves a delegated issue
+// to started. With express, the thought's delivery job is held back as the
+// fallback of an express send, which the caller starts after the commit.
+// It returns the thread and the thought's outbox id. A session that has a
+// thread already fails with thread.ErrLinearSessionAttached, a delivery
+// seen before with thread.ErrDuplicateDelivery; either aborts tx.
+func (in *Ingester) openSession(ctx context.Context, tx *db.Tx, d *thread.Inbound, s LinearSession, draft *thread.Draft, ack, express bool) (*thread.Thread, uuid.UUID, error) {
+	w := db.Write{Inbound: d, New: draft}
+	if ack {
+		draft.Linear.SessionStatus = thread.SessionActive
+		w.Outbox = []thread.Outbox{{Platform: thread.PlatformLinear, Target: s.Attachment.SessionID,
+			Kind: thread.OutboxThought, Body: thread.OutboxBody{Text: LinearAck}.JSON()}}
+	}
+	got, err := tx.Write(ctx, w)
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	var jobs []river.JobArgs
+	var ackID uuid.UUID
+	for _, o := range got.Outbox {
+		ackID = o.ID
+		j := job.Delivery{OutboxID: o.ID, ThreadID: o.ThreadID}
+		if express {
+			j.NotBefore = time.Now().Add(expressFallback)
+		}
+		jobs = append(jobs, j)
+	}
+	jobs = append(jobs, job.Turn{ThreadID: got.Thread.ID})
+	if s.StartIssue && s.Attachment.IssueID != "" {
+		jobs = append(jobs, job.StartLinearIssue{OrganizationID: s.Attachment.WorkspaceID, IssueID: s.Attachment.IssueID})
+	}
+	if err := job.InsertTx(ctx, in.jobs, tx.Pgx(), jobs...); err != nil {
+		return nil, uuid.Nil, fmt.Errorf("enqueue session jobs: %w", err)
+	}
+	return got.Thread, ackID, nil
 }
 
 // stopLinear records a user's stop: the stop prompt itself, then the

@@ -5,6 +5,7 @@ package job
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -17,6 +18,21 @@ import (
 // write that causes it, or not at all.
 type Inserter interface {
 	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
+}
+
+// InsertTx enqueues every job of args in tx with one insert: a write that
+// causes several jobs (a turn and a delivery) pays one round trip for them.
+func InsertTx(ctx context.Context, ins Inserter, tx pgx.Tx, args ...river.JobArgs) error {
+	if len(args) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(args))
+	for i, a := range args {
+		params[i] = river.InsertManyParams{Args: a}
+	}
+	_, err := ins.InsertManyTx(ctx, tx, params)
+	return err
 }
 
 // Queues weft works.
@@ -49,14 +65,17 @@ const TurnMaxAttempts = 5
 type Delivery struct {
 	OutboxID uuid.UUID `json:"outbox_id"`
 	ThreadID uuid.UUID `json:"thread_id"`
+	// NotBefore, when set, holds the job until then: it is the fallback
+	// behind a send made at once, outside the queue.
+	NotBefore time.Time `json:"-"`
 }
 
 // Kind implements river.JobArgs.
 func (Delivery) Kind() string { return "weft_delivery" }
 
 // InsertOpts puts deliveries on their own queue.
-func (Delivery) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: DeliveryMaxAttempts}
+func (d Delivery) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: DeliveryMaxAttempts, ScheduledAt: d.NotBefore}
 }
 
 // DeliveryMaxAttempts is how often a send is tried before the outbox row is

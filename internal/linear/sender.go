@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -23,13 +24,20 @@ type Workspaces interface {
 type Sender struct {
 	c          *Client
 	workspaces Workspaces
+	// known caches each thread's workspace, which never changes, so a
+	// session's posts after its first need no lookup.
+	mu    sync.Mutex
+	known map[uuid.UUID]string
 }
+
+// maxKnown bounds the workspace cache; past it, it starts again.
+const maxKnown = 10000
 
 // NewSender returns a Sender posting through c. The workspace of each row
 // is looked up through workspaces on every send rather than carried in the
 // row: rows are written by code that knows only the session id.
 func NewSender(c *Client, workspaces Workspaces) *Sender {
-	return &Sender{c: c, workspaces: workspaces}
+	return &Sender{c: c, workspaces: workspaces, known: map[uuid.UUID]string{}}
 }
 
 // Send posts one outbox row and returns Linear's id for it (the activity
@@ -41,14 +49,14 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	if o.Platform != thread.PlatformLinear {
 		return "", fmt.Errorf("linear: send %s: %w: platform is %s", o.ID, thread.ErrInvalid, o.Platform)
 	}
-	att, err := s.workspaces.LinearAttachment(ctx, o.ThreadID)
+	workspace, err := s.workspace(ctx, o.ThreadID)
 	if errors.Is(err, thread.ErrNotFound) {
 		return "", fmt.Errorf("linear: send %s: %w: thread has no linear session", o.ID, thread.ErrInvalid)
 	}
 	if err != nil {
 		return "", fmt.Errorf("linear: send %s: find workspace: %w", o.ID, err)
 	}
-	ctx = WithOrganization(ctx, att.WorkspaceID)
+	ctx = WithOrganization(ctx, workspace)
 	body, err := o.Content()
 	if err != nil {
 		return "", fmt.Errorf("linear: send: %w", err)
@@ -69,6 +77,27 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 		return "", sendError(o, err)
 	}
 	return id, nil
+}
+
+// workspace is the id of the workspace the thread's session is in.
+func (s *Sender) workspace(ctx context.Context, threadID uuid.UUID) (string, error) {
+	s.mu.Lock()
+	id, ok := s.known[threadID]
+	s.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	att, err := s.workspaces.LinearAttachment(ctx, threadID)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	if len(s.known) >= maxKnown {
+		clear(s.known)
+	}
+	s.known[threadID] = att.WorkspaceID
+	s.mu.Unlock()
+	return att.WorkspaceID, nil
 }
 
 // activityOf maps an outbox row to the activity it posts. Two kinds of row

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -223,4 +224,118 @@ func TestSenderStartIssue(t *testing.T) {
 	require.True(t, moved)
 	require.Equal(t, []lineartest.IssueUpdate{{IssueID: "issue-1", StateID: "progress"}}, b.srv.IssueUpdates())
 	require.Contains(t, b.tokens.orgs, lineartest.OrganizationID)
+}
+
+// countingWorkspaces is a linear.Workspaces that counts lookups per thread
+// and finds only the attachments it has been given so far.
+type countingWorkspaces struct {
+	mu    sync.Mutex
+	atts  map[uuid.UUID]*thread.LinearAttachment
+	calls map[uuid.UUID]int
+}
+
+func newCountingWorkspaces() *countingWorkspaces {
+	return &countingWorkspaces{atts: map[uuid.UUID]*thread.LinearAttachment{}, calls: map[uuid.UUID]int{}}
+}
+
+func (w *countingWorkspaces) add(threadID uuid.UUID, session string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.atts[threadID] = &thread.LinearAttachment{ThreadID: threadID, SessionID: session, WorkspaceID: lineartest.OrganizationID}
+}
+
+func (w *countingWorkspaces) count(threadID uuid.UUID) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.calls[threadID]
+}
+
+func (w *countingWorkspaces) LinearAttachment(_ context.Context, id uuid.UUID) (*thread.LinearAttachment, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls[id]++
+	if a, ok := w.atts[id]; ok {
+		cp := *a
+		return &cp, nil
+	}
+	return nil, fmt.Errorf("linear attachment: %w", thread.ErrNotFound)
+}
+
+func TestSenderCachesWorkspace(t *testing.T) {
+	t.Parallel()
+	row := func(threadID uuid.UUID, session, text string) thread.Outbox {
+		return thread.Outbox{ID: thread.NewID(), ThreadID: threadID, StitchID: thread.NewID(), Platform: thread.PlatformLinear,
+			Target: session, Kind: thread.OutboxResponse, Body: thread.OutboxBody{Text: text}.JSON()}
+	}
+	setup := func(t *testing.T) (*lineartest.Server, *orgTokens, *countingWorkspaces, *linear.Sender) {
+		t.Helper()
+		srv := lineartest.NewServer(t)
+		tokens := &orgTokens{}
+		client := linear.NewClient(srv.URL(), nil, tokens, linear.WithRetry(1, time.Millisecond, time.Second))
+		ws := newCountingWorkspaces()
+		return srv, tokens, ws, linear.NewSender(client, ws)
+	}
+
+	t.Run("OneLookupPerThread", func(t *testing.T) {
+		t.Parallel()
+		srv, tokens, ws, sender := setup(t)
+		otherSession := uuid.NewString()
+		srv.AddSession(testSession, "")
+		srv.AddSession(otherSession, "")
+		first, second := thread.NewID(), thread.NewID()
+		ws.add(first, testSession)
+		ws.add(second, otherSession)
+
+		rows := []thread.Outbox{
+			row(first, testSession, "one"),
+			row(second, otherSession, "elsewhere"),
+			row(first, testSession, "two"),
+		}
+		for _, o := range rows {
+			ext, err := sender.Send(t.Context(), o)
+			require.NoError(t, err)
+			require.Equal(t, linear.ActivityID(o.ID), ext)
+		}
+
+		require.Equal(t, 1, ws.count(first), "the first thread's workspace is looked up once")
+		require.Equal(t, 1, ws.count(second), "the second thread's workspace is looked up once")
+
+		got := srv.Activities(testSession)
+		require.Len(t, got, 2)
+		require.Equal(t, []string{linear.ActivityID(rows[0].ID), linear.ActivityID(rows[2].ID)}, []string{got[0].ID, got[1].ID})
+		require.Equal(t, []string{"one", "two"}, []string{got[0].Body, got[1].Body})
+		other := srv.Activities(otherSession)
+		require.Len(t, other, 1)
+		require.Equal(t, linear.ActivityID(rows[1].ID), other[0].ID)
+		require.Equal(t, "elsewhere", other[0].Body)
+		for _, org := range tokens.orgs {
+			require.Equal(t, lineartest.OrganizationID, org, "every send uses the cached workspace's token")
+		}
+	})
+
+	t.Run("NotFoundIsNotCached", func(t *testing.T) {
+		t.Parallel()
+		srv, _, ws, sender := setup(t)
+		srv.AddSession(testSession, "")
+		id := thread.NewID()
+
+		_, err := sender.Send(t.Context(), row(id, testSession, "too early"))
+		require.ErrorIs(t, err, thread.ErrInvalid, "a thread without a session is not worth retrying as is")
+		require.Equal(t, 1, ws.count(id))
+		require.Empty(t, srv.Activities(testSession))
+
+		// The attachment appears (its transaction committed): the next send
+		// looks again and finds it.
+		ws.add(id, testSession)
+		o := row(id, testSession, "now")
+		ext, err := sender.Send(t.Context(), o)
+		require.NoError(t, err)
+		require.Equal(t, linear.ActivityID(o.ID), ext)
+		require.Equal(t, 2, ws.count(id), "the failed lookup was not cached")
+
+		_, err = sender.Send(t.Context(), row(id, testSession, "again"))
+		require.NoError(t, err)
+		require.Equal(t, 2, ws.count(id), "the successful lookup was")
+		require.Len(t, srv.Activities(testSession), 2)
+	})
 }

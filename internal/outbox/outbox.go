@@ -8,10 +8,10 @@ package outbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/job"
@@ -28,36 +28,15 @@ type Surface struct {
 // the question was asked. Autonomous threads, and input from the API or the
 // CLI, have none.
 func Route(ctx context.Context, tx *db.Tx, threadID uuid.UUID) (*Surface, error) {
-	src, err := tx.LatestInputSource(ctx, threadID)
-	if err != nil {
+	p, target, err := tx.InputSurface(ctx, threadID)
+	if err != nil || p == "" {
 		return nil, err
 	}
-	switch src {
-	case thread.PlatformLinear:
-		l, err := tx.LinearAttachment(ctx, threadID)
-		if errors.Is(err, thread.ErrNotFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return &Surface{Platform: thread.PlatformLinear, Target: l.SessionID}, nil
-	case thread.PlatformDiscord:
-		d, err := tx.DiscordAttachment(ctx, threadID)
-		if errors.Is(err, thread.ErrNotFound) || (err == nil && !d.Active) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return &Surface{Platform: thread.PlatformDiscord, Target: d.DiscordThreadID}, nil
-	}
-	return nil, nil
+	return &Surface{Platform: p, Target: target}, nil
 }
 
-// posts reports whether a platform shows an output of this kind. Discord
-// gets the conversation, not the agent's working: thoughts and actions are
-// Linear's activity timeline only.
+// posts says whether a surface shows an output of kind k: Linear's activity
+// timeline shows every kind, a Discord thread only the conversation.
 func posts(p thread.Platform, k thread.OutboxKind) bool {
 	if p == thread.PlatformDiscord {
 		return k == thread.OutboxResponse || k == thread.OutboxElicitation || k == thread.OutboxError || k == thread.OutboxMessage
@@ -65,7 +44,7 @@ func posts(p thread.Platform, k thread.OutboxKind) bool {
 	return true
 }
 
-// sessionStatus is what a Linear session shows after an activity of kind k.
+// sessionStatus is the Linear session's state after an activity of each kind.
 var sessionStatus = map[thread.OutboxKind]thread.SessionStatus{
 	thread.OutboxThought:     thread.SessionActive,
 	thread.OutboxAction:      thread.SessionActive,
@@ -74,69 +53,85 @@ var sessionStatus = map[thread.OutboxKind]thread.SessionStatus{
 	thread.OutboxError:       thread.SessionError,
 }
 
-// Write records e on the thread in tx and returns the stitches as stored.
-// The caller holds the thread's row lock (db.Tx.LockThread) when it must
-// order the write against an abort.
+// Write records e on the thread in tx: its stitches, an outbox row and a
+// delivery job per output its surface shows, the Linear session's status,
+// and the status change. The caller holds the thread's row lock when the
+// order of its appends matters. The writes go in one round trip and the
+// jobs in one more.
 func Write(ctx context.Context, tx *db.Tx, ins job.Inserter, threadID uuid.UUID, e thread.Effects) ([]thread.Stitch, error) {
-	stored := make([]thread.Stitch, 0, len(e.Stitches))
-	for _, s := range e.Stitches {
-		s.ThreadID = threadID
-		got, err := tx.AppendStitch(ctx, s)
+	w := db.Write{ThreadID: threadID, Stitches: make([]thread.Stitch, len(e.Stitches)), Status: e.Status}
+	for i, s := range e.Stitches {
+		if s.ID == uuid.Nil {
+			s.ID = thread.NewID()
+		}
+		w.Stitches[i] = s
+	}
+	if len(e.Outputs) > 0 {
+		surface, err := Route(ctx, tx, threadID)
 		if err != nil {
 			return nil, err
 		}
-		stored = append(stored, *got)
-	}
-	if len(e.Outputs) > 0 {
-		if err := writeOutputs(ctx, tx, ins, threadID, e.Outputs, stored); err != nil {
-			return nil, err
+		if surface != nil {
+			w.Outbox, w.Session = outputs(surface, e.Outputs, w.Stitches)
 		}
 	}
-	if e.Status != nil {
-		if _, err := tx.SetStatus(ctx, threadID, *e.Status); err != nil {
-			return nil, err
-		}
+	got, err := tx.Write(ctx, w)
+	if err != nil {
+		return nil, err
 	}
-	return stored, nil
+	if err := enqueue(ctx, tx, ins, got.Outbox); err != nil {
+		return nil, err
+	}
+	return got.Stitches, nil
 }
 
-func writeOutputs(ctx context.Context, tx *db.Tx, ins job.Inserter, threadID uuid.UUID, outputs []thread.Output, stored []thread.Stitch) error {
-	surface, err := Route(ctx, tx, threadID)
-	if err != nil || surface == nil {
-		return err
-	}
+// outputs are the outbox rows for the outputs surface shows, each naming
+// the stitch it comes from, and the Linear session status the last leaves.
+func outputs(surface *Surface, outs []thread.Output, stitches []thread.Stitch) ([]thread.Outbox, *db.SessionChange) {
+	var rows []thread.Outbox
 	var last thread.OutboxKind
-	for _, o := range outputs {
+	for _, o := range outs {
 		if !posts(surface.Platform, o.Kind) {
 			continue
 		}
 		var stitchID uuid.UUID
-		if o.Stitch >= 0 && o.Stitch < len(stored) {
-			stitchID = stored[o.Stitch].ID
+		if o.Stitch >= 0 && o.Stitch < len(stitches) {
+			stitchID = stitches[o.Stitch].ID
 		}
-		if err := Enqueue(ctx, tx, ins, thread.Outbox{ThreadID: threadID, StitchID: stitchID, Platform: surface.Platform,
-			Target: surface.Target, Kind: o.Kind}, o.OutboxBody); err != nil {
-			return err
-		}
+		rows = append(rows, thread.Outbox{StitchID: stitchID, Platform: surface.Platform,
+			Target: surface.Target, Kind: o.Kind, Body: o.OutboxBody.JSON()})
 		last = o.Kind
 	}
-	if st, ok := sessionStatus[last]; ok && surface.Platform == thread.PlatformLinear {
-		if err := tx.SetLinearSessionStatus(ctx, surface.Target, st); err != nil {
-			return err
-		}
+	st, ok := sessionStatus[last]
+	if !ok || surface.Platform != thread.PlatformLinear {
+		return rows, nil
+	}
+	return rows, &db.SessionChange{SessionID: surface.Target, Status: st}
+}
+
+// Enqueue writes one outbox row and its delivery job in tx.
+func Enqueue(ctx context.Context, tx *db.Tx, ins job.Inserter, o thread.Outbox, body thread.OutboxBody) error {
+	o.Body = body.JSON()
+	got, err := tx.Write(ctx, db.Write{ThreadID: o.ThreadID, Outbox: []thread.Outbox{o}})
+	if err != nil {
+		return err
+	}
+	return enqueue(ctx, tx, ins, got.Outbox)
+}
+
+// enqueue inserts a delivery job per outbox row, in one statement.
+func enqueue(ctx context.Context, tx *db.Tx, ins job.Inserter, rows []thread.Outbox) error {
+	if err := job.InsertTx(ctx, ins, tx.Pgx(), Deliveries(rows)...); err != nil {
+		return fmt.Errorf("enqueue delivery: %w", err)
 	}
 	return nil
 }
 
-// Enqueue writes one outbox row and the job that sends it.
-func Enqueue(ctx context.Context, tx *db.Tx, ins job.Inserter, o thread.Outbox, body thread.OutboxBody) error {
-	o.Body = body.JSON()
-	row, err := tx.InsertOutbox(ctx, o)
-	if err != nil {
-		return err
+// Deliveries are the delivery jobs for outbox rows.
+func Deliveries(rows []thread.Outbox) []river.JobArgs {
+	jobs := make([]river.JobArgs, len(rows))
+	for i, o := range rows {
+		jobs[i] = job.Delivery{OutboxID: o.ID, ThreadID: o.ThreadID}
 	}
-	if _, err := ins.InsertTx(ctx, tx.Pgx(), job.Delivery{OutboxID: row.ID, ThreadID: o.ThreadID}, nil); err != nil {
-		return fmt.Errorf("enqueue delivery: %w", err)
-	}
-	return nil
+	return jobs
 }

@@ -47,22 +47,11 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 	}
 	log := p.logger.With(slog.String("delivery_id", o.ID.String()), slog.String("thread_id", o.ThreadID.String()), slog.String("platform", string(o.Platform)))
 
-	sender, ok := p.senders[o.Platform]
-	var ext string
-	if !ok {
-		err = fmt.Errorf("%w: no sender configured for %s", thread.ErrInvalid, o.Platform)
-	} else {
-		ext, err = sender.Send(ctx, *o)
-	}
+	ext, err := p.post(ctx, o)
 	if err == nil {
-		if err := p.store.MarkOutboxSent(context.WithoutCancel(ctx), o.ID, ext); err != nil {
-			// Sent but not recorded: the retry sends the same id again,
-			// which the platform answers as already delivered.
-			return err
-		}
-		log.InfoContext(ctx, "delivered", slog.String("kind", string(o.Kind)), slog.Int("attempt", o.Attempts))
-		p.wakeNext(ctx, o)
-		return nil
+		// Sent but not recorded: the retry sends the same id again,
+		// which the platform answers as already delivered.
+		return p.sent(ctx, p.store, o, ext)
 	}
 
 	final := j.Attempt >= j.MaxAttempts || errors.Is(err, thread.ErrInvalid)
@@ -77,15 +66,37 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 	if ferr := p.failDelivery(context.WithoutCancel(ctx), o, err); ferr != nil {
 		return ferr
 	}
-	p.wakeNext(ctx, o)
+	p.wakeNext(ctx, p.store, o)
 	return river.JobCancel(err)
+}
+
+// post sends a claimed row through its platform's sender and returns the
+// platform's id for it.
+func (p *Processor) post(ctx context.Context, o *thread.Outbox) (string, error) {
+	sender, ok := p.senders[o.Platform]
+	if !ok {
+		return "", fmt.Errorf("%w: no sender configured for %s", thread.ErrInvalid, o.Platform)
+	}
+	return sender.Send(ctx, *o)
+}
+
+// sent records through store that o went out, and wakes the post that
+// waited in line behind it.
+func (p *Processor) sent(ctx context.Context, store *db.Store, o *thread.Outbox, externalID string) error {
+	if err := store.MarkOutboxSent(context.WithoutCancel(ctx), o.ID, externalID); err != nil {
+		return err
+	}
+	p.logger.InfoContext(ctx, "delivered", slog.String("delivery_id", o.ID.String()), slog.String("thread_id", o.ThreadID.String()),
+		slog.String("platform", string(o.Platform)), slog.String("kind", string(o.Kind)), slog.Int("attempt", o.Attempts))
+	p.wakeNext(ctx, store, o)
+	return nil
 }
 
 // wakeNext enqueues the post that waited in line behind o, so it goes out
 // now rather than when its snooze ends. Its own job finds it sent, later.
-func (p *Processor) wakeNext(ctx context.Context, o *thread.Outbox) {
+func (p *Processor) wakeNext(ctx context.Context, store *db.Store, o *thread.Outbox) {
 	ctx = context.WithoutCancel(ctx)
-	next, err := p.store.NextInLine(ctx, o)
+	next, err := store.NextInLine(ctx, o)
 	if errors.Is(err, thread.ErrNotFound) {
 		return
 	}

@@ -148,10 +148,8 @@ func (s *Server) agentSessionField(args map[string]any) (any, *gqlError) {
 		return nil, notFound("AgentSession")
 	}
 	var nodes []any
-	for _, a := range s.activities {
-		if a.SessionID == id {
-			nodes = append(nodes, activityObj(a))
-		}
+	for _, a := range s.sessionActivities(id) {
+		nodes = append(nodes, activityObj(a))
 	}
 	return obj{"__typename": "AgentSession", "id": id,
 		"activities": fieldFunc(func(args map[string]any) any { return page(nodes, args) })}, nil
@@ -258,17 +256,15 @@ func (s *Server) agentActivityCreate(args map[string]any) (any, *gqlError) {
 	} else if _, err := uuid.Parse(a.ID); err != nil {
 		return nil, invalidInput("id must be a UUID")
 	}
-	for _, old := range s.activities {
-		if old.ID == a.ID {
-			// The error third parties report from Linear (linear.md §3.1).
-			return nil, &gqlError{Message: "conflict on insert of AgentActivity", Extensions: map[string]any{
-				"code": "INPUT_ERROR", "type": "invalid input",
-				"userPresentableMessage": "Entity AgentActivity with id " + a.ID + " already exists.",
-			}}
-		}
+	if s.activityIDs[a.ID] {
+		// The error third parties report from Linear (linear.md §3.1).
+		return nil, &gqlError{Message: "conflict on insert of AgentActivity", Extensions: map[string]any{
+			"code": "INPUT_ERROR", "type": "invalid input",
+			"userPresentableMessage": "Entity AgentActivity with id " + a.ID + " already exists.",
+		}}
 	}
 	a.CreatedAt = s.now()
-	s.activities = append(s.activities, a)
+	s.addActivity(a)
 	return obj{"__typename": "AgentActivityPayload", "success": true, "agentActivity": activityObj(a)}, nil
 }
 

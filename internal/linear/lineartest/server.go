@@ -38,14 +38,18 @@ type Server struct {
 	srv    *httptest.Server
 	schema *ast.Schema
 
-	mu             sync.Mutex
-	tokens         map[string]string // access token → organization id
-	refreshTokens  map[string]string // refresh token → organization id
-	codes          map[string]string // authorization code → redirect URI
-	teams          map[string]*Team
-	issues         map[string]*Issue
-	sessions       map[string]string // session id → issue id
-	activities     []Activity
+	mu            sync.Mutex
+	tokens        map[string]string // access token → organization id
+	refreshTokens map[string]string // refresh token → organization id
+	codes         map[string]string // authorization code → redirect URI
+	teams         map[string]*Team
+	issues        map[string]*Issue
+	sessions      map[string]string // session id → issue id
+	activities    []Activity
+	// activityIDs and bySession index activities (positions in
+	// activities), so a fake holding many stays as quick as the real API.
+	activityIDs    map[string]bool
+	bySession      map[string][]int
 	sessionUpdates []SessionUpdate
 	issueUpdates   []IssueUpdate
 	requests       []Request
@@ -217,7 +221,26 @@ func (s *Server) AddActivity(sessionID string, a Activity) {
 	if a.CreatedAt.IsZero() {
 		a.CreatedAt = s.now()
 	}
+	s.addActivity(a)
+}
+
+// addActivity stores a and indexes it; s.mu is held.
+func (s *Server) addActivity(a Activity) {
+	if s.activityIDs == nil {
+		s.activityIDs, s.bySession = map[string]bool{}, map[string][]int{}
+	}
+	s.activityIDs[a.ID] = true
+	s.bySession[a.SessionID] = append(s.bySession[a.SessionID], len(s.activities))
 	s.activities = append(s.activities, a)
+}
+
+// sessionActivities are the session's activities in order; s.mu is held.
+func (s *Server) sessionActivities(sessionID string) []Activity {
+	var out []Activity
+	for _, i := range s.bySession[sessionID] {
+		out = append(out, s.activities[i])
+	}
+	return out
 }
 
 // Activities returns the session's activities in the order they were
@@ -225,13 +248,7 @@ func (s *Server) AddActivity(sessionID string, a Activity) {
 func (s *Server) Activities(sessionID string) []Activity {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []Activity
-	for _, a := range s.activities {
-		if a.SessionID == sessionID {
-			out = append(out, a)
-		}
-	}
-	return out
+	return s.sessionActivities(sessionID)
 }
 
 // SessionUpdates returns the session updates applied so far.

@@ -1,0 +1,196 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// Write is what one transaction does to one thread, sent by Tx.Write in a
+// single round trip (a pipeline) rather than one statement at a time: under
+// load a webhook's or a turn's transaction is mostly waiting on round trips,
+// and the connection it holds meanwhile is one the next request cannot have.
+// The parts are written in field order; every part is optional.
+type Write struct {
+	// ThreadID is the thread written to (for a new thread, its draft's id).
+	ThreadID uuid.UUID
+	// New makes the thread from a Builder's draft. A Discord thread or Linear
+	// session attached elsewhere fails the write with
+	// thread.ErrDiscordThreadAttached or thread.ErrLinearSessionAttached.
+	New *thread.Draft
+	// Inbound is the ledger entry of the delivery that causes the write,
+	// linked to the thread. A delivery recorded before (by its id or its
+	// event key) fails the write with thread.ErrDuplicateDelivery.
+	Inbound *thread.Inbound
+	// Stitches are appended to the chain in order. Their ids may be set
+	// beforehand, so that Outbox rows can name them.
+	Stitches []thread.Stitch
+	// Outbox rows are inserted with the thread's id; an unset id is made.
+	Outbox []thread.Outbox
+	// Session sets the Linear session's status and last activity.
+	Session *SessionChange
+	// Status moves the thread if the status machine allows it, else the
+	// write fails with a *thread.TransitionError.
+	Status *thread.StatusChange
+}
+
+// SessionChange is a Linear session's new status.
+type SessionChange struct {
+	SessionID string
+	Status    thread.SessionStatus
+}
+
+// Written is what a Write stored.
+type Written struct {
+	// Thread is the thread as the write left it when it made the thread or
+	// changed its status; nil otherwise.
+	Thread   *thread.Thread
+	Stitches []thread.Stitch
+	Outbox   []thread.Outbox
+}
+
+// Write sends w in one round trip. It needs a transaction of its own to
+// fail in: a failed part aborts the transaction, which the caller rolls
+// back (InTx does, when the error is returned).
+func (t *Tx) Write(ctx context.Context, w Write) (*Written, error) {
+	id := w.ThreadID
+	if w.New != nil {
+		id = w.New.Thread.ID
+	}
+	b := &pgx.Batch{}
+	var read []func(pgx.BatchResults) error
+	out := &Written{}
+	exec := func(sql string, args ...any) {
+		b.Queue(sql, args...)
+		read = append(read, func(r pgx.BatchResults) error {
+			_, err := r.Exec()
+			return translate(err)
+		})
+	}
+
+	if d := w.New; d != nil {
+		b.Queue(insertThreadSQL, insertThreadArgs(d)...)
+		read = append(read, func(r pgx.BatchResults) (err error) {
+			out.Thread, err = scanThread(r.QueryRow())
+			return err
+		})
+		n := b.Len()
+		if d.Discord != nil {
+			queueAttachDiscord(b, d.Discord)
+		}
+		if d.Linear != nil {
+			queueAttachLinear(b, d.Linear)
+		}
+		for i := range d.Stitches {
+			queueInsertStitch(b, &d.Stitches[i])
+		}
+		for range b.Len() - n {
+			read = append(read, func(r pgx.BatchResults) error {
+				_, err := r.Exec()
+				return translate(err)
+			})
+		}
+	}
+	if w.Inbound != nil {
+		in := *w.Inbound
+		in.ThreadID = id
+		exec(insertInboundSQL, inboundArgs(in)...)
+	}
+	for _, s := range w.Stitches {
+		s.ThreadID = id
+		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+		if s.ID == uuid.Nil {
+			s.ID = thread.NewID()
+		}
+		b.Queue(appendStitchSQL, append([]any{s.ID, s.ThreadID}, stitchArgs(&s)...)...)
+		read = append(read, func(r pgx.BatchResults) error {
+			got, err := scanStitch(r.QueryRow())
+			if err == nil {
+				out.Stitches = append(out.Stitches, *got)
+			}
+			return err
+		})
+	}
+	for _, o := range w.Outbox {
+		o.ThreadID = id
+		if o.ID == uuid.Nil {
+			o.ID = thread.NewID()
+		}
+		b.Queue(insertOutboxSQL, insertOutboxArgs(o)...)
+		read = append(read, func(r pgx.BatchResults) error {
+			got, err := scanOutbox(r.QueryRow())
+			if err == nil {
+				out.Outbox = append(out.Outbox, *got)
+			}
+			return err
+		})
+	}
+	if s := w.Session; s != nil {
+		if !s.Status.Valid() {
+			return nil, fmt.Errorf("write: %w: linear session status %q", thread.ErrInvalid, s.Status)
+		}
+		b.Queue(setSessionStatusSQL, s.SessionID, s.Status)
+		read = append(read, func(r pgx.BatchResults) error {
+			tag, err := r.Exec()
+			if err == nil && tag.RowsAffected() == 0 {
+				return thread.ErrNotFound
+			}
+			return translate(err)
+		})
+	}
+	if c := w.Status; c != nil {
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		b.Queue(setStatusSQL, setStatusArgs(id, *c)...)
+		read = append(read, func(r pgx.BatchResults) error {
+			th, err := scanThread(r.QueryRow())
+			if errors.Is(err, thread.ErrNotFound) {
+				return errRefused
+			}
+			if err == nil {
+				out.Thread = th
+			}
+			return err
+		})
+	}
+	if b.Len() == 0 {
+		return out, nil
+	}
+
+	res := t.tx.SendBatch(ctx, b)
+	for _, fn := range read {
+		if err := fn(res); err != nil {
+			_ = res.Close()
+			if errors.Is(err, errRefused) {
+				// The transaction is intact: no row is no error.
+				return nil, t.refused(ctx, id, w.Status.To)
+			}
+			return nil, fmt.Errorf("write: %w", err)
+		}
+	}
+	if err := res.Close(); err != nil {
+		return nil, fmt.Errorf("write: %w", translate(err))
+	}
+	return out, nil
+}
+
+// errRefused is a status change that matched no row.
+var errRefused = errors.New("status change refused")
+
+// refused says why a status change matched no row: the thread is in a
+// status the change cannot leave, or is gone.
+func (t *Tx) refused(ctx context.Context, id uuid.UUID, to thread.Status) error {
+	cur, err := t.Thread(ctx, id)
+	if err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return fmt.Errorf("write: %w", &thread.TransitionError{From: cur.Status, To: to})
+}
