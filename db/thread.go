@@ -54,26 +54,14 @@ func insertThreadArgs(d *thread.Draft) []any {
 // fails with thread.ErrDiscordThreadAttached or thread.ErrLinearSessionAttached.
 func (q *Queries) CreateThread(ctx context.Context, d *thread.Draft) (*thread.Thread, error) {
 	var created *thread.Thread
+	// Atomic on its own; inside a Tx, a savepoint, so a caller can go on
+	// after a conflict.
 	err := q.atomic(ctx, func(q *Queries) error {
-		var err error
-		created, err = scanThread(q.db.QueryRow(ctx, insertThreadSQL, insertThreadArgs(d)...))
-		if err != nil {
-			return fmt.Errorf("insert thread: %w", err)
+		w, err := q.Write(ctx, Write{New: d})
+		if err == nil {
+			created = w.Thread
 		}
-		b := &pgx.Batch{}
-		if d.Discord != nil {
-			queueAttachDiscord(b, d.Discord)
-		}
-		if d.Linear != nil {
-			queueAttachLinear(b, d.Linear)
-		}
-		for i := range d.Stitches {
-			queueInsertStitch(b, &d.Stitches[i])
-		}
-		if err := q.db.SendBatch(ctx, b).Close(); err != nil {
-			return fmt.Errorf("insert attachments and stitches: %w", translate(err))
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create thread: %w", err)

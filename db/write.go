@@ -11,7 +11,7 @@ import (
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-// Write is what one transaction does to one thread, sent by Tx.Write in a
+// Write is what one transaction does to one thread, sent by Queries.Write in a
 // single round trip (a pipeline) rather than one statement at a time: under
 // load a webhook's or a turn's transaction is mostly waiting on round trips,
 // and the connection it holds meanwhile is one the next request cannot have.
@@ -54,10 +54,11 @@ type Written struct {
 	Outbox   []thread.Outbox
 }
 
-// Write sends w in one round trip. It needs a transaction of its own to
-// fail in: a failed part aborts the transaction, which the caller rolls
-// back (InTx does, when the error is returned).
-func (t *Tx) Write(ctx context.Context, w Write) (*Written, error) {
+// Write sends w in one round trip. On the pool the round trip is one
+// implicit transaction, all or nothing. In a Tx a failed part aborts the
+// transaction, which the caller rolls back (InTx does, when the error is
+// returned).
+func (q *Queries) Write(ctx context.Context, w Write) (*Written, error) {
 	id := w.ThreadID
 	if w.New != nil {
 		id = w.New.Thread.ID
@@ -65,12 +66,9 @@ func (t *Tx) Write(ctx context.Context, w Write) (*Written, error) {
 	b := &pgx.Batch{}
 	var read []func(pgx.BatchResults) error
 	out := &Written{}
-	exec := func(sql string, args ...any) {
-		b.Queue(sql, args...)
-		read = append(read, func(r pgx.BatchResults) error {
-			_, err := r.Exec()
-			return translate(err)
-		})
+	execRead := func(r pgx.BatchResults) error {
+		_, err := r.Exec()
+		return translate(err)
 	}
 
 	if d := w.New; d != nil {
@@ -90,16 +88,14 @@ func (t *Tx) Write(ctx context.Context, w Write) (*Written, error) {
 			queueInsertStitch(b, &d.Stitches[i])
 		}
 		for range b.Len() - n {
-			read = append(read, func(r pgx.BatchResults) error {
-				_, err := r.Exec()
-				return translate(err)
-			})
+			read = append(read, execRead)
 		}
 	}
 	if w.Inbound != nil {
 		in := *w.Inbound
 		in.ThreadID = id
-		exec(insertInboundSQL, inboundArgs(in)...)
+		b.Queue(insertInboundSQL, inboundArgs(in)...)
+		read = append(read, execRead)
 	}
 	for _, s := range w.Stitches {
 		s.ThreadID = id
@@ -165,13 +161,13 @@ func (t *Tx) Write(ctx context.Context, w Write) (*Written, error) {
 		return out, nil
 	}
 
-	res := t.tx.SendBatch(ctx, b)
+	res := q.db.SendBatch(ctx, b)
 	for _, fn := range read {
 		if err := fn(res); err != nil {
 			_ = res.Close()
 			if errors.Is(err, errRefused) {
 				// The transaction is intact: no row is no error.
-				return nil, t.refused(ctx, id, w.Status.To)
+				return nil, q.refused(ctx, id, w.Status.To)
 			}
 			return nil, fmt.Errorf("write: %w", err)
 		}
@@ -187,8 +183,8 @@ var errRefused = errors.New("status change refused")
 
 // refused says why a status change matched no row: the thread is in a
 // status the change cannot leave, or is gone.
-func (t *Tx) refused(ctx context.Context, id uuid.UUID, to thread.Status) error {
-	cur, err := t.Thread(ctx, id)
+func (q *Queries) refused(ctx context.Context, id uuid.UUID, to thread.Status) error {
+	cur, err := q.Thread(ctx, id)
 	if err != nil {
 		return fmt.Errorf("write: %w", err)
 	}

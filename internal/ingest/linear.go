@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/riverqueue/river"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/job"
@@ -276,17 +275,15 @@ func (in *Ingester) openSession(ctx context.Context, tx *db.Tx, d *thread.Inboun
 	if err != nil {
 		return nil, uuid.Nil, err
 	}
-	var jobs []river.JobArgs
 	var ackID uuid.UUID
-	for _, o := range got.Outbox {
-		ackID = o.ID
-		j := job.Delivery{OutboxID: o.ID, ThreadID: o.ThreadID}
-		if express {
-			j.NotBefore = time.Now().Add(expressFallback)
-		}
-		jobs = append(jobs, j)
+	var notBefore time.Time
+	if ack {
+		ackID = got.Outbox[0].ID
 	}
-	jobs = append(jobs, job.Turn{ThreadID: got.Thread.ID})
+	if express {
+		notBefore = time.Now().Add(expressFallback)
+	}
+	jobs := append(outbox.Deliveries(got.Outbox, notBefore), job.Turn{ThreadID: got.Thread.ID})
 	if s.StartIssue && s.Attachment.IssueID != "" {
 		jobs = append(jobs, job.StartLinearIssue{OrganizationID: s.Attachment.WorkspaceID, IssueID: s.Attachment.IssueID})
 	}

@@ -9,6 +9,7 @@ package outbox
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
@@ -121,17 +122,18 @@ func Enqueue(ctx context.Context, tx *db.Tx, ins job.Inserter, o thread.Outbox, 
 
 // enqueue inserts a delivery job per outbox row, in one statement.
 func enqueue(ctx context.Context, tx *db.Tx, ins job.Inserter, rows []thread.Outbox) error {
-	if err := job.InsertTx(ctx, ins, tx.Pgx(), Deliveries(rows)...); err != nil {
+	if err := job.InsertTx(ctx, ins, tx.Pgx(), Deliveries(rows, time.Time{})...); err != nil {
 		return fmt.Errorf("enqueue delivery: %w", err)
 	}
 	return nil
 }
 
-// Deliveries are the delivery jobs for outbox rows.
-func Deliveries(rows []thread.Outbox) []river.JobArgs {
+// Deliveries are the delivery jobs for outbox rows, held until notBefore
+// when it is set (see job.Delivery.NotBefore).
+func Deliveries(rows []thread.Outbox, notBefore time.Time) []river.JobArgs {
 	jobs := make([]river.JobArgs, len(rows))
 	for i, o := range rows {
-		jobs[i] = job.Delivery{OutboxID: o.ID, ThreadID: o.ThreadID}
+		jobs[i] = job.Delivery{OutboxID: o.ID, ThreadID: o.ThreadID, NotBefore: notBefore}
 	}
 	return jobs
 }
