@@ -18,6 +18,10 @@ const (
 	codeNotNullViolation     = "23502"
 	codeSerializationFailure = "40001"
 	codeDeadlockDetected     = "40P01"
+	codeNoDataFound          = "P0002"
+	// codeTurnNotHeld is raised by weft_hold_turn: the turn lost the
+	// thread's lease or the thread was aborted.
+	codeTurnNotHeld = "WT001"
 )
 
 // constraintErrors names the domain error for a unique constraint whose
@@ -84,6 +88,10 @@ func translate(err error) error {
 		return &ConstraintError{Constraint: pgErr.ConstraintName, kind: thread.ErrInvalid, err: pgErr}
 	case codeCheckViolation, codeNotNullViolation:
 		return &ConstraintError{Constraint: pgErr.ConstraintName, kind: thread.ErrInvalid, err: pgErr}
+	case codeNoDataFound:
+		return thread.ErrNotFound
+	case codeTurnNotHeld:
+		return thread.ErrAborted
 	case codeSerializationFailure, codeDeadlockDetected:
 		return fmt.Errorf("%w: %w", errRetryable, pgErr)
 	}

@@ -2,31 +2,136 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-// AcquireLease gives owner the thread's turn lease for ttl, if nobody else
-// holds a live one; otherwise it fails with thread.ErrLeaseHeld. Taking the
-// lease again as its owner renews it. The lease, not a held connection or
-// transaction, keeps one turn per thread across replicas: a turn spends most
-// of its time waiting on an LLM.
-func (q *Queries) AcquireLease(ctx context.Context, threadID uuid.UUID, owner string, ttl time.Duration) (*thread.Thread, error) {
-	t, err := scanThread(q.db.QueryRow(ctx, `
-		UPDATE threads SET lease_owner = $2, lease_expires_at = now() + $3 * interval '1 millisecond'
-		WHERE thread_id = $1 AND (lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())
-		RETURNING `+threadColumns, threadID, owner, ttl.Milliseconds()))
+// TurnState is what a turn starts from: the thread, its whole chain, and
+// the surface of its newest input (see InputSurface).
+type TurnState struct {
+	Thread   *thread.Thread
+	Chain    []thread.Stitch
+	Platform thread.Platform
+	Target   string
+}
+
+// TurnState reads a thread's turn state in one round trip (more only for a
+// chain longer than MaxStitchPage). The reads are not one snapshot: a
+// stitch appended between them shows in the chain but not in the thread's
+// head, which StartTurn then refuses as stale.
+func (q *Queries) TurnState(ctx context.Context, threadID uuid.UUID) (*TurnState, error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT `+threadColumns+` FROM threads WHERE thread_id = $1`, threadID)
+	b.Queue(stitchWindowSQL("true", "ASC"), threadID, 0, 0, MaxStitchPage)
+	b.Queue(inputSurfaceSQL, threadID)
+	res := q.db.SendBatch(ctx, b)
+	st, err := readTurnState(res)
+	if cerr := res.Close(); err == nil && cerr != nil {
+		err = translate(cerr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("turn state of %s: %w", threadID, err)
+	}
+	for n := len(st.Chain); n > 0 && n%MaxStitchPage == 0; n = len(st.Chain) {
+		page, err := q.Stitches(ctx, threadID, StitchPage{After: st.Chain[n-1].Seq, Limit: MaxStitchPage})
+		if err != nil {
+			return nil, fmt.Errorf("turn state of %s: %w", threadID, err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		st.Chain = append(st.Chain, page...)
+	}
+	return st, nil
+}
+
+func readTurnState(res pgx.BatchResults) (*TurnState, error) {
+	th, err := scanThread(res.QueryRow())
+	if err != nil {
+		return nil, err
+	}
+	st := &TurnState{Thread: th}
+	rows, err := res.Query()
+	if err != nil {
+		return nil, translate(err)
+	}
+	if st.Chain, err = collect(rows, scanStitch); err != nil {
+		return nil, err
+	}
+	if st.Platform, st.Target, err = scanInputSurface(res.QueryRow()); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// TurnStart is how a turn takes its thread's lease: as Owner, for TTL, on
+// the thread as it read it (Status, and Head, the last stitch of its
+// chain), moving it to running when Running is set.
+type TurnStart struct {
+	Owner   string
+	TTL     time.Duration
+	Status  thread.Status
+	Head    uuid.UUID
+	Running bool
+}
+
+// The lease is taken only from nobody, from the owner itself, or from an
+// owner whose lease lapsed, and only on the thread as the turn read it.
+const (
+	startTurnSQL = `
+	UPDATE threads SET lease_owner = $2, lease_expires_at = now() + $3 * interval '1 millisecond'
+	WHERE thread_id = $1 AND (lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())
+	  AND status = $4 AND head_stitch_id IS NOT DISTINCT FROM $5
+	RETURNING ` + threadColumns
+	// startTurnRunningSQL also moves the thread to running: $1–$6 are
+	// setStatusArgs, then owner, TTL, status and head.
+	startTurnRunningSQL = `
+	UPDATE threads SET lease_owner = $7, lease_expires_at = now() + $8 * interval '1 millisecond',` + statusSet + `
+	WHERE thread_id = $1 AND (lease_owner IS NULL OR lease_owner = $7 OR lease_expires_at < now())
+	  AND status = $9 AND head_stitch_id IS NOT DISTINCT FROM $10 AND status = ANY($6)
+	RETURNING ` + threadColumns
+)
+
+// StartTurn gives ts.Owner the thread's turn lease, in one statement and,
+// when ts.Running, with the move to running. The lease, not a held
+// connection or transaction, keeps one turn per thread across replicas: a
+// turn spends most of its time waiting on an LLM. It fails with
+// thread.ErrLeaseHeld while another owner holds a live lease, with
+// thread.ErrConflict when the thread's status or head is no longer what the
+// turn read (read it again), and with thread.ErrNotFound.
+func (q *Queries) StartTurn(ctx context.Context, threadID uuid.UUID, ts TurnStart) (*thread.Thread, error) {
+	sql, args := startTurnSQL, []any{threadID, ts.Owner, ts.TTL.Milliseconds(), ts.Status, nullUUID(ts.Head)}
+	if ts.Running {
+		if !thread.CanTransition(ts.Status, thread.StatusRunning) {
+			return nil, fmt.Errorf("start turn: %w", &thread.TransitionError{From: ts.Status, To: thread.StatusRunning})
+		}
+		sql = startTurnRunningSQL
+		args = append(setStatusArgs(threadID, thread.StatusChange{To: thread.StatusRunning}), args[1:]...)
+	}
+	t, err := scanThread(q.db.QueryRow(ctx, sql, args...))
 	if err == nil {
 		return t, nil
 	}
-	if _, gerr := q.Thread(ctx, threadID); gerr != nil {
-		return nil, fmt.Errorf("acquire lease: %w", gerr)
+	if !errors.Is(err, thread.ErrNotFound) {
+		return nil, fmt.Errorf("start turn: %w", err)
 	}
-	return nil, fmt.Errorf("acquire lease on %s: %w", threadID, thread.ErrLeaseHeld)
+	// No row: say why, on the database's clock.
+	var held bool
+	err = q.db.QueryRow(ctx, `SELECT lease_owner IS NOT NULL AND lease_owner <> $2 AND lease_expires_at >= now()
+		FROM threads WHERE thread_id = $1`, threadID, ts.Owner).Scan(&held)
+	switch err = translate(err); {
+	case err != nil:
+		return nil, fmt.Errorf("start turn: %w", err)
+	case held:
+		return nil, fmt.Errorf("start turn on %s: %w", threadID, thread.ErrLeaseHeld)
+	}
+	return nil, fmt.Errorf("start turn on %s: %w: the thread changed since it was read", threadID, thread.ErrConflict)
 }
 
 // RenewLease extends owner's lease and returns the thread's status, so the

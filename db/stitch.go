@@ -171,14 +171,19 @@ func (q *Queries) stitchWindow(ctx context.Context, threadID uuid.UUID, p Stitch
 	if p.Newest {
 		order = "DESC"
 	}
-	rows, err := q.db.Query(ctx, `
-		SELECT `+stitchColumns+` FROM stitches
-		WHERE thread_id = $1 AND ($2 = 0 OR seq > $2) AND ($3 = 0 OR seq < $3) AND `+where+`
-		ORDER BY seq `+order+` LIMIT $4`, threadID, p.After, p.Before, p.Limit)
+	rows, err := q.db.Query(ctx, stitchWindowSQL(where, order), threadID, p.After, p.Before, p.Limit)
 	if err != nil {
 		return nil, translate(err)
 	}
 	return collect(rows, scanStitch)
+}
+
+// stitchWindowSQL selects a thread's stitches ($1) with seq after $2 and
+// before $3 (0: unbounded) that match where, in order, at most $4.
+func stitchWindowSQL(where, order string) string {
+	return `SELECT ` + stitchColumns + ` FROM stitches
+		WHERE thread_id = $1 AND ($2 = 0 OR seq > $2) AND ($3 = 0 OR seq < $3) AND ` + where + `
+		ORDER BY seq ` + order + ` LIMIT $4`
 }
 
 // Stitch returns one stitch by id.
@@ -229,21 +234,29 @@ func (q *Queries) EditStitch(ctx context.Context, source thread.Platform, extern
 // came from no platform, or from one it is no longer attached on (an
 // archived Discord thread), returns "".
 func (q *Queries) InputSurface(ctx context.Context, threadID uuid.UUID) (thread.Platform, string, error) {
+	p, target, err := scanInputSurface(q.db.QueryRow(ctx, inputSurfaceSQL, threadID))
+	if err != nil {
+		return "", "", fmt.Errorf("input surface: %w", err)
+	}
+	return p, target, nil
+}
+
+const inputSurfaceSQL = `
+	SELECT s.source_platform, l.session_id, d.discord_thread_id, d.is_active
+	FROM (SELECT source_platform FROM stitches
+	      WHERE thread_id = $1 AND stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity')
+	      ORDER BY seq DESC LIMIT 1) s
+	LEFT JOIN linear_thread_metadata l ON l.thread_id = $1
+	LEFT JOIN discord_thread_metadata d ON d.thread_id = $1`
+
+func scanInputSurface(row pgx.Row) (thread.Platform, string, error) {
 	var src, session, channel *string
 	var active *bool
-	err := q.db.QueryRow(ctx, `
-		SELECT s.source_platform, l.session_id, d.discord_thread_id, d.is_active
-		FROM (SELECT source_platform FROM stitches
-		      WHERE thread_id = $1 AND stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity')
-		      ORDER BY seq DESC LIMIT 1) s
-		LEFT JOIN linear_thread_metadata l ON l.thread_id = $1
-		LEFT JOIN discord_thread_metadata d ON d.thread_id = $1`, threadID).Scan(&src, &session, &channel, &active)
-	if err != nil {
-		err = translate(err)
-		if errors.Is(err, thread.ErrNotFound) {
+	if err := row.Scan(&src, &session, &channel, &active); err != nil {
+		if err = translate(err); errors.Is(err, thread.ErrNotFound) {
 			return "", "", nil
 		}
-		return "", "", fmt.Errorf("input surface: %w", err)
+		return "", "", err
 	}
 	switch {
 	case src == nil:

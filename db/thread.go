@@ -100,15 +100,19 @@ func (q *Queries) ThreadByDiscordThread(ctx context.Context, discordThreadID str
 	return t, nil
 }
 
-const setStatusSQL = `
-	UPDATE threads SET
+// statusSet moves a thread to status $2 (setStatusArgs: $3 waiting reason,
+// $4 result, $5 error); the statement using it checks $6, the statuses the
+// move may come from.
+const statusSet = `
 		status = $2,
 		waiting_reason = $3,
 		result = CASE WHEN $2 = 'completed' THEN $4::jsonb END,
 		error = CASE WHEN $2 = 'failed' THEN $5 END,
 		finished_at = CASE WHEN $2 IN ('completed', 'failed', 'aborted') THEN now() ELSE finished_at END,
 		updated_at = now(),
-		last_activity_at = now()
+		last_activity_at = now()`
+
+const setStatusSQL = `UPDATE threads SET ` + statusSet + `
 	WHERE thread_id = $1 AND status = ANY($6)
 	RETURNING ` + threadColumns
 

@@ -37,6 +37,23 @@ type Write struct {
 	// Status moves the thread if the status machine allows it, else the
 	// write fails with a *thread.TransitionError.
 	Status *thread.StatusChange
+	// Turn makes the write a step of a turn holding the thread's lease.
+	Turn *TurnHold
+}
+
+// TurnHold is the claim of the turn that writes: the write goes through
+// only while Owner holds the thread's lease and the thread is not aborted,
+// and fails with thread.ErrAborted otherwise, writing nothing. The check is
+// sent first and takes the thread's row lock, so an abort (which takes it
+// too) is ordered strictly before or after the write.
+type TurnHold struct {
+	Owner string
+	// Release gives the lease up last in the write when the thread's chain
+	// is then Count stitches long: no stitch the turn has not seen (new
+	// input, say) was appended meanwhile. Written.Released says whether it
+	// was given up.
+	Release bool
+	Count   int64
 }
 
 // SessionChange is a Linear session's new status.
@@ -52,6 +69,8 @@ type Written struct {
 	Thread   *thread.Thread
 	Stitches []thread.Stitch
 	Outbox   []thread.Outbox
+	// Released is set when the write gave up the turn's lease.
+	Released bool
 }
 
 // Write sends w in one round trip. On the pool the round trip is one
@@ -71,6 +90,10 @@ func (q *Queries) Write(ctx context.Context, w Write) (*Written, error) {
 		return translate(err)
 	}
 
+	if h := w.Turn; h != nil {
+		b.Queue(`SELECT weft_hold_turn($1, $2)`, id, h.Owner)
+		read = append(read, execRead)
+	}
 	if d := w.New; d != nil {
 		b.Queue(insertThreadSQL, insertThreadArgs(d)...)
 		read = append(read, func(r pgx.BatchResults) (err error) {
@@ -155,6 +178,15 @@ func (q *Queries) Write(ctx context.Context, w Write) (*Written, error) {
 				out.Thread = th
 			}
 			return err
+		})
+	}
+	if h := w.Turn; h != nil && h.Release {
+		b.Queue(`UPDATE threads SET lease_owner = NULL, lease_expires_at = NULL
+			WHERE thread_id = $1 AND lease_owner = $2 AND stitch_count = $3`, id, h.Owner, h.Count)
+		read = append(read, func(r pgx.BatchResults) error {
+			tag, err := r.Exec()
+			out.Released = err == nil && tag.RowsAffected() == 1
+			return translate(err)
 		})
 	}
 	if b.Len() == 0 {

@@ -160,7 +160,9 @@ func TestDiscoveryBringsRelevantThreadsIntoThePrompt(t *testing.T) {
 	)
 	discovery, _ := discordContext(w.client, w.store, w.fast, "fast-model", tools.DiscoveryConfig{}, nil, logtest.New(t))
 	runner := &agent.Runner{LLM: w.fast, Model: "main-model", Context: []agent.ContextProvider{discovery}, Logger: logtest.New(t)}
-	require.NoError(t, runner.Turn(ctx, th, chainStore{w.store}, nil))
+	chain, err := w.store.Stitches(ctx, th.ID, db.StitchPage{})
+	require.NoError(t, err)
+	require.NoError(t, runner.Turn(ctx, th, chainStore{w.store}, chain))
 
 	reqs := w.llm.Requests()
 	require.Len(t, reqs, 2)
@@ -200,18 +202,14 @@ func lastOverviewLine(system string) string {
 // enough to run a turn and see what reached the model.
 type chainStore struct{ store *db.Store }
 
-func (c chainStore) Chain(ctx context.Context, id uuid.UUID) ([]thread.Stitch, error) {
-	return c.store.Stitches(ctx, id, db.StitchPage{})
-}
-
-func (c chainStore) Record(ctx context.Context, id uuid.UUID, e thread.Effects) error {
+func (c chainStore) Record(ctx context.Context, id uuid.UUID, _ []thread.Stitch, e thread.Effects, _ bool) ([]thread.Stitch, error) {
 	for _, s := range e.Stitches {
 		s.ThreadID = id
 		if _, err := c.store.AppendStitch(ctx, s); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return c.store.Stitches(ctx, id, db.StitchPage{})
 }
 
 func TestDiscoveryFallsBackToKeywords(t *testing.T) {

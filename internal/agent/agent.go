@@ -16,10 +16,12 @@ import (
 
 // Store is what a turn reads and writes.
 type Store interface {
-	// Chain returns the thread's stitches in order.
-	Chain(ctx context.Context, threadID uuid.UUID) ([]thread.Stitch, error)
-	// Record appends the stitches, queues the outputs and applies the status
-	// change in one transaction. It fails with thread.ErrAborted when the
-	// thread was aborted or the turn lost its lease; nothing is written then.
-	Record(ctx context.Context, threadID uuid.UUID, e thread.Effects) error
+	// Record writes one step of the turn (e's stitches, outputs and status
+	// change) in one transaction and returns the chain after it: chain
+	// with the step appended, or the chain read again when other stitches
+	// (new input) were appended meanwhile. last says the step ends the turn:
+	// when nothing else was appended, the store lets go of the thread with
+	// the same write. Record fails with thread.ErrAborted when the thread
+	// was aborted or the turn lost its lease; nothing is written then.
+	Record(ctx context.Context, threadID uuid.UUID, chain []thread.Stitch, e thread.Effects, last bool) ([]thread.Stitch, error)
 }

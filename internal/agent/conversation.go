@@ -54,8 +54,7 @@ func conversation(chain []thread.Stitch) (system string, msgs []llm.Message) {
 		msgs = append(msgs, m)
 	}
 
-	for i := range chain {
-		s := &chain[i]
+	for _, s := range answerOrder(chain) {
 		switch s.Type {
 		case thread.StitchSystemPrompt:
 			systems = append(systems, s.Content)
@@ -83,6 +82,33 @@ func conversation(chain []thread.Stitch) (system string, msgs []llm.Message) {
 	}
 	flushPending()
 	return strings.Join(systems, "\n\n"), msgs
+}
+
+// answerOrder is the chain in the order the conversation happened: an
+// input that was appended while the model was answering (after the input
+// its call answered through, before the call's stitch) follows that
+// answer, as the person saw it. Other stitches keep their places.
+func answerOrder(chain []thread.Stitch) []*thread.Stitch {
+	out := make([]*thread.Stitch, 0, len(chain))
+	var held []*thread.Stitch // inputs not yet placed
+	for i := range chain {
+		s := &chain[i]
+		switch {
+		case s.Type.IsInput():
+			held = append(held, s)
+			continue
+		case s.Type == thread.StitchLLMCall:
+			through := s.Meta().AnsweredThrough
+			n := 0
+			for n < len(held) && (through == 0 || held[n].Seq <= through) {
+				n++
+			}
+			out = append(out, held[:n]...)
+			held = held[n:]
+		}
+		out = append(out, s)
+	}
+	return append(out, held...)
 }
 
 func withAuthor(s *thread.Stitch) string {

@@ -105,6 +105,23 @@ func TestConversation(t *testing.T) {
 		require.Equal(t, "hurry", msgs[4].Content)
 	})
 
+	t.Run("InputDuringACallFollowsItsAnswer", func(t *testing.T) {
+		t.Parallel()
+		// "also this" was appended while the model answered the prompt.
+		_, msgs := conversation(chain(system, prompt, input("also this"), call(2, "because"), input("thanks")))
+		require.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleUser, llm.RoleUser}, roles(msgs))
+		require.Equal(t, "because", msgs[1].Content)
+		require.Equal(t, "also this", msgs[2].Content)
+		require.Equal(t, "thanks", msgs[3].Content)
+	})
+
+	t.Run("InputDuringACallThatAskedForToolsFollowsTheirResults", func(t *testing.T) {
+		t.Parallel()
+		_, msgs := conversation(chain(system, prompt, input("hurry"), call(2, "", tc1), result("c1", "a")))
+		require.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleTool, llm.RoleUser}, roles(msgs))
+		require.Equal(t, "hurry", msgs[3].Content)
+	})
+
 	t.Run("InterruptedCallsGetAResult", func(t *testing.T) {
 		t.Parallel()
 		_, msgs := conversation(chain(system, prompt, call(2, "", tc1), thread.StopEffects(3, "Stopped.").Stitches[0], input("again")))

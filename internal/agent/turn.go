@@ -40,14 +40,13 @@ type Runner struct {
 }
 
 // Turn works the thread until nothing is left to answer: it calls the model,
-// runs the tools it asks for, and records each step through store. It
+// runs the tools it asks for, and records each step through store. chain is
+// the thread's chain as the caller just read it; each step plans from the
+// chain Record returns, which holds any input that arrived meanwhile. It
 // returns nil when the turn ended normally, including by recording a
-// failure; an error means the step could not be recorded and the turn should
-// be retried (ctx's error when the turn was cancelled). first, when not
-// nil, is the thread's chain as the caller just read it, used for the first
-// step; every later step reads the chain again, since input may arrive
-// while the turn works.
-func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store, first []thread.Stitch) error {
+// failure; an error means a step could not be recorded and the turn should
+// be retried (ctx's cause when the turn was cancelled).
+func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store, chain []thread.Stitch) error {
 	maxSteps := r.MaxSteps
 	if maxSteps <= 0 {
 		maxSteps = DefaultMaxSteps
@@ -56,40 +55,27 @@ func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store, first
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		var err error
-		chain := first
-		first = nil
-		if chain == nil {
-			if chain, err = store.Chain(ctx, th.ID); err != nil {
-				return fmt.Errorf("load chain: %w", err)
-			}
-		}
 		p := nextStep(chain)
-		var e thread.Effects
+		var (
+			e    thread.Effects
+			last bool
+			err  error
+		)
 		switch p.kind {
 		case stepDone:
 			return nil
 		case stepRunTools:
-			var done bool
-			e, done = r.runTools(ctx, th, p.calls)
-			if err := store.Record(ctx, th.ID, e); err != nil {
-				return fmt.Errorf("record tool results: %w", err)
-			}
-			if done {
-				return nil
-			}
-			continue
+			e, last = r.runTools(ctx, th, p.calls)
 		case stepCallLLM:
 			if p.stepsSinceInput >= maxSteps {
 				e = failure(th, chain, fmt.Sprintf("Stopped after %d model calls in one turn without an answer.", maxSteps), false)
-			} else {
-				e, err = r.callLLM(ctx, th, chain)
-				if err != nil {
-					return err
-				}
+			} else if e, err = r.callLLM(ctx, th, chain); err != nil {
+				return err
 			}
+			// A step that settles the thread's status answers the input.
+			last = e.Status != nil
 		}
-		if err := store.Record(ctx, th.ID, e); err != nil {
+		if chain, err = store.Record(ctx, th.ID, chain, e, last); err != nil {
 			return fmt.Errorf("record step: %w", err)
 		}
 	}

@@ -30,10 +30,19 @@ type Surface struct {
 // CLI, have none.
 func Route(ctx context.Context, tx *db.Tx, threadID uuid.UUID) (*Surface, error) {
 	p, target, err := tx.InputSurface(ctx, threadID)
-	if err != nil || p == "" {
+	if err != nil {
 		return nil, err
 	}
-	return &Surface{Platform: p, Target: target}, nil
+	return SurfaceOf(p, target), nil
+}
+
+// SurfaceOf is the surface of a platform and target as db reports them; nil
+// when there is none.
+func SurfaceOf(p thread.Platform, target string) *Surface {
+	if p == "" {
+		return nil
+	}
+	return &Surface{Platform: p, Target: target}
 }
 
 // posts says whether a surface shows an output of kind k: Linear's activity
@@ -60,23 +69,14 @@ var sessionStatus = map[thread.OutboxKind]thread.SessionStatus{
 // order of its appends matters. The writes go in one round trip and the
 // jobs in one more.
 func Write(ctx context.Context, tx *db.Tx, ins job.Inserter, threadID uuid.UUID, e thread.Effects) ([]thread.Stitch, error) {
-	w := db.Write{ThreadID: threadID, Stitches: make([]thread.Stitch, len(e.Stitches)), Status: e.Status}
-	for i, s := range e.Stitches {
-		if s.ID == uuid.Nil {
-			s.ID = thread.NewID()
-		}
-		w.Stitches[i] = s
-	}
+	var surface *Surface
 	if len(e.Outputs) > 0 {
-		surface, err := Route(ctx, tx, threadID)
-		if err != nil {
+		var err error
+		if surface, err = Route(ctx, tx, threadID); err != nil {
 			return nil, err
 		}
-		if surface != nil {
-			w.Outbox, w.Session = outputs(surface, e.Outputs, w.Stitches)
-		}
 	}
-	got, err := tx.Write(ctx, w)
+	got, err := tx.Write(ctx, Plan(threadID, surface, e))
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +84,42 @@ func Write(ctx context.Context, tx *db.Tx, ins job.Inserter, threadID uuid.UUID,
 		return nil, err
 	}
 	return got.Stitches, nil
+}
+
+// Plan is the write that records e on the thread when its outputs go to
+// surface (nil: nowhere): the stitches, with their ids set so the outbox
+// rows can name them, an outbox row per output the surface shows, and the
+// Linear session's status after them.
+func Plan(threadID uuid.UUID, surface *Surface, e thread.Effects) db.Write {
+	w := db.Write{ThreadID: threadID, Stitches: make([]thread.Stitch, len(e.Stitches)), Status: e.Status}
+	for i, s := range e.Stitches {
+		if s.ID == uuid.Nil {
+			s.ID = thread.NewID()
+		}
+		w.Stitches[i] = s
+	}
+	if surface != nil {
+		w.Outbox, w.Session = outputs(surface, e.Outputs, w.Stitches)
+	}
+	return w
+}
+
+// Commit sends w with a delivery job per outbox row: on the pool in one
+// round trip (an implicit transaction) when it has no rows, else in a
+// transaction with the jobs.
+func Commit(ctx context.Context, store *db.Store, ins job.Inserter, w db.Write) (*db.Written, error) {
+	if len(w.Outbox) == 0 {
+		return store.Write(ctx, w)
+	}
+	var got *db.Written
+	err := store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		var err error
+		if got, err = tx.Write(ctx, w); err != nil {
+			return err
+		}
+		return enqueue(ctx, tx, ins, got.Outbox)
+	})
+	return got, err
 }
 
 // outputs are the outbox rows for the outputs surface shows, each naming

@@ -182,6 +182,38 @@ func TestConcurrentTriggersOneTurnAtATime(t *testing.T) {
 	require.Equal(t, inputs+1, inLast)
 }
 
+func TestInputDuringTheLastStepIsAnswered(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	release := h.llm.Block()
+	defer release()
+	h.llm.Enqueue(llmtest.Reply{Text: "first answer"}, llmtest.Reply{Text: "second answer"})
+	th := h.linearThread(t, "first question")
+	select {
+	case <-h.llm.Arrived():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the model was never called")
+	}
+	// The model is answering the first question, with the answer that
+	// settles the thread, when the second arrives.
+	_, err := h.ingest.AddInput(context.Background(), th.ID, thread.Stitch{Type: thread.StitchLinearActivity,
+		Content: "second question", Source: thread.PlatformLinear, ExternalID: "act-2"})
+	require.NoError(t, err)
+	release()
+
+	require.Eventually(t, func() bool { return h.llm.Calls() == 2 }, 10*time.Second, 10*time.Millisecond)
+	h.waitStatus(t, th.ID, thread.StatusWaiting)
+	require.Equal(t, []thread.StitchType{thread.StitchSystemPrompt, thread.StitchInitialPrompt, thread.StitchLinearActivity,
+		thread.StitchLLMCall, thread.StitchLLMCall}, types(h.chain(t, th.ID)))
+	msgs := h.llm.Requests()[1].Messages
+	require.Equal(t, "second question", msgs[len(msgs)-1].Content, "the second call answers the new input")
+	require.Equal(t, "first answer", msgs[len(msgs)-2].Content)
+	require.EqualValues(t, 1, h.model.maxInFlight.Load())
+	h.waitSent(t, th.ID, 2)
+	require.Equal(t, []thread.OutboxKind{thread.OutboxResponse, thread.OutboxResponse}, h.sender.kinds(th.ID))
+	require.Equal(t, 2, h.llm.Calls(), "nothing was asked twice")
+}
+
 func TestAbortMidTurn(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

@@ -26,16 +26,17 @@ type turnWorker struct {
 	p *Processor
 }
 
-// Work runs one turn on the job's thread under the thread's lease. A thread
-// busy with another turn is tried again shortly (that turn usually answers
-// this input too, and then this one finds nothing to do).
+// Work runs one turn on the job's thread under the thread's lease. It
+// reads the thread first and takes the lease only when there is input to
+// answer; a thread busy with another turn is tried again shortly (that turn
+// usually answers this input too, and then this one finds nothing to do).
 func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err error) {
 	p := w.p
 	id := j.Args.ThreadID
 	finished := p.observeTurn(id, j.ID)
 	defer func() { finished(err) }() // first in, so it runs last: after the lease is released
-	owner := fmt.Sprintf("%s/job-%d", p.id, j.ID)
-	th, err := p.store.AcquireLease(ctx, id, owner, p.cfg.LeaseTTL)
+	store := &turnStore{p: p, owner: fmt.Sprintf("%s/job-%d", p.id, j.ID)}
+	th, chain, err := store.start(ctx, id)
 	switch {
 	case errors.Is(err, thread.ErrLeaseHeld):
 		return river.JobSnooze(p.cfg.LeaseWait)
@@ -43,9 +44,14 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 		return nil
 	case err != nil:
 		return err
+	case th == nil:
+		return nil // nothing to answer: nothing was written
 	}
 	defer func() {
-		if rerr := p.store.ReleaseLease(context.WithoutCancel(ctx), id, owner); rerr != nil {
+		if store.released {
+			return
+		}
+		if rerr := p.store.ReleaseLease(context.WithoutCancel(ctx), id, store.owner); rerr != nil {
 			p.logger.WarnContext(ctx, "release lease", slog.String("thread_id", id.String()), slog.Any("error", rerr))
 		}
 	}()
@@ -66,25 +72,12 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 
 	turnCtx, cancel := context.WithCancelCause(ctx)
 	stopped := make(chan struct{})
-	go p.heartbeat(turnCtx, cancel, stopped, id, owner)
+	go p.heartbeat(turnCtx, cancel, stopped, id, store.owner)
 	defer func() {
 		cancel(nil)
 		<-stopped // the heartbeat must not renew a lease released below
 	}()
 
-	store := &turnStore{p: p, owner: owner}
-	chain, err := store.Chain(ctx, id)
-	if err != nil {
-		return err
-	}
-	if !agent.Pending(chain) {
-		return nil
-	}
-	if th.Status != thread.StatusRunning {
-		if th, err = p.store.SetStatus(ctx, id, thread.StatusChange{To: thread.StatusRunning}); err != nil {
-			return err
-		}
-	}
 	if p.runner == nil {
 		return errors.New("processor: no agent runner on a worker replica")
 	}
@@ -137,51 +130,91 @@ func (p *Processor) heartbeat(ctx context.Context, cancel context.CancelCauseFun
 	}
 }
 
-// turnStore is the agent's view of the database during one turn.
+// turnStore is the agent's view of the database during one turn: it holds
+// the thread's lease and knows the chain as the turn last saw it.
 type turnStore struct {
 	p     *Processor
 	owner string
+	// count is the chain's length as the turn knows it, and surface where
+	// its newest input came from.
+	count   int64
+	surface *outbox.Surface
+	// released is set once a step's write gave the lease up.
+	released bool
 }
 
 var _ agent.Store = (*turnStore)(nil)
 
-func (s *turnStore) Chain(ctx context.Context, threadID uuid.UUID) ([]thread.Stitch, error) {
-	var all []thread.Stitch
-	var after int64
-	for {
-		page, err := s.p.store.Stitches(ctx, threadID, db.StitchPage{After: after, Limit: db.MaxStitchPage})
+// maxStartReads bounds how often a turn reads its thread again because it
+// changed between the read and taking the lease (input kept arriving).
+const maxStartReads = 5
+
+// start reads the thread and, when its chain has input to answer, takes
+// its lease (or renews its own), moving it to running, and returns it with
+// its chain. With nothing to answer, it writes nothing and returns a nil
+// thread and the chain.
+func (s *turnStore) start(ctx context.Context, id uuid.UUID) (*thread.Thread, []thread.Stitch, error) {
+	for reads := 1; ; reads++ {
+		st, err := s.p.store.TurnState(ctx, id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		all = append(all, page...)
-		if len(page) < db.MaxStitchPage {
-			return all, nil
+		if !agent.Pending(st.Chain) {
+			return nil, st.Chain, nil
 		}
-		after = page[len(page)-1].Seq
+		ts := db.TurnStart{Owner: s.owner, TTL: s.p.cfg.LeaseTTL, Status: st.Thread.Status,
+			Head: st.Chain[len(st.Chain)-1].ID, Running: st.Thread.Status != thread.StatusRunning}
+		th, err := s.p.store.StartTurn(ctx, id, ts)
+		if errors.Is(err, thread.ErrConflict) && !errors.Is(err, thread.ErrLeaseHeld) && reads < maxStartReads {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		s.saw(st)
+		return th, st.Chain, nil
 	}
 }
 
-// Record writes a step under the thread's row lock, and only while this
-// turn still holds the lease and the thread is not aborted: once an abort
-// commits, nothing more from this turn reaches the thread or a platform.
-func (s *turnStore) Record(ctx context.Context, threadID uuid.UUID, e thread.Effects) error {
-	return s.p.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
-		th, err := tx.LockThread(ctx, threadID)
-		if err != nil {
-			return err
+func (s *turnStore) saw(st *db.TurnState) {
+	s.count = int64(len(st.Chain))
+	s.surface = outbox.SurfaceOf(st.Platform, st.Target)
+}
+
+// Record writes a step in one round trip (one transaction more when it has
+// posts to enqueue), and only while this turn still holds the lease and the
+// thread is not aborted: once an abort commits, nothing more from this turn
+// reaches the thread or a platform. The turn's last step gives the lease up
+// in the same write, unless input arrived that the turn has not seen: then
+// the thread is running again and the chain read anew.
+func (s *turnStore) Record(ctx context.Context, threadID uuid.UUID, chain []thread.Stitch, e thread.Effects, last bool) ([]thread.Stitch, error) {
+	w := outbox.Plan(threadID, s.surface, e)
+	w.Turn = &db.TurnHold{Owner: s.owner, Release: last, Count: s.count + int64(len(w.Stitches))}
+	got, err := outbox.Commit(ctx, s.p.store, s.p.client, w)
+	if err != nil {
+		return nil, err
+	}
+	s.released = got.Released
+	if len(got.Stitches) > 0 && got.Stitches[0].Seq == s.count+1 && (got.Released || !last) {
+		// Nothing else was appended: the chain is what the turn wrote.
+		s.count += int64(len(got.Stitches))
+		return append(chain, got.Stitches...), nil
+	}
+	if last {
+		// The step settled the thread, but input arrived meanwhile: the
+		// thread runs on, under the lease this turn still holds.
+		_, chain, err := s.start(ctx, threadID)
+		if errors.Is(err, thread.ErrLeaseHeld) {
+			err = fmt.Errorf("%w: %w", thread.ErrAborted, err)
 		}
-		if th.Status == thread.StatusAborted || th.LeaseOwner != s.owner {
-			return thread.ErrAborted
-		}
-		// A turn that answered and found new input goes on running.
-		if th.Status != thread.StatusRunning {
-			if _, err := tx.SetStatus(ctx, threadID, thread.StatusChange{To: thread.StatusRunning}); err != nil {
-				return err
-			}
-		}
-		_, err = outbox.Write(ctx, tx, s.p.client, threadID, e)
-		return err
-	})
+		return chain, err
+	}
+	st, err := s.p.store.TurnState(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	s.saw(st)
+	return st.Chain, nil
 }
 
 // failThread records that a thread's turns keep failing: an error stitch

@@ -1,0 +1,231 @@
+package db_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+const leaseTTL = 30 * time.Second
+
+// startOn reads the thread and takes its lease for owner as a turn does.
+func startOn(t *testing.T, store *db.Store, id uuid.UUID, owner string) (*thread.Thread, *db.TurnState) {
+	t.Helper()
+	st, err := store.TurnState(context.Background(), id)
+	require.NoError(t, err)
+	th, err := store.StartTurn(context.Background(), id, db.TurnStart{Owner: owner, TTL: leaseTTL,
+		Status: st.Thread.Status, Head: st.Chain[len(st.Chain)-1].ID, Running: st.Thread.Status != thread.StatusRunning})
+	require.NoError(t, err)
+	return th, st
+}
+
+func TestTurnState(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+
+	tests := []struct {
+		name     string
+		opts     *dbtest.ThreadOpts
+		platform thread.Platform
+	}{
+		{"AutonomousHasNoSurface", nil, ""},
+		{"LinearSessionIsTheSurface", &dbtest.ThreadOpts{Linear: dbtest.LinearAttachment()}, thread.PlatformLinear},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			th := dbtest.Thread(ctx, t, store, tt.opts)
+			if tt.platform != "" {
+				_, err := store.AppendStitch(ctx, thread.Stitch{ThreadID: th.ID, Type: thread.StitchLinearActivity,
+					Content: "and now?", Source: tt.platform, ExternalID: uuid.NewString()})
+				require.NoError(t, err)
+			}
+			st, err := store.TurnState(ctx, th.ID)
+			require.NoError(t, err)
+			require.Equal(t, th.ID, st.Thread.ID)
+			all, err := store.Stitches(ctx, th.ID, db.StitchPage{})
+			require.NoError(t, err)
+			require.Equal(t, all, st.Chain)
+			require.Equal(t, tt.platform, st.Platform)
+			if tt.opts != nil && tt.opts.Linear != nil {
+				require.Equal(t, tt.opts.Linear.SessionID, st.Target)
+			}
+		})
+	}
+
+	t.Run("UnknownThread", func(t *testing.T) {
+		_, err := store.TurnState(ctx, uuid.New())
+		require.ErrorIs(t, err, thread.ErrNotFound)
+	})
+}
+
+func TestStartTurn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+
+	t.Run("TakesTheLeaseAndRuns", func(t *testing.T) {
+		th := dbtest.Thread(ctx, t, store, nil)
+		got, _ := startOn(t, store, th.ID, "a")
+		require.Equal(t, thread.StatusRunning, got.Status)
+		require.Equal(t, "a", got.LeaseOwner)
+		require.WithinDuration(t, time.Now().Add(leaseTTL), got.LeaseExpires, 5*time.Second)
+	})
+
+	t.Run("RefusedWhileAnotherHoldsIt", func(t *testing.T) {
+		th := dbtest.Thread(ctx, t, store, nil)
+		_, st := startOn(t, store, th.ID, "a")
+		_, err := store.StartTurn(ctx, th.ID, db.TurnStart{Owner: "b", TTL: leaseTTL, Status: thread.StatusRunning, Head: st.Chain[len(st.Chain)-1].ID})
+		require.ErrorIs(t, err, thread.ErrLeaseHeld)
+		cur, err := store.Thread(ctx, th.ID)
+		require.NoError(t, err)
+		require.Equal(t, "a", cur.LeaseOwner)
+	})
+
+	t.Run("ALapsedLeaseIsTaken", func(t *testing.T) {
+		th := dbtest.Thread(ctx, t, store, nil)
+		st, err := store.TurnState(ctx, th.ID)
+		require.NoError(t, err)
+		head := st.Chain[len(st.Chain)-1].ID
+		_, err = store.StartTurn(ctx, th.ID, db.TurnStart{Owner: "dead", TTL: time.Millisecond, Status: thread.StatusPending, Head: head, Running: true})
+		require.NoError(t, err)
+		time.Sleep(20 * time.Millisecond)
+		got, err := store.StartTurn(ctx, th.ID, db.TurnStart{Owner: "b", TTL: leaseTTL, Status: thread.StatusRunning, Head: head})
+		require.NoError(t, err)
+		require.Equal(t, "b", got.LeaseOwner)
+		require.Equal(t, thread.StatusRunning, got.Status)
+	})
+
+	stale := []struct {
+		name   string
+		change func(t *testing.T, id uuid.UUID)
+	}{
+		{"NewInputSinceTheRead", func(t *testing.T, id uuid.UUID) {
+			_, err := store.AppendStitch(ctx, thread.Stitch{ThreadID: id, Type: thread.StitchInitialPrompt, Content: "more"})
+			require.NoError(t, err)
+		}},
+		{"StatusChangedSinceTheRead", func(t *testing.T, id uuid.UUID) {
+			_, err := store.SetStatus(ctx, id, thread.StatusChange{To: thread.StatusAborted})
+			require.NoError(t, err)
+		}},
+	}
+	for _, tt := range stale {
+		t.Run(tt.name, func(t *testing.T) {
+			th := dbtest.Thread(ctx, t, store, nil)
+			st, err := store.TurnState(ctx, th.ID)
+			require.NoError(t, err)
+			tt.change(t, th.ID)
+			_, err = store.StartTurn(ctx, th.ID, db.TurnStart{Owner: "a", TTL: leaseTTL, Status: st.Thread.Status,
+				Head: st.Chain[len(st.Chain)-1].ID, Running: true})
+			require.ErrorIs(t, err, thread.ErrConflict)
+			require.NotErrorIs(t, err, thread.ErrLeaseHeld)
+			cur, err := store.Thread(ctx, th.ID)
+			require.NoError(t, err)
+			require.Empty(t, cur.LeaseOwner, "nothing taken")
+		})
+	}
+
+	t.Run("UnknownThread", func(t *testing.T) {
+		_, err := store.StartTurn(ctx, uuid.New(), db.TurnStart{Owner: "a", TTL: leaseTTL, Status: thread.StatusPending})
+		require.ErrorIs(t, err, thread.ErrNotFound)
+	})
+}
+
+func TestTurnWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	answer := func(through int64) []thread.Stitch {
+		return []thread.Stitch{{Type: thread.StitchLLMCall, Content: "done", Metadata: thread.Meta{AnsweredThrough: through}.JSON()}}
+	}
+
+	t.Run("LastStepGivesTheLeaseUp", func(t *testing.T) {
+		th := dbtest.Thread(ctx, t, store, nil)
+		_, st := startOn(t, store, th.ID, "a")
+		n := int64(len(st.Chain))
+		got, err := store.Write(ctx, db.Write{ThreadID: th.ID, Stitches: answer(n),
+			Status: &thread.StatusChange{To: thread.StatusCompleted, Result: []byte(`{"result":"done"}`)}, Turn: &db.TurnHold{Owner: "a", Release: true, Count: n + 1}})
+		require.NoError(t, err)
+		require.True(t, got.Released)
+		require.Equal(t, n+1, got.Stitches[0].Seq)
+		cur, err := store.Thread(ctx, th.ID)
+		require.NoError(t, err)
+		require.Equal(t, thread.StatusCompleted, cur.Status)
+		require.Empty(t, cur.LeaseOwner)
+		require.True(t, cur.LeaseExpires.IsZero())
+	})
+
+	t.Run("InputArrivedMeanwhileKeepsTheLease", func(t *testing.T) {
+		th := dbtest.Thread(ctx, t, store, nil)
+		_, st := startOn(t, store, th.ID, "a")
+		n := int64(len(st.Chain))
+		_, err := store.AppendStitch(ctx, thread.Stitch{ThreadID: th.ID, Type: thread.StitchInitialPrompt, Content: "one more thing"})
+		require.NoError(t, err)
+		got, err := store.Write(ctx, db.Write{ThreadID: th.ID, Stitches: answer(n),
+			Status: &thread.StatusChange{To: thread.StatusCompleted, Result: []byte(`{"result":"done"}`)}, Turn: &db.TurnHold{Owner: "a", Release: true, Count: n + 1}})
+		require.NoError(t, err)
+		require.False(t, got.Released)
+		require.Equal(t, n+2, got.Stitches[0].Seq, "written after the new input")
+		cur, err := store.Thread(ctx, th.ID)
+		require.NoError(t, err)
+		require.Equal(t, "a", cur.LeaseOwner)
+	})
+
+	t.Run("AStepBeforeTheLastKeepsTheLease", func(t *testing.T) {
+		th := dbtest.Thread(ctx, t, store, nil)
+		_, st := startOn(t, store, th.ID, "a")
+		n := int64(len(st.Chain))
+		got, err := store.Write(ctx, db.Write{ThreadID: th.ID, Stitches: answer(n), Turn: &db.TurnHold{Owner: "a", Count: n + 1}})
+		require.NoError(t, err)
+		require.False(t, got.Released)
+		cur, err := store.Thread(ctx, th.ID)
+		require.NoError(t, err)
+		require.Equal(t, "a", cur.LeaseOwner)
+		require.Equal(t, thread.StatusRunning, cur.Status)
+	})
+
+	refused := []struct {
+		name   string
+		change func(t *testing.T, id uuid.UUID, head uuid.UUID)
+	}{
+		{"Aborted", func(t *testing.T, id, _ uuid.UUID) {
+			_, err := store.SetStatus(ctx, id, thread.StatusChange{To: thread.StatusAborted})
+			require.NoError(t, err)
+		}},
+		{"LeaseTakenOver", func(t *testing.T, id, head uuid.UUID) {
+			_, err := store.Pool().Exec(ctx, `UPDATE threads SET lease_expires_at = now() - interval '1 second' WHERE thread_id = $1`, id)
+			require.NoError(t, err)
+			_, err = store.StartTurn(ctx, id, db.TurnStart{Owner: "b", TTL: leaseTTL, Status: thread.StatusRunning, Head: head})
+			require.NoError(t, err)
+		}},
+		{"LeaseReleased", func(t *testing.T, id, _ uuid.UUID) {
+			require.NoError(t, store.ReleaseLease(ctx, id, "a"))
+		}},
+	}
+	for _, tt := range refused {
+		t.Run("RefusedWhen"+tt.name, func(t *testing.T) {
+			th := dbtest.Thread(ctx, t, store, nil)
+			_, st := startOn(t, store, th.ID, "a")
+			n := int64(len(st.Chain))
+			tt.change(t, th.ID, st.Chain[n-1].ID)
+			_, err := store.Write(ctx, db.Write{ThreadID: th.ID, Stitches: answer(n),
+				Outbox: []thread.Outbox{{Platform: thread.PlatformLinear, Target: "s", Kind: thread.OutboxResponse, Body: thread.OutboxBody{Text: "done"}.JSON()}},
+				Status: &thread.StatusChange{To: thread.StatusCompleted, Result: []byte(`{"result":"done"}`)}, Turn: &db.TurnHold{Owner: "a", Release: true, Count: n + 1}})
+			require.ErrorIs(t, err, thread.ErrAborted)
+			requireChain(t, store, th.ID, int(n))
+			rows, err := store.ThreadOutbox(ctx, th.ID)
+			require.NoError(t, err)
+			require.Empty(t, rows, "nothing written")
+			cur, err := store.Thread(ctx, th.ID)
+			require.NoError(t, err)
+			require.NotEqual(t, thread.StatusCompleted, cur.Status)
+		})
+	}
+}
