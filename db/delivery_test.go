@@ -104,7 +104,9 @@ func TestOutbox(t *testing.T) {
 		_, err = b.store.ClaimOutbox(ctx, o.ID, time.Minute)
 		require.ErrorIs(t, err, thread.ErrDeliveryNotClaimable, "a live claim excludes others")
 
-		require.NoError(t, b.store.MarkOutboxSent(ctx, o.ID, "activity-1"))
+		next, err := b.store.MarkOutboxSent(ctx, o.ID, "activity-1")
+		require.NoError(t, err)
+		require.Equal(t, uuid.Nil, next, "nothing waits behind it")
 		sent, err := b.store.Outbox(ctx, o.ID)
 		require.NoError(t, err)
 		require.Equal(t, thread.OutboxSent, sent.Status)
@@ -113,6 +115,26 @@ func TestOutbox(t *testing.T) {
 
 		_, err = b.store.ClaimOutbox(ctx, o.ID, time.Minute)
 		require.ErrorIs(t, err, thread.ErrDeliveryNotClaimable, "sent is final")
+	})
+
+	t.Run("WrittenClaimedForExpress", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		got, err := b.store.Write(ctx, db.Write{ThreadID: b.thread.ID, SendingFor: 200 * time.Millisecond,
+			Outbox: []thread.Outbox{{Platform: thread.PlatformLinear, Target: "session-1", Kind: thread.OutboxThought, Body: []byte(`{}`)}}})
+		require.NoError(t, err)
+		o := got.Outbox[0]
+		require.Equal(t, thread.OutboxSending, o.Status)
+		require.Equal(t, 1, o.Attempts, "the express send is the first attempt")
+		_, err = b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+		require.ErrorIs(t, err, thread.ErrDeliveryNotClaimable, "the job leaves it to express")
+		require.Eventually(t, func() bool {
+			_, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+			return err == nil
+		}, 5*time.Second, 20*time.Millisecond, "the job takes it once the claim lapses")
+		cur, err := b.store.Outbox(ctx, o.ID)
+		require.NoError(t, err)
+		require.Equal(t, 2, cur.Attempts)
 	})
 
 	t.Run("LapsedClaimIsReclaimed", func(t *testing.T) {
@@ -165,12 +187,17 @@ func TestOutbox(t *testing.T) {
 		require.NoError(t, err)
 		next, err := b.store.NextInLine(ctx, first)
 		require.NoError(t, err)
-		require.Equal(t, second.ID, next.ID)
-		require.NoError(t, b.store.MarkOutboxSent(ctx, first.ID, "a1"))
+		require.Equal(t, second.ID, next)
+		next, err = b.store.MarkOutboxSent(ctx, first.ID, "a1")
+		require.NoError(t, err)
+		require.Equal(t, second.ID, next, "sending the first names the second")
 		_, err = b.store.ClaimOutbox(ctx, second.ID, time.Minute)
 		require.NoError(t, err)
 		_, err = b.store.NextInLine(ctx, second)
 		require.ErrorIs(t, err, thread.ErrNotFound)
+		next, err = b.store.MarkOutboxSent(ctx, second.ID, "a2")
+		require.NoError(t, err)
+		require.Equal(t, uuid.Nil, next, "another surface's row is not next")
 	})
 
 	t.Run("ConcurrentClaimsTakeEachOnce", func(t *testing.T) {
@@ -212,7 +239,8 @@ func TestOutbox(t *testing.T) {
 		b := setup(t)
 		_, err := b.store.ClaimOutbox(ctx, uuid.New(), time.Minute)
 		require.ErrorIs(t, err, thread.ErrNotFound)
-		require.ErrorIs(t, b.store.MarkOutboxSent(ctx, uuid.New(), "x"), thread.ErrNotFound)
+		_, err = b.store.MarkOutboxSent(ctx, uuid.New(), "x")
+		require.ErrorIs(t, err, thread.ErrNotFound)
 		_, err = b.store.InsertOutbox(ctx, thread.Outbox{ThreadID: uuid.New(), Platform: thread.PlatformLinear, Target: "s", Kind: thread.OutboxThought, Body: []byte(`{}`)})
 		require.ErrorIs(t, err, thread.ErrNotFound)
 	})

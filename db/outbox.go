@@ -40,6 +40,14 @@ func insertOutboxArgs(o thread.Outbox) []any {
 	return []any{o.ID, o.ThreadID, nullUUID(o.StitchID), o.Platform, o.Target, o.Kind, o.Body}
 }
 
+// insertSendingOutboxSQL inserts a row already claimed for $8 ms, its first
+// attempt counted (see Write.SendingFor).
+const insertSendingOutboxSQL = `
+	INSERT INTO platform_deliveries (delivery_id, thread_id, stitch_id, platform, target, kind, body,
+		status, attempts, claimed_until)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, 'sending', 1, now() + $8 * interval '1 millisecond')
+	RETURNING ` + outboxColumns
+
 // InsertOutbox queues a message for a platform. Call it in the transaction
 // that writes the stitch it comes from.
 func (q *Queries) InsertOutbox(ctx context.Context, o thread.Outbox) (*thread.Outbox, error) {
@@ -119,11 +127,31 @@ func (q *Queries) ClaimDueOutbox(ctx context.Context, limit int, lease time.Dura
 
 func collectOutbox(rows pgx.Rows) ([]thread.Outbox, error) { return collect(rows, scanOutbox) }
 
-// MarkOutboxSent records that the platform took the message, and its id there.
-func (q *Queries) MarkOutboxSent(ctx context.Context, id uuid.UUID, externalID string) error {
-	return q.finishOutbox(ctx, `UPDATE platform_deliveries SET status = 'sent', external_id = $2, sent_at = now(),
-		claimed_until = NULL, last_error = NULL, updated_at = now() WHERE delivery_id = $1`, id, nullString(externalID))
+// MarkOutboxSent records that the platform took the message, and its id
+// there, and returns the id of the row that waited in line behind it on
+// its surface (uuid.Nil when none), in one statement.
+func (q *Queries) MarkOutboxSent(ctx context.Context, id uuid.UUID, externalID string) (uuid.UUID, error) {
+	var next pgtype.UUID
+	err := q.db.QueryRow(ctx, `
+		WITH o AS (
+			UPDATE platform_deliveries SET status = 'sent', external_id = $2, sent_at = now(),
+				claimed_until = NULL, last_error = NULL, updated_at = now()
+			WHERE delivery_id = $1
+			RETURNING thread_id, platform, target, created_at, delivery_id
+		)
+		SELECT (`+nextInLineSQL+`) FROM o`, id, nullString(externalID)).Scan(&next)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("mark outbox sent: %w", translate(err))
+	}
+	return uid(next), nil
 }
+
+// nextInLineSQL selects the first unsent row after row o on o's surface.
+const nextInLineSQL = `
+	SELECT n.delivery_id FROM platform_deliveries n
+	WHERE n.thread_id = o.thread_id AND n.platform = o.platform AND n.target = o.target AND n.status = 'pending'
+	  AND (n.created_at, n.delivery_id) > (o.created_at, o.delivery_id)
+	ORDER BY n.created_at, n.delivery_id LIMIT 1`
 
 // RetryOutbox releases a claimed row to be tried again at next.
 func (q *Queries) RetryOutbox(ctx context.Context, id uuid.UUID, lastErr string, next time.Time) error {
@@ -148,17 +176,22 @@ func (q *Queries) finishOutbox(ctx context.Context, sql string, args ...any) err
 	return nil
 }
 
-// NextInLine returns the first unsent row on o's surface after o, if any:
-// the row that waited for o.
-func (q *Queries) NextInLine(ctx context.Context, o *thread.Outbox) (*thread.Outbox, error) {
-	next, err := scanOutbox(q.db.QueryRow(ctx, `SELECT `+outboxColumns+` FROM platform_deliveries
-		WHERE thread_id = $1 AND platform = $2 AND target = $3 AND status = 'pending'
-		  AND (created_at, delivery_id) > ($4, $5)
-		ORDER BY created_at, delivery_id LIMIT 1`, o.ThreadID, o.Platform, o.Target, o.CreatedAt, o.ID))
+// NextInLine returns the id of the first unsent row on o's surface after
+// o: the row that waited for o. It fails with thread.ErrNotFound when there
+// is none.
+func (q *Queries) NextInLine(ctx context.Context, o *thread.Outbox) (uuid.UUID, error) {
+	var next pgtype.UUID
+	err := q.db.QueryRow(ctx, `
+		WITH o (thread_id, platform, target, created_at, delivery_id) AS (
+			VALUES ($1::uuid, $2::text, $3::text, $4::timestamptz, $5::uuid))
+		SELECT (`+nextInLineSQL+`) FROM o`, o.ThreadID, o.Platform, o.Target, o.CreatedAt, o.ID).Scan(&next)
 	if err != nil {
-		return nil, fmt.Errorf("next in line: %w", err)
+		return uuid.Nil, fmt.Errorf("next in line: %w", translate(err))
 	}
-	return next, nil
+	if !next.Valid {
+		return uuid.Nil, fmt.Errorf("next in line: %w", thread.ErrNotFound)
+	}
+	return next.Bytes, nil
 }
 
 // ThreadOutbox lists a thread's outbox rows, oldest first.

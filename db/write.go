@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -32,6 +33,12 @@ type Write struct {
 	Stitches []thread.Stitch
 	// Outbox rows are inserted with the thread's id; an unset id is made.
 	Outbox []thread.Outbox
+	// SendingFor, when set, inserts the Outbox rows already claimed for that
+	// long, their first attempt counted, for a caller that sends them the
+	// moment the write commits (processor.Express): their delivery jobs
+	// leave them alone until the claim lapses. The rows must be first in
+	// line on their surface, as a new session's first post is.
+	SendingFor time.Duration
 	// Session sets the Linear session's status and last activity.
 	Session *SessionChange
 	// Status moves the thread if the status machine allows it, else the
@@ -142,7 +149,11 @@ func (q *Queries) Write(ctx context.Context, w Write) (*Written, error) {
 		if o.ID == uuid.Nil {
 			o.ID = thread.NewID()
 		}
-		b.Queue(insertOutboxSQL, insertOutboxArgs(o)...)
+		if w.SendingFor > 0 {
+			b.Queue(insertSendingOutboxSQL, append(insertOutboxArgs(o), w.SendingFor.Milliseconds())...)
+		} else {
+			b.Queue(insertOutboxSQL, insertOutboxArgs(o)...)
+		}
 		read = append(read, func(r pgx.BatchResults) error {
 			got, err := scanOutbox(r.QueryRow())
 			if err == nil {

@@ -29,9 +29,10 @@ type Ingester struct {
 }
 
 // Express sends an outbox row at once, outside the job queue, after the
-// transaction that wrote it has committed (processor.Express).
+// transaction that wrote it, claimed for express, has committed
+// (processor.Express).
 type Express interface {
-	Send(outboxID uuid.UUID)
+	Send(o thread.Outbox)
 }
 
 // SendAtOnce makes acknowledgements go out through x the moment they

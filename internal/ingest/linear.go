@@ -25,10 +25,10 @@ const (
 	LinearStopped = "Stopped. I won't do anything more here until you ask again."
 )
 
-// expressFallback is how long an acknowledgement sent by express waits
-// before its delivery job looks at it: long enough that the express send
-// has normally finished, short enough that, when it could not, the job's
-// send still reaches Linear well within its 10 s.
+// expressFallback is how long an acknowledgement written for express stays
+// claimed by it, and its delivery job held back: long enough that the
+// express send has normally finished, short enough that, when it could not,
+// the job's send still reaches Linear well within its 10 s.
 const expressFallback = 2 * time.Second
 
 // LinearSession is a Linear agent session as a webhook describes it, in
@@ -86,7 +86,7 @@ func (in *Ingester) LinearCreated(ctx context.Context, d thread.Inbound, s Linea
 	// one for the jobs.
 	d = linearInbound(d, thread.InboundProcessed)
 	var th *thread.Thread
-	var ack uuid.UUID
+	var ack thread.Outbox
 	err = in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) (err error) {
 		th, ack, err = in.openSession(ctx, tx, &d, s, draft, true, in.express != nil)
 		return err
@@ -259,38 +259,40 @@ func (in *Ingester) linearThread(ctx context.Context, tx *db.Tx, s LinearSession
 // the delivery d (when not nil) and, when ack is set, the thought that
 // acknowledges the session at once; then it enqueues, in one more, the
 // thought's delivery, the turn, and the job that moves a delegated issue
-// to started. With express, the thought's delivery job is held back as the
-// fallback of an express send, which the caller starts after the commit.
-// It returns the thread and the thought's outbox id. A session that has a
-// thread already fails with thread.ErrLinearSessionAttached, a delivery
-// seen before with thread.ErrDuplicateDelivery; either aborts tx.
-func (in *Ingester) openSession(ctx context.Context, tx *db.Tx, d *thread.Inbound, s LinearSession, draft *thread.Draft, ack, express bool) (*thread.Thread, uuid.UUID, error) {
+// to started. With express, the thought is written claimed for an express
+// send, which the caller starts after the commit, and its delivery job is
+// held back as the fallback. It returns the thread and the thought's
+// outbox row. A session that has a thread already fails with
+// thread.ErrLinearSessionAttached, a delivery seen before with
+// thread.ErrDuplicateDelivery; either aborts tx.
+func (in *Ingester) openSession(ctx context.Context, tx *db.Tx, d *thread.Inbound, s LinearSession, draft *thread.Draft, ack, express bool) (*thread.Thread, thread.Outbox, error) {
 	w := db.Write{Inbound: d, New: draft}
 	if ack {
 		draft.Linear.SessionStatus = thread.SessionActive
 		w.Outbox = []thread.Outbox{{Platform: thread.PlatformLinear, Target: s.Attachment.SessionID,
 			Kind: thread.OutboxThought, Body: thread.OutboxBody{Text: LinearAck}.JSON()}}
 	}
+	var notBefore time.Time
+	if express {
+		w.SendingFor = expressFallback
+		notBefore = time.Now().Add(expressFallback)
+	}
 	got, err := tx.Write(ctx, w)
 	if err != nil {
-		return nil, uuid.Nil, err
+		return nil, thread.Outbox{}, err
 	}
-	var ackID uuid.UUID
-	var notBefore time.Time
+	var ackRow thread.Outbox
 	if ack {
-		ackID = got.Outbox[0].ID
-	}
-	if express {
-		notBefore = time.Now().Add(expressFallback)
+		ackRow = got.Outbox[0]
 	}
 	jobs := append(outbox.Deliveries(got.Outbox, notBefore), job.Turn{ThreadID: got.Thread.ID})
 	if s.StartIssue && s.Attachment.IssueID != "" {
 		jobs = append(jobs, job.StartLinearIssue{OrganizationID: s.Attachment.WorkspaceID, IssueID: s.Attachment.IssueID})
 	}
 	if err := job.InsertTx(ctx, in.jobs, tx.Pgx(), jobs...); err != nil {
-		return nil, uuid.Nil, fmt.Errorf("enqueue session jobs: %w", err)
+		return nil, thread.Outbox{}, fmt.Errorf("enqueue session jobs: %w", err)
 	}
-	return got.Thread, ackID, nil
+	return got.Thread, ackRow, nil
 }
 
 // stopLinear records a user's stop: the stop prompt itself, then the

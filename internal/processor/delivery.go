@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
 	"github.com/weft-dev/weft/db"
@@ -66,7 +67,12 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 	if ferr := p.failDelivery(context.WithoutCancel(ctx), o, err); ferr != nil {
 		return ferr
 	}
-	p.wakeNext(ctx, p.store, o)
+	next, nerr := p.store.NextInLine(context.WithoutCancel(ctx), o)
+	if nerr != nil && !errors.Is(nerr, thread.ErrNotFound) {
+		// The next post's own job or the sweeper still sends it.
+		log.WarnContext(ctx, "next delivery in line", slog.Any("error", nerr))
+	}
+	p.wake(ctx, o, next)
 	return river.JobCancel(err)
 }
 
@@ -83,27 +89,24 @@ func (p *Processor) post(ctx context.Context, o *thread.Outbox) (string, error) 
 // sent records through store that o went out, and wakes the post that
 // waited in line behind it.
 func (p *Processor) sent(ctx context.Context, store *db.Store, o *thread.Outbox, externalID string) error {
-	if err := store.MarkOutboxSent(context.WithoutCancel(ctx), o.ID, externalID); err != nil {
+	next, err := store.MarkOutboxSent(context.WithoutCancel(ctx), o.ID, externalID)
+	if err != nil {
 		return err
 	}
 	p.logger.InfoContext(ctx, "delivered", slog.String("delivery_id", o.ID.String()), slog.String("thread_id", o.ThreadID.String()),
 		slog.String("platform", string(o.Platform)), slog.String("kind", string(o.Kind)), slog.Int("attempt", o.Attempts))
-	p.wakeNext(ctx, store, o)
+	p.wake(ctx, o, next)
 	return nil
 }
 
-// wakeNext enqueues the post that waited in line behind o, so it goes out
-// now rather than when its snooze ends. Its own job finds it sent, later.
-func (p *Processor) wakeNext(ctx context.Context, store *db.Store, o *thread.Outbox) {
-	ctx = context.WithoutCancel(ctx)
-	next, err := store.NextInLine(ctx, o)
-	if errors.Is(err, thread.ErrNotFound) {
+// wake enqueues next (when set), the post that waited in line behind o, so
+// it goes out now rather than when its snooze ends. Its own job finds it
+// sent, later.
+func (p *Processor) wake(ctx context.Context, o *thread.Outbox, next uuid.UUID) {
+	if next == uuid.Nil {
 		return
 	}
-	if err == nil {
-		_, err = p.client.Insert(ctx, job.Delivery{OutboxID: next.ID, ThreadID: next.ThreadID}, nil)
-	}
-	if err != nil {
+	if _, err := p.client.Insert(context.WithoutCancel(ctx), job.Delivery{OutboxID: next, ThreadID: o.ThreadID}, nil); err != nil {
 		// The next post's own job or the sweeper still sends it.
 		p.logger.WarnContext(ctx, "wake next delivery", slog.String("delivery_id", o.ID.String()), slog.Any("error", err))
 	}

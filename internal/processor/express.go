@@ -2,12 +2,9 @@ package processor
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/thread"
@@ -20,10 +17,13 @@ const expressTimeout = 5 * time.Second
 // Express sends outbox rows the moment the transaction that wrote them has
 // committed, outside River: how a new Linear session's acknowledgement
 // reaches Linear in milliseconds whatever backlog the delivery queue has.
-// Each row's delivery job is enqueued with it to run a little later (see
-// job.Delivery.NotBefore), and finds the row sent; when the express send
-// could not go (all its slots busy, the send failed, or the process died),
-// the job sends it.
+// The rows are written already claimed for a while (db.Write.SendingFor),
+// so an express send takes no claim of its own, and each row's delivery job
+// is enqueued with it to run when that claim lapses (job.Delivery.NotBefore):
+// it finds the row sent, or sends it when express could not (all its slots
+// busy, the send failed, or the process died). A send slower than the claim
+// may be sent by the job too, under the same id, which the platform takes
+// as delivered.
 type Express struct {
 	p     *Processor
 	store *db.Store
@@ -31,15 +31,16 @@ type Express struct {
 	wg    sync.WaitGroup
 }
 
-// Express returns an Express that claims and records rows through store,
-// with at most limit sends in flight.
+// Express returns an Express that records rows through store, with at
+// most limit sends in flight.
 func (p *Processor) Express(store *db.Store, limit int) *Express {
 	return &Express{p: p, store: store, slots: make(chan struct{}, limit)}
 }
 
-// Send starts sending the row with id and returns at once. With limit
-// sends in flight already it does nothing: the row's job sends it.
-func (e *Express) Send(id uuid.UUID) {
+// Send starts sending o, a row written claimed for express, and returns at
+// once. With limit sends in flight already it does nothing: the row's job
+// sends it once the claim lapses.
+func (e *Express) Send(o thread.Outbox) {
 	select {
 	case e.slots <- struct{}{}:
 	default:
@@ -49,23 +50,14 @@ func (e *Express) Send(id uuid.UUID) {
 		defer func() { <-e.slots }()
 		ctx, cancel := context.WithTimeout(context.Background(), expressTimeout)
 		defer cancel()
-		e.send(ctx, id)
+		e.send(ctx, &o)
 	})
 }
 
 // Wait returns when the sends in flight have ended.
 func (e *Express) Wait() { e.wg.Wait() }
 
-func (e *Express) send(ctx context.Context, id uuid.UUID) {
-	log := e.p.logger.With(slog.String("delivery_id", id.String()), slog.Bool("express", true))
-	o, err := e.store.ClaimOutbox(ctx, id, e.p.cfg.LeaseTTL)
-	if errors.Is(err, thread.ErrDeliveryNotClaimable) || errors.Is(err, thread.ErrNotFound) {
-		return // sent, or in the job's hands
-	}
-	if err != nil {
-		log.WarnContext(ctx, "express claim", slog.Any("error", err))
-		return
-	}
+func (e *Express) send(ctx context.Context, o *thread.Outbox) {
 	ext, err := e.p.post(ctx, o)
 	if err == nil {
 		err = e.p.sent(ctx, e.store, o, ext)
@@ -76,6 +68,7 @@ func (e *Express) send(ctx context.Context, id uuid.UUID) {
 	// Released to the job at once rather than when the claim lapses. A
 	// send that went out but was not recorded is sent again under the
 	// same id, which the platform takes as delivered.
+	log := e.p.logger.With(slog.String("delivery_id", o.ID.String()), slog.Bool("express", true))
 	log.WarnContext(ctx, "express send failed; the delivery job will retry", slog.Any("error", err))
 	if rerr := e.store.RetryOutbox(context.WithoutCancel(ctx), o.ID, err.Error(), time.Now()); rerr != nil {
 		log.WarnContext(ctx, "release express claim", slog.Any("error", rerr))
