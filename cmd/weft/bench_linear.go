@@ -85,8 +85,8 @@ func benchLinear(ctx context.Context, cfg *config, logger *slog.Logger, args []s
 
 	pass := true
 	// Steady rate: ack latency, then first activities.
-	sessions := make([]string, int(duration.Seconds()*float64(*rate)))
-	results := b.load.Run(ctx, *rate, *duration, b.created(sessions))
+	deliveries, sessions := b.created(*rate, *duration)
+	results := b.load.Run(ctx, *rate, deliveries)
 	steady := benchmark.Count(results)
 	ackP99 := steady.Ack.Percentile(99)
 	ackOK := ackP99 <= targetAckP99 && steady.OK == len(results)
@@ -185,18 +185,25 @@ func (b *linearBench) close(logger *slog.Logger) {
 	b.linear.Close()
 }
 
-// created builds the i-th delivery: a mention opening a new session on the
-// fake's issue, noted in sessions[i] (nil: not noted).
-func (b *linearBench) created(sessions []string) func(int) benchmark.Delivery {
-	return func(i int) benchmark.Delivery {
-		d, o := b.signer.Created(lineartest.SessionOpts{SessionID: uuid.NewString(), IssueID: b.issueID, TeamID: b.teamID,
-			CommentBody: "@weft why does the login redirect lose the return URL?", PromptContext: "Why does the login redirect lose the return URL?"})
+// created builds and signs a run's deliveries, rate a second for d, before
+// the run starts: mentions opening new sessions on the fake's issue, each
+// registered with the fake. It returns the deliveries and their session
+// ids. Linear stamps a delivery when it sends it, so each is stamped with
+// its place in the schedule as if the run started now: it goes out that
+// fresh, but for the time the building took, however long the run.
+func (b *linearBench) created(rate int, d time.Duration) ([]benchmark.Delivery, []string) {
+	n := int(d.Seconds() * float64(rate))
+	deliveries, sessions := make([]benchmark.Delivery, n), make([]string, n)
+	start := time.Now()
+	for i := range n {
+		at := start.Add(time.Duration(i) * time.Second / time.Duration(rate))
+		dl, o := b.signer.Created(lineartest.SessionOpts{SessionID: uuid.NewString(), IssueID: b.issueID, TeamID: b.teamID,
+			CommentBody: "@weft why does the login redirect lose the return URL?", PromptContext: "Why does the login redirect lose the return URL?",
+			CreatedAt: at, Timestamp: at})
 		b.linear.AddSession(o.SessionID, b.issueID)
-		if sessions != nil {
-			sessions[i] = o.SessionID
-		}
-		return benchmark.Delivery{Body: d.Body, Header: d.Header}
+		deliveries[i], sessions[i] = benchmark.Delivery{Body: dl.Body, Header: dl.Header}, o.SessionID
 	}
+	return deliveries, sessions
 }
 
 // firstActivities waits up to wait for each acknowledged session's first
@@ -253,7 +260,8 @@ func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, step time.Dura
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rate/s\tsent\t200\t503\tother\tfailed\tack p50\tack p99\t503 p50\t503 p99\tRSS\theld\t")
 	run := func(rate int) (rampStep, error) {
-		s := rampStep{rate: rate, Tally: benchmark.Count(b.load.Run(ctx, rate, step, b.created(nil)))}
+		deliveries, _ := b.created(rate, step)
+		s := rampStep{rate: rate, Tally: benchmark.Count(b.load.Run(ctx, rate, deliveries))}
 		if err := ctx.Err(); err != nil {
 			return s, err
 		}

@@ -55,42 +55,56 @@ func NewLoad(url string, timeout time.Duration, maxInFlight int) *Load {
 // Close drops the client's idle connections.
 func (l *Load) Close() { l.Client.CloseIdleConnections() }
 
-// Run sends rate deliveries a second for d and returns each one's result,
-// in schedule order, once every request has been answered or has timed
-// out. build makes the i-th delivery just before it is sent; it is called
-// from many goroutines at once.
-func (l *Load) Run(ctx context.Context, rate int, d time.Duration, build func(i int) Delivery) []Result {
-	n := int(d.Seconds() * float64(rate))
-	results := make([]Result, n)
-	slots := make(chan struct{}, l.MaxInFlight)
-	var wg sync.WaitGroup
+// Run sends deliveries, rate a second, and returns each one's result in
+// order once every request has been answered or has timed out. The caller
+// builds and signs the deliveries beforehand: the generator shares the
+// machine with the server under test, so work done while sending would be
+// taken from the server and would delay the sends it measures.
+func (l *Load) Run(ctx context.Context, rate int, deliveries []Delivery) []Result {
+	results := make([]Result, len(deliveries))
 	start := time.Now()
-	for i := range n {
-		at := start.Add(time.Duration(i) * time.Second / time.Duration(rate))
+	scheduled := func(i int) time.Time { return start.Add(time.Duration(i) * time.Second / time.Duration(rate)) }
+	// Senders are started as the load needs them, up to MaxInFlight, and
+	// each sends one request at a time until the run ends: no goroutine per
+	// request. work is unbuffered, so a delivery goes only to an idle one.
+	work := make(chan int)
+	senders := 0
+	var wg sync.WaitGroup
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	sent := len(deliveries)
+schedule:
+	for i := range deliveries {
+		at := scheduled(i)
 		if wait := time.Until(at); wait > 0 {
-			t := time.NewTimer(wait)
+			timer.Reset(wait)
 			select {
 			case <-ctx.Done():
-				t.Stop()
-				results = results[:i]
-				wg.Wait()
-				return results
-			case <-t.C:
+				sent = i
+				break schedule
+			case <-timer.C:
 			}
 		}
 		select {
-		case slots <- struct{}{}:
+		case work <- i:
+			continue
 		default:
+		}
+		if senders == l.MaxInFlight {
 			results[i] = Result{Latency: time.Since(at), Err: ErrSaturated}
 			continue
 		}
+		senders++
 		wg.Go(func() {
-			defer func() { <-slots }()
-			results[i] = l.send(ctx, at, build(i))
+			results[i] = l.send(ctx, at, deliveries[i])
+			for j := range work {
+				results[j] = l.send(ctx, scheduled(j), deliveries[j])
+			}
 		})
 	}
+	close(work)
 	wg.Wait()
-	return results
+	return results[:sent]
 }
 
 func (l *Load) send(ctx context.Context, at time.Time, d Delivery) Result {

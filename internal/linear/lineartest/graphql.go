@@ -31,8 +31,15 @@ func notFound(entity string) *gqlError {
 	}}
 }
 
+// response is a GraphQL response body. Data is always present, null when
+// the request failed.
+type response struct {
+	Data   any        `json:"data"`
+	Errors []gqlError `json:"errors,omitempty"`
+}
+
 func writeErrors(w http.ResponseWriter, status int, errs ...gqlError) {
-	writeJSON(w, status, map[string]any{"data": nil, "errors": errs})
+	writeJSON(w, status, response{Errors: errs})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -50,23 +57,26 @@ func (s *Server) handleGraphQL(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
-		Query         string         `json:"query"`
-		OperationName string         `json:"operationName"`
-		Variables     map[string]any `json:"variables"`
+		Query         string          `json:"query"`
+		OperationName string          `json:"operationName"`
+		Variables     json.RawMessage `json:"variables"`
 	}
+	decodeErr := json.Unmarshal(raw, &req)
 	// Plain decoding, not UseNumber: the validator would take a
 	// json.Number (a string kind) for a String variable.
-	decodeErr := json.Unmarshal(raw, &req)
-	// The record gets its own copy: validation coerces variables in place.
-	var recorded struct {
-		Variables map[string]any `json:"variables"`
+	var vars map[string]any
+	if decodeErr == nil && len(req.Variables) > 0 {
+		decodeErr = json.Unmarshal(req.Variables, &vars)
 	}
-	_ = json.Unmarshal(raw, &recorded)
+	doc, cached := s.docs.get(req.Query)
+	rec := record{Request: Request{Operation: req.OperationName, Query: req.Query,
+		Authorization: r.Header.Get("Authorization")}, variables: req.Variables}
+	if cached {
+		// The cached text, so that thousands of records share one string.
+		rec.Query = doc.query
+	}
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{
-		Operation: req.OperationName, Query: req.Query, Variables: recorded.Variables,
-		Authorization: r.Header.Get("Authorization"),
-	})
+	s.requests = append(s.requests, rec)
 	s.mu.Unlock()
 
 	fault, faulty := s.takeFault(req.OperationName)
@@ -98,12 +108,19 @@ func (s *Server) handleGraphQL(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	op, vars, gerr := s.prepare(req.Query, req.OperationName, req.Variables)
+	if !cached {
+		var gerr *gqlError
+		if doc, gerr = s.parse(req.Query); gerr != nil {
+			writeErrors(w, http.StatusBadRequest, *gerr)
+			return
+		}
+	}
+	op, coerced, gerr := s.prepare(doc.doc, req.OperationName, vars)
 	if gerr != nil {
 		writeErrors(w, http.StatusBadRequest, *gerr)
 		return
 	}
-	data, errs := s.execute(org, op, vars)
+	data, errs := s.execute(org, op, coerced)
 	if faulty && fault.failing() {
 		fault.write(w)
 		return
@@ -111,10 +128,10 @@ func (s *Server) handleGraphQL(w http.ResponseWriter, r *http.Request) {
 	if len(errs) > 0 {
 		// Every root field weft uses is non-null, so an error nulls the
 		// whole data object.
-		writeJSON(w, http.StatusOK, map[string]any{"data": nil, "errors": errs})
+		writeJSON(w, http.StatusOK, response{Errors: errs})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": data})
+	writeJSON(w, http.StatusOK, response{Data: data})
 }
 
 // organization maps an Authorization header to a workspace. OAuth tokens
@@ -127,19 +144,31 @@ func (s *Server) organization(header string) (string, bool) {
 	return org, ok && tok != ""
 }
 
-// prepare parses and validates the operation against the schema, as
-// Linear would, and coerces its variables.
-func (s *Server) prepare(query, name string, rawVars map[string]any) (*ast.OperationDefinition, map[string]any, *gqlError) {
-	validation := func(msg string) *gqlError {
-		return &gqlError{Message: msg, Extensions: map[string]any{"code": "GRAPHQL_VALIDATION_FAILED", "type": "graphql error"}}
-	}
+// validationError is Linear's answer to a document or variables that do
+// not fit the schema.
+func validationError(msg string) *gqlError {
+	return &gqlError{Message: msg, Extensions: map[string]any{"code": "GRAPHQL_VALIDATION_FAILED", "type": "graphql error"}}
+}
+
+// parse parses and validates the document against the schema, as Linear
+// would, and caches it if it is valid.
+func (s *Server) parse(query string) (*document, *gqlError) {
 	doc, err := parser.ParseQuery(&ast.Source{Name: "request", Input: query})
 	if err != nil {
-		return nil, nil, validation(err.Error())
+		return nil, validationError(err.Error())
 	}
 	if errs := validator.ValidateWithRules(s.schema, doc, nil); len(errs) > 0 {
-		return nil, nil, validation(errs.Error())
+		return nil, validationError(errs.Error())
 	}
+	d := &document{query: query, doc: doc}
+	s.docs.put(d)
+	return d, nil
+}
+
+// prepare picks the named operation of a valid document and coerces the
+// request's variables against it, which is per request even for a cached
+// document.
+func (s *Server) prepare(doc *ast.QueryDocument, name string, rawVars map[string]any) (*ast.OperationDefinition, map[string]any, *gqlError) {
 	var op *ast.OperationDefinition
 	switch {
 	case name != "":
@@ -148,11 +177,11 @@ func (s *Server) prepare(query, name string, rawVars map[string]any) (*ast.Opera
 		op = doc.Operations[0]
 	}
 	if op == nil {
-		return nil, nil, validation("unknown operation " + name)
+		return nil, nil, validationError("unknown operation " + name)
 	}
 	vars, err := validator.VariableValues(s.schema, op, rawVars)
 	if err != nil {
-		return nil, nil, validation(err.Error())
+		return nil, nil, validationError(err.Error())
 	}
 	return op, vars, nil
 }
@@ -176,7 +205,7 @@ func project(set ast.SelectionSet, v any, vars map[string]any) any {
 		}
 		return out
 	case obj:
-		out := map[string]any{}
+		out := make(map[string]any, len(set))
 		projectInto(out, set, val, vars)
 		return out
 	default:

@@ -7,6 +7,7 @@
 package lineartest
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -37,6 +38,7 @@ const (
 type Server struct {
 	srv    *httptest.Server
 	schema *ast.Schema
+	docs   documents
 
 	mu            sync.Mutex
 	tokens        map[string]string // access token → organization id
@@ -52,7 +54,7 @@ type Server struct {
 	bySession      map[string][]int
 	sessionUpdates []SessionUpdate
 	issueUpdates   []IssueUpdate
-	requests       []Request
+	requests       []record
 	faults         []*injected
 	last           time.Time // of now()
 }
@@ -158,6 +160,15 @@ type Request struct {
 	Query         string
 	Variables     map[string]any
 	Authorization string
+}
+
+// record is a received Request with its variables as they arrived. The
+// handler cannot keep its own decoded map, which validation coerces in
+// place, so the record keeps the bytes and Requests decodes them: off the
+// request path, and a fresh copy for each caller.
+type record struct {
+	Request
+	variables json.RawMessage
 }
 
 // AddToken makes the GraphQL endpoint accept token for the workspace.
@@ -268,8 +279,15 @@ func (s *Server) IssueUpdates() []IssueUpdate {
 // Requests returns every GraphQL request received so far.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.requests)
+	recs := slices.Clone(s.requests)
+	s.mu.Unlock()
+	out := make([]Request, len(recs))
+	for i, rec := range recs {
+		out[i] = rec.Request
+		// A body that did not decode may leave no variables to show.
+		_ = json.Unmarshal(rec.variables, &out[i].Variables)
+	}
+	return out
 }
 
 // AddAuthCode makes code redeemable, once, at the token endpoint with the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -17,9 +18,9 @@ func (anthropicWire) apiKey(h http.Header) string { return h.Get("X-Api-Key") }
 
 // anthropicRequest is the part of a Messages request the fake reads.
 type anthropicRequest struct {
-	Model     string          `json:"model"`
-	MaxTokens int             `json:"max_tokens"`
-	System    json.RawMessage `json:"system"`
+	Model     string `json:"model"`
+	MaxTokens int    `json:"max_tokens"`
+	System    any    `json:"system"`
 	Messages  []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
@@ -39,7 +40,7 @@ type anthropicBlock struct {
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
+	Content   any             `json:"content"`
 }
 
 // decode reads body into req and checks it the way the real API does; in
@@ -109,11 +110,15 @@ func (anthropicWire) decode(body []byte, req *Request) error {
 	return nil
 }
 
-// blocksOf reads message content: a string is one text block.
+// blocksOf reads message content: a string is one text block. raw is a
+// value the request's decoding has checked, so its first byte says which
+// form it is; trying each form in turn would scan it again.
 func blocksOf(raw json.RawMessage) ([]anthropicBlock, error) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return []anthropicBlock{{Type: "text", Text: s}}, nil
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			return []anthropicBlock{{Type: "text", Text: s}}, nil
+		}
 	}
 	var blocks []anthropicBlock
 	if err := json.Unmarshal(raw, &blocks); err != nil {
@@ -186,10 +191,40 @@ func assistantMessage(blocks []anthropicBlock) (Message, map[string]bool, error)
 	return msg, calls, nil
 }
 
+// The Messages body the fake answers with, as structs (see
+// openAICompletion). Content holds anthropicText and anthropicToolUse
+// blocks.
+type (
+	anthropicMessage struct {
+		ID           string         `json:"id"`
+		Type         string         `json:"type"`
+		Role         string         `json:"role"`
+		Model        string         `json:"model"`
+		Content      []any          `json:"content"`
+		StopReason   string         `json:"stop_reason"`
+		StopSequence *string        `json:"stop_sequence"`
+		Usage        anthropicUsage `json:"usage"`
+	}
+	anthropicText struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	anthropicToolUse struct {
+		Type  string          `json:"type"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	}
+	anthropicUsage struct {
+		InputTokens  int `json:"input_tokens"`
+		OutputTokens int `json:"output_tokens"`
+	}
+)
+
 func (anthropicWire) success(req Request, reply Reply, seq int) any {
-	content := []map[string]any{}
+	content := []any{}
 	if reply.Text != "" || len(reply.ToolCalls) == 0 {
-		content = append(content, map[string]any{"type": "text", "text": reply.Text})
+		content = append(content, anthropicText{Type: "text", Text: reply.Text})
 	}
 	stop := "end_turn"
 	for _, c := range fillIDs(reply.ToolCalls, "toolu", seq) {
@@ -198,19 +233,18 @@ func (anthropicWire) success(req Request, reply Reply, seq int) any {
 			// The real API always sends an object; keep the body valid JSON.
 			input, _ = json.Marshal(c.Arguments)
 		}
-		content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": input})
+		content = append(content, anthropicToolUse{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
 		stop = "tool_use"
 	}
 	in, out := usage(reply, req.Body)
-	return map[string]any{
-		"id":            fmt.Sprintf("msg_llmtest_%d", seq),
-		"type":          "message",
-		"role":          "assistant",
-		"model":         req.Model,
-		"content":       content,
-		"stop_reason":   stop,
-		"stop_sequence": nil,
-		"usage":         map[string]int{"input_tokens": in, "output_tokens": out},
+	return anthropicMessage{
+		ID:         "msg_llmtest_" + strconv.Itoa(seq),
+		Type:       "message",
+		Role:       "assistant",
+		Model:      req.Model,
+		Content:    content,
+		StopReason: stop,
+		Usage:      anthropicUsage{InputTokens: in, OutputTokens: out},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -23,9 +24,9 @@ func (openAIWire) apiKey(h http.Header) string {
 type openAIRequest struct {
 	Model    string `json:"model"`
 	Messages []struct {
-		Role       string          `json:"role"`
-		Content    json.RawMessage `json:"content"`
-		ToolCallID string          `json:"tool_call_id"`
+		Role       string `json:"role"`
+		Content    any    `json:"content"`
+		ToolCallID string `json:"tool_call_id"`
 		ToolCalls  []struct {
 			ID       string `json:"id"`
 			Type     string `json:"type"`
@@ -83,7 +84,7 @@ func (openAIWire) decode(body []byte, req *Request) error {
 			continue
 		case "user":
 		case "assistant":
-			if (len(m.Content) == 0 || string(m.Content) == "null") && len(m.ToolCalls) == 0 {
+			if m.Content == nil && len(m.ToolCalls) == 0 {
 				return fmt.Errorf("messages[%d]: assistant content is required unless tool_calls is given", i)
 			}
 		case "tool":
@@ -108,45 +109,66 @@ func (openAIWire) decode(body []byte, req *Request) error {
 	return nil
 }
 
+// The chat completion body the fake answers with: structs, not maps, so
+// encoding it does not sort keys on every answer.
+type (
+	openAICompletion struct {
+		ID      string         `json:"id"`
+		Object  string         `json:"object"`
+		Created int64          `json:"created"`
+		Model   string         `json:"model"`
+		Choices []openAIChoice `json:"choices"`
+		Usage   openAIUsage    `json:"usage"`
+	}
+	openAIChoice struct {
+		Index   int           `json:"index"`
+		Message openAIMessage `json:"message"`
+		// Logprobs is always null.
+		Logprobs     *struct{} `json:"logprobs"`
+		FinishReason string    `json:"finish_reason"`
+	}
+	openAIMessage struct {
+		Role      string           `json:"role"`
+		Content   *string          `json:"content"`
+		Refusal   *string          `json:"refusal"`
+		ToolCalls []openAIToolCall `json:"tool_calls,omitempty"`
+	}
+	openAIToolCall struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	openAIUsage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	}
+)
+
 func (openAIWire) success(req Request, reply Reply, seq int) any {
-	type function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	}
-	type toolCall struct {
-		ID       string   `json:"id"`
-		Type     string   `json:"type"`
-		Function function `json:"function"`
-	}
-	type message struct {
-		Role      string     `json:"role"`
-		Content   *string    `json:"content"`
-		Refusal   *string    `json:"refusal"`
-		ToolCalls []toolCall `json:"tool_calls,omitempty"`
-	}
-	msg := message{Role: "assistant"}
+	msg := openAIMessage{Role: "assistant"}
 	// A reply that only calls tools has null content, as OpenAI sends it.
 	if reply.Text != "" || len(reply.ToolCalls) == 0 {
 		msg.Content = &reply.Text
 	}
 	finish := "stop"
 	for _, c := range fillIDs(reply.ToolCalls, "call", seq) {
-		msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: c.ID, Type: "function", Function: function{Name: c.Name, Arguments: c.Arguments}})
+		tc := openAIToolCall{ID: c.ID, Type: "function"}
+		tc.Function.Name, tc.Function.Arguments = c.Name, c.Arguments
+		msg.ToolCalls = append(msg.ToolCalls, tc)
 		finish = "tool_calls"
 	}
 	in, out := usage(reply, req.Body)
-	return map[string]any{
-		"id":      fmt.Sprintf("chatcmpl-llmtest-%d", seq),
-		"object":  "chat.completion",
-		"created": time.Now().Unix(),
-		"model":   req.Model,
-		"choices": []map[string]any{{
-			"index":         0,
-			"message":       msg,
-			"logprobs":      nil,
-			"finish_reason": finish,
-		}},
-		"usage": map[string]int{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out},
+	return openAICompletion{
+		ID:      "chatcmpl-llmtest-" + strconv.Itoa(seq),
+		Object:  "chat.completion",
+		Created: time.Now().Unix(),
+		Model:   req.Model,
+		Choices: []openAIChoice{{Message: msg, FinishReason: finish}},
+		Usage:   openAIUsage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out},
 	}
 }
 

@@ -1,9 +1,6 @@
 package llmtest
 
-import (
-	"encoding/json"
-	"strings"
-)
+import "strings"
 
 // Request is a request the fake received, decoded into the same shape
 // whichever protocol it came in.
@@ -51,26 +48,41 @@ const (
 
 // textOf reads message content that is either a string or an array of
 // {"type":"text","text":…} parts (both protocols allow both), joining parts.
-// ok is false for anything else; null reads as "".
-func textOf(raw json.RawMessage) (text string, ok bool) {
-	if len(raw) == 0 || string(raw) == "null" {
+// ok is false for anything else; null reads as "". v is the content as
+// decoded into an any, which reads it in the request's one decoding pass
+// rather than in a second pass over its bytes.
+func textOf(v any) (text string, ok bool) {
+	switch v := v.(type) {
+	case nil:
+		return "", true
+	case string:
+		return v, true
+	case []any:
+		texts := make([]string, 0, len(v))
+		for _, p := range v {
+			part, ok := p.(map[string]any)
+			if !ok {
+				return "", false
+			}
+			typ, ok1 := stringOrNull(part["type"])
+			text, ok2 := stringOrNull(part["text"])
+			if !ok1 || !ok2 {
+				return "", false
+			}
+			if typ == "text" {
+				texts = append(texts, text)
+			}
+		}
+		return strings.Join(texts, "\n"), true
+	}
+	return "", false
+}
+
+// stringOrNull reads a JSON string field, missing or null reading as "".
+func stringOrNull(v any) (string, bool) {
+	if v == nil {
 		return "", true
 	}
-	if err := json.Unmarshal(raw, &text); err == nil {
-		return text, true
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", false
-	}
-	texts := make([]string, 0, len(parts))
-	for _, p := range parts {
-		if p.Type == "text" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n"), true
+	s, ok := v.(string)
+	return s, ok
 }
