@@ -153,6 +153,23 @@ func (q *Queries) RenewLease(ctx context.Context, threadID uuid.UUID, owner stri
 	return status, nil
 }
 
+// TurnStatus returns the thread's status while owner holds its lease, and
+// fails with thread.ErrLeaseHeld once it does not: a running turn's look
+// for an abort, which writes nothing.
+func (q *Queries) TurnStatus(ctx context.Context, threadID uuid.UUID, owner string) (thread.Status, error) {
+	var status thread.Status
+	var held bool
+	err := q.db.QueryRow(ctx, `SELECT status, lease_owner IS NOT DISTINCT FROM $2 FROM threads WHERE thread_id = $1`,
+		threadID, owner).Scan(&status, &held)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("turn status: %w", translate(err))
+	case !held:
+		return "", fmt.Errorf("turn status of %s: %w", threadID, thread.ErrLeaseHeld)
+	}
+	return status, nil
+}
+
 // ReleaseLease gives up owner's lease, if it still holds it.
 func (q *Queries) ReleaseLease(ctx context.Context, threadID uuid.UUID, owner string) error {
 	_, err := q.db.Exec(ctx, `UPDATE threads SET lease_owner = NULL, lease_expires_at = NULL

@@ -138,6 +138,32 @@ func TestStartTurn(t *testing.T) {
 	})
 }
 
+func TestTurnStatus(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	th := dbtest.Thread(ctx, t, store, nil)
+	startOn(t, store, th.ID, "a")
+
+	status, err := store.TurnStatus(ctx, th.ID, "a")
+	require.NoError(t, err)
+	require.Equal(t, thread.StatusRunning, status)
+	_, err = store.TurnStatus(ctx, th.ID, "b")
+	require.ErrorIs(t, err, thread.ErrLeaseHeld, "b does not hold it")
+
+	_, err = store.SetStatus(ctx, th.ID, thread.StatusChange{To: thread.StatusAborted})
+	require.NoError(t, err)
+	status, err = store.TurnStatus(ctx, th.ID, "a")
+	require.NoError(t, err)
+	require.Equal(t, thread.StatusAborted, status, "the turn sees the abort")
+
+	require.NoError(t, store.ReleaseLease(ctx, th.ID, "a"))
+	_, err = store.TurnStatus(ctx, th.ID, "a")
+	require.ErrorIs(t, err, thread.ErrLeaseHeld)
+	_, err = store.TurnStatus(ctx, uuid.New(), "a")
+	require.ErrorIs(t, err, thread.ErrNotFound)
+}
+
 func TestTurnWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

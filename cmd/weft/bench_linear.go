@@ -59,6 +59,7 @@ func benchLinear(ctx context.Context, cfg *config, logger *slog.Logger, args []s
 	fs := flag.NewFlagSet("weft bench linear", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	duration := fs.Duration("duration", 10*time.Second, "how long the steady 500/s run lasts")
+	warmup := fs.Duration("warmup", 4*time.Second, "how long the load rises, unmeasured, to the steady rate before the steady run: connections, caches and queues reach their steady state, as under a real day's load rather than a cold start")
 	rate := fs.Int("rate", linearSteadyRate, "the steady run's deliveries per second")
 	step := fs.Duration("step", 3*time.Second, "how long each step of the capacity ramp lasts")
 	maxRate := fs.Int("max-rate", 8000, "the ramp's highest rate; 0 skips the ramp")
@@ -84,6 +85,17 @@ func benchLinear(ctx context.Context, cfg *config, logger *slog.Logger, args []s
 	fmt.Fprintf(stdout, "weft bench linear: weft serve pid %d on scratch database %s; fakes: lineartest (Linear), llmtest (model answering in %s)\n\n", b.serve.PID(), *scratch, *modelDelay)
 
 	pass := true
+	if *warmup > 0 {
+		// A quarter of the rate, a half, three quarters, then all of it.
+		var ok, shed int
+		for q := 1; q <= 4; q++ {
+			r := max(1, *rate*q/4)
+			deliveries, _ := b.created(r, *warmup/4)
+			warm := benchmark.Count(b.load.Run(ctx, r, deliveries))
+			ok, shed = ok+warm.OK, shed+warm.Shed
+		}
+		fmt.Fprintf(stdout, "Warm-up rising to %d/s over %s (not measured): %d × 200, %d × 503\n", *rate, *warmup, ok, shed)
+	}
 	// Steady rate: ack latency, then first activities.
 	deliveries, sessions := b.created(*rate, *duration)
 	results := b.load.Run(ctx, *rate, deliveries)

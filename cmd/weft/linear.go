@@ -85,7 +85,11 @@ func newLinearApp(c linearConfig, store *db.Store, logger *slog.Logger) (*linear
 		return app, nil
 	}
 	client := linear.NewClient(c.APIURL, nil, tokens)
-	app.sender = linear.NewSender(client, store)
+	var workspaces linear.Workspaces = store
+	if c.AccessToken != "" {
+		workspaces = nil // one token for every workspace: a send needs no lookup
+	}
+	app.sender = linear.NewSender(client, workspaces)
 	app.history = linearHistory{client}
 	if c.WebhookSecret == "" {
 		logger.Warn("linear webhooks off: LINEAR_WEBHOOK_SECRET is not set")

@@ -34,8 +34,9 @@ type Sender struct {
 const maxKnown = 10000
 
 // NewSender returns a Sender posting through c. The workspace of each row
-// is looked up through workspaces on every send rather than carried in the
-// row: rows are written by code that knows only the session id.
+// is looked up through workspaces rather than carried in the row: rows are
+// written by code that knows only the session id. With one token for every
+// workspace (StaticToken), workspaces is nil and nothing is looked up.
 func NewSender(c *Client, workspaces Workspaces) *Sender {
 	return &Sender{c: c, workspaces: workspaces, known: map[uuid.UUID]string{}}
 }
@@ -81,6 +82,9 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 
 // workspace is the id of the workspace the thread's session is in.
 func (s *Sender) workspace(ctx context.Context, threadID uuid.UUID) (string, error) {
+	if s.workspaces == nil {
+		return "", nil
+	}
 	s.mu.Lock()
 	id, ok := s.known[threadID]
 	s.mu.Unlock()

@@ -313,6 +313,18 @@ func TestSenderCachesWorkspace(t *testing.T) {
 		}
 	})
 
+	t.Run("OneTokenForEveryWorkspaceLooksNothingUp", func(t *testing.T) {
+		t.Parallel()
+		srv := lineartest.NewServer(t)
+		srv.AddSession(testSession, "")
+		sender := linear.NewSender(linear.NewClient(srv.URL(), nil, linear.StaticToken(lineartest.AccessToken)), nil)
+		o := row(thread.NewID(), testSession, "no lookup")
+		ext, err := sender.Send(t.Context(), o)
+		require.NoError(t, err)
+		require.Equal(t, linear.ActivityID(o.ID), ext)
+		require.Len(t, srv.Activities(testSession), 1)
+	})
+
 	t.Run("NotFoundIsNotCached", func(t *testing.T) {
 		t.Parallel()
 		srv, _, ws, sender := setup(t)

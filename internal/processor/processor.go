@@ -45,8 +45,8 @@ type Config struct {
 	// any one send; a platform's idempotency key covers a send that outlives
 	// it.
 	LeaseTTL time.Duration
-	// Heartbeat is how often a running turn renews its lease and looks for
-	// an abort.
+	// Heartbeat is how often a running turn looks for an abort; it renews
+	// its lease every third of LeaseTTL.
 	Heartbeat time.Duration
 	// LeaseWait is how long a turn that finds its thread busy waits before
 	// trying again: the running turn will usually have answered by then.
@@ -62,6 +62,13 @@ type Config struct {
 	// that waited its turn. New jobs wake workers at once through
 	// LISTEN/NOTIFY; these would otherwise wait up to River's default 1 s.
 	FetchPollInterval time.Duration
+	// FetchCooldown is the least time between two fetches of a queue, and
+	// between two of this replica's insert notifications for one: every
+	// notifying commit takes a database-wide lock in Postgres, so a
+	// notification per insert would serialize the commits of a busy
+	// intake. A job inserted within the cooldown of a notified one is
+	// picked up by the next notified insert or poll.
+	FetchCooldown time.Duration
 	// Observer, if set, is told when turns start and finish (benchmarks).
 	Observer Observer
 	// OnTurn, when set, is called once a turn has its lease and input to
@@ -83,6 +90,7 @@ func (c *Config) defaults() {
 	set(&c.DeliveryBackoff, time.Second)
 	set(&c.TurnBackoff, 2*time.Second)
 	set(&c.FetchPollInterval, 100*time.Millisecond)
+	set(&c.FetchCooldown, 10*time.Millisecond)
 	if c.TurnWorkers == 0 {
 		c.TurnWorkers = 100
 	}
@@ -122,7 +130,7 @@ func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[
 		// rescued; the lease makes a rescue of a live turn harmless.
 		RescueStuckJobsAfter: 2 * time.Minute,
 		FetchPollInterval:    cfg.FetchPollInterval,
-		FetchCooldown:        time.Millisecond,
+		FetchCooldown:        cfg.FetchCooldown,
 	}
 	if cfg.Workers {
 		workers := river.NewWorkers()

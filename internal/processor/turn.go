@@ -102,26 +102,39 @@ func (w *turnWorker) NextRetry(j *river.Job[job.Turn]) time.Time {
 	return jittered(backoff(w.p.cfg.TurnBackoff, j.Attempt))
 }
 
-// heartbeat renews the lease until ctx ends, and cancels the turn when the
-// thread is aborted or the lease is lost.
+// heartbeat looks for an abort every Heartbeat and renews the lease every
+// third of its TTL, until ctx ends; it cancels the turn when the thread is
+// aborted or the lease is lost. Looking is a read: a turn waiting seconds on
+// its model writes to the thread once per renewal, not once per look.
 func (p *Processor) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, stopped chan<- struct{}, id uuid.UUID, owner string) {
 	defer close(stopped)
 	t := time.NewTicker(p.cfg.Heartbeat)
 	defer t.Stop()
+	renewed := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		status, err := p.store.RenewLease(ctx, id, owner, p.cfg.LeaseTTL)
+		var (
+			status thread.Status
+			err    error
+		)
+		if time.Since(renewed) >= p.cfg.LeaseTTL/3 {
+			if status, err = p.store.RenewLease(ctx, id, owner, p.cfg.LeaseTTL); err == nil {
+				renewed = time.Now()
+			}
+		} else {
+			status, err = p.store.TurnStatus(ctx, id, owner)
+		}
 		switch {
 		case errors.Is(err, thread.ErrLeaseHeld):
 			cancel(errLeaseLost)
 			return
 		case err != nil:
 			if ctx.Err() == nil {
-				p.logger.WarnContext(ctx, "renew lease", slog.String("thread_id", id.String()), slog.Any("error", err))
+				p.logger.WarnContext(ctx, "turn heartbeat", slog.String("thread_id", id.String()), slog.Any("error", err))
 			}
 		case status == thread.StatusAborted:
 			cancel(thread.ErrAborted)
