@@ -105,7 +105,10 @@ const (
 // thread.ErrLeaseHeld while another owner holds a live lease, with
 // thread.ErrConflict when the thread's status or head is no longer what the
 // turn read (read it again), and with thread.ErrNotFound.
-func (q *Queries) StartTurn(ctx context.Context, threadID uuid.UUID, ts TurnStart) (*thread.Thread, error) {
+//
+// The statement commits without waiting for its flush (see leaseCommit).
+func (s *Store) StartTurn(ctx context.Context, threadID uuid.UUID, ts TurnStart) (*thread.Thread, error) {
+	q := &s.Queries
 	sql, args := startTurnSQL, []any{threadID, ts.Owner, ts.TTL.Milliseconds(), ts.Status, nullUUID(ts.Head)}
 	if ts.Running {
 		if !thread.CanTransition(ts.Status, thread.StatusRunning) {
@@ -114,7 +117,11 @@ func (q *Queries) StartTurn(ctx context.Context, threadID uuid.UUID, ts TurnStar
 		sql = startTurnRunningSQL
 		args = append(setStatusArgs(threadID, thread.StatusChange{To: thread.StatusRunning}), args[1:]...)
 	}
-	t, err := scanThread(q.db.QueryRow(ctx, sql, args...))
+	var t *thread.Thread
+	err := s.leaseCommit(ctx, sql, args, func(r pgx.Row) (err error) {
+		t, err = scanThread(r)
+		return err
+	})
 	if err == nil {
 		return t, nil
 	}
@@ -134,18 +141,40 @@ func (q *Queries) StartTurn(ctx context.Context, threadID uuid.UUID, ts TurnStar
 	return nil, fmt.Errorf("start turn on %s: %w: the thread changed since it was read", threadID, thread.ErrConflict)
 }
 
-// RenewLease extends owner's lease and returns the thread's status, so the
-// heartbeat that keeps a turn's lease also notices an abort. It fails with
-// thread.ErrLeaseHeld when owner no longer holds the lease.
-func (q *Queries) RenewLease(ctx context.Context, threadID uuid.UUID, owner string, ttl time.Duration) (thread.Status, error) {
+// leaseCommit runs one statement that takes or renews a turn's lease, read
+// by scan, committing without waiting for the commit's WAL flush
+// (synchronous_commit off, for this transaction only). Nothing outside the
+// database acts on a lease alone: if the database crashes before the flush
+// and forgets it, the turn's connection died with it, and its next step
+// could not have been recorded anyway, since weft_hold_turn checks the
+// lease; and any later commit that is flushed flushes this one before it.
+// At one turn at a time the flush is most of the statement's cost.
+func (s *Store) leaseCommit(ctx context.Context, sql string, args []any, scan func(pgx.Row) error) error {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+	b.Queue(sql, args...)
+	res := s.pool.SendBatch(ctx, b)
+	_, err := res.Exec()
+	if err == nil {
+		err = scan(res.QueryRow())
+	}
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	return translate(err)
+}
+
+// RenewLease extends owner's lease and returns the thread's status. It
+// fails with thread.ErrLeaseHeld when owner no longer holds the lease. Like
+// StartTurn, it does not wait for its commit's flush.
+func (s *Store) RenewLease(ctx context.Context, threadID uuid.UUID, owner string, ttl time.Duration) (thread.Status, error) {
 	var status thread.Status
-	err := q.db.QueryRow(ctx, `
+	err := s.leaseCommit(ctx, `
 		UPDATE threads SET lease_expires_at = now() + $3 * interval '1 millisecond'
 		WHERE thread_id = $1 AND lease_owner = $2
-		RETURNING status`, threadID, owner, ttl.Milliseconds()).Scan(&status)
+		RETURNING status`, []any{threadID, owner, ttl.Milliseconds()}, func(r pgx.Row) error { return r.Scan(&status) })
 	if err != nil {
-		err = translate(err)
-		if err == thread.ErrNotFound {
+		if errors.Is(err, thread.ErrNotFound) {
 			err = thread.ErrLeaseHeld
 		}
 		return "", fmt.Errorf("renew lease: %w", err)

@@ -62,13 +62,13 @@ type Config struct {
 	// that waited its turn. New jobs wake workers at once through
 	// LISTEN/NOTIFY; these would otherwise wait up to River's default 1 s.
 	FetchPollInterval time.Duration
-	// FetchCooldown is the least time between two fetches of a queue, and
-	// between two of this replica's insert notifications for one: every
-	// notifying commit takes a database-wide lock in Postgres, so a
-	// notification per insert would serialize the commits of a busy
-	// intake. A job inserted within the cooldown of a notified one is
-	// picked up by the next notified insert or poll.
-	FetchCooldown time.Duration
+	// NotifyCooldown is the least time between two of this replica's
+	// insert notifications for a queue: every notifying commit takes a
+	// database-wide lock in Postgres, so a notification per insert would
+	// serialize the commits of a busy intake. A job inserted within the
+	// cooldown of a notified one is picked up by the next notified insert
+	// or poll.
+	NotifyCooldown time.Duration
 	// Observer, if set, is told when turns start and finish (benchmarks).
 	Observer Observer
 	// OnTurn, when set, is called once a turn has its lease and input to
@@ -76,6 +76,10 @@ type Config struct {
 	// turn ends. The Discord typing indicator hangs on it.
 	OnTurn func(ctx context.Context, threadID uuid.UUID) (done func())
 }
+
+// fetchCooldown is the least time between two fetches of a queue: River's
+// minimum, so a worker that finishes a job fetches the next at once.
+const fetchCooldown = river.FetchCooldownMin
 
 func (c *Config) defaults() {
 	set := func(d *time.Duration, v time.Duration) {
@@ -90,7 +94,7 @@ func (c *Config) defaults() {
 	set(&c.DeliveryBackoff, time.Second)
 	set(&c.TurnBackoff, 2*time.Second)
 	set(&c.FetchPollInterval, 100*time.Millisecond)
-	set(&c.FetchCooldown, 10*time.Millisecond)
+	set(&c.NotifyCooldown, 10*time.Millisecond)
 	if c.TurnWorkers == 0 {
 		c.TurnWorkers = 100
 	}
@@ -130,7 +134,11 @@ func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[
 		// rescued; the lease makes a rescue of a live turn harmless.
 		RescueStuckJobsAfter: 2 * time.Minute,
 		FetchPollInterval:    cfg.FetchPollInterval,
-		FetchCooldown:        cfg.FetchCooldown,
+		// River's cooldown is both the notification limit and each
+		// queue's least time between fetches; the queues set their own
+		// (fetchCooldown), so one worker is not held to a fetch per
+		// NotifyCooldown.
+		FetchCooldown: cfg.NotifyCooldown,
 	}
 	if cfg.Workers {
 		workers := river.NewWorkers()
@@ -142,8 +150,8 @@ func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[
 		}
 		rc.Workers = workers
 		rc.Queues = map[string]river.QueueConfig{
-			job.QueueTurns:      {MaxWorkers: cfg.TurnWorkers},
-			job.QueueDeliveries: {MaxWorkers: cfg.DeliveryWorkers},
+			job.QueueTurns:      {MaxWorkers: cfg.TurnWorkers, FetchCooldown: fetchCooldown},
+			job.QueueDeliveries: {MaxWorkers: cfg.DeliveryWorkers, FetchCooldown: fetchCooldown},
 		}
 		rc.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(cfg.SweepInterval),
