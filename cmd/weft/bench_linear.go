@@ -64,7 +64,7 @@ func benchLinear(ctx context.Context, cfg *config, logger *slog.Logger, args []s
 	step := fs.Duration("step", 3*time.Second, "how long each step of the capacity ramp lasts")
 	maxRate := fs.Int("max-rate", 8000, "the ramp's highest rate; 0 skips the ramp")
 	modelDelay := fs.Duration("model-delay", time.Second, "how long the fake model takes to answer: turns are model-bound, as with a real model; 0 answers at once")
-	role := fs.String("role", "all", "WEFT_ROLE of the weft serve under test: all, or api to time the webhook path alone (no activities then)")
+	role := fs.String("role", "all", "WEFT_ROLE of the weft serve under test: all, or api to time the webhook path alone (no turns; acknowledgements still go out by express)")
 	wait := fs.Duration("wait", 30*time.Second, "how long to wait for the steady run's first activities")
 	keep := fs.Bool("keep", false, "keep the scratch database afterwards")
 	scratch := fs.String("db", "weft_bench_linear", "name of the scratch database (dropped first if it exists)")
