@@ -108,7 +108,6 @@ const (
 //
 // The statement commits without waiting for its flush (see leaseCommit).
 func (s *Store) StartTurn(ctx context.Context, threadID uuid.UUID, ts TurnStart) (*thread.Thread, error) {
-	q := &s.Queries
 	sql, args := startTurnSQL, []any{threadID, ts.Owner, ts.TTL.Milliseconds(), ts.Status, nullUUID(ts.Head)}
 	if ts.Running {
 		if !thread.CanTransition(ts.Status, thread.StatusRunning) {
@@ -130,7 +129,7 @@ func (s *Store) StartTurn(ctx context.Context, threadID uuid.UUID, ts TurnStart)
 	}
 	// No row: say why, on the database's clock.
 	var held bool
-	err = q.db.QueryRow(ctx, `SELECT lease_owner IS NOT NULL AND lease_owner <> $2 AND lease_expires_at >= now()
+	err = s.db.QueryRow(ctx, `SELECT lease_owner IS NOT NULL AND lease_owner <> $2 AND lease_expires_at >= now()
 		FROM threads WHERE thread_id = $1`, threadID, ts.Owner).Scan(&held)
 	switch err = translate(err); {
 	case err != nil:

@@ -24,17 +24,10 @@ func (openAIWire) apiKey(h http.Header) string {
 type openAIRequest struct {
 	Model    string `json:"model"`
 	Messages []struct {
-		Role       string `json:"role"`
-		Content    any    `json:"content"`
-		ToolCallID string `json:"tool_call_id"`
-		ToolCalls  []struct {
-			ID       string `json:"id"`
-			Type     string `json:"type"`
-			Function struct {
-				Name      string `json:"name"`
-				Arguments string `json:"arguments"`
-			} `json:"function"`
-		} `json:"tool_calls"`
+		Role       string           `json:"role"`
+		Content    any              `json:"content"`
+		ToolCallID string           `json:"tool_call_id"`
+		ToolCalls  []openAIToolCall `json:"tool_calls"`
 	} `json:"messages"`
 	Tools []struct {
 		Type     string `json:"type"`
