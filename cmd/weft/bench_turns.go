@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -68,9 +69,10 @@ func benchTurns(ctx context.Context, cfg *config, logger *slog.Logger, args []st
 		return err
 	}
 	defer cleanup()
-	// The processor gets a pool as `weft serve` opens it, so the figures
-	// are serve's; the baseline gets its own, big enough for its clients.
-	pool, err := db.Open(ctx, url)
+	// The processor gets a pool as `weft serve` opens it (WEFT_DB_CONNS),
+	// so the figures are serve's; the baseline gets its own, big enough
+	// for its clients.
+	pool, err := db.Open(ctx, withQuery(url, "pool_max_conns", strconv.Itoa(cfg.DBConns)))
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ func TestConfigPools(t *testing.T) {
 		work, intake int
 		wantErr      bool
 	}{
-		{name: "Defaults", work: 8, intake: 8},
+		{name: "Defaults", work: 4, intake: 8},
 		{name: "Set", env: map[string]string{"WEFT_DB_CONNS": "20", "WEFT_INTAKE_DB_CONNS": "12"}, work: 20, intake: 12},
 		{name: "NotANumber", env: map[string]string{"WEFT_DB_CONNS": "many"}, wantErr: true},
 		{name: "Zero", env: map[string]string{"WEFT_INTAKE_DB_CONNS": "0"}, wantErr: true},

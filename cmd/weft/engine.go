@@ -40,9 +40,11 @@ const expressSends = 64
 
 // newEngine builds the processor on store's pool. Inbound events are
 // written through intake, the pool that webhooks, the gateway and the API
-// use, so that a backlog of turns never holds the connections an
-// acknowledgement needs (serve gives the two their own pools; a command may
-// pass one store twice). With workers false it only enqueues.
+// use, and so are the express sends of their acknowledgements (one
+// statement each, since they take no claim), so that a backlog of turns
+// never holds the connections an acknowledgement needs (serve gives the two
+// their own pools; a command may pass one store twice). With workers false
+// it only enqueues.
 func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, store, intake *db.Store, workers bool) (*engine, error) {
 	lin, err := newLinearApp(cfg.Linear, store, logger)
 	if err != nil {
@@ -109,7 +111,7 @@ func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, store, int
 		return nil, err
 	}
 	ing := ingest.New(intake, proc.Inserter(), nil, logger)
-	express := proc.Express(store, expressSends)
+	express := proc.Express(intake, expressSends)
 	ing.SendAtOnce(express)
 	dis.bind(ing)
 	return &engine{store: store, proc: proc, ingest: ing, express: express, linear: lin, discord: dis, replies: rep, metrics: metrics}, nil
