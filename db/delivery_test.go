@@ -157,15 +157,11 @@ func TestOutbox(t *testing.T) {
 		require.NoError(t, b.store.RetryOutbox(ctx, o.ID, "503", time.Now().Add(time.Hour)))
 		_, err = b.store.ClaimOutbox(ctx, o.ID, time.Minute)
 		require.ErrorIs(t, err, thread.ErrDeliveryNotClaimable)
-		due, err := b.store.ClaimDueOutbox(ctx, 10, time.Minute)
-		require.NoError(t, err)
-		require.Empty(t, due)
 
 		require.NoError(t, b.store.RetryOutbox(ctx, o.ID, "503", time.Now().Add(-time.Second)))
-		due, err = b.store.ClaimDueOutbox(ctx, 10, time.Minute)
+		due, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
 		require.NoError(t, err)
-		require.Len(t, due, 1)
-		require.Equal(t, "503", due[0].LastError)
+		require.Equal(t, "503", due.LastError)
 
 		require.NoError(t, b.store.FailOutbox(ctx, o.ID, "gave up"))
 		failed, err := b.store.Outbox(ctx, o.ID)
@@ -200,21 +196,78 @@ func TestOutbox(t *testing.T) {
 		require.Equal(t, uuid.Nil, next, "another surface's row is not next")
 	})
 
-	t.Run("ConcurrentClaimsTakeEachOnce", func(t *testing.T) {
+	t.Run("ReleaseLeavesSentRowsAlone", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		o := insert(t, b)
+		_, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+		require.NoError(t, err)
+		released, err := b.store.ReleaseOutbox(ctx, o.ID, "502")
+		require.NoError(t, err)
+		require.True(t, released)
+		again, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+		require.NoError(t, err, "released to be sent at once")
+		require.Equal(t, "502", again.LastError)
+
+		_, err = b.store.MarkOutboxSent(ctx, o.ID, "activity-1")
+		require.NoError(t, err)
+		released, err = b.store.ReleaseOutbox(ctx, o.ID, "late failure")
+		require.NoError(t, err)
+		require.False(t, released, "a late failure does not undo a send")
+		sent, err := b.store.Outbox(ctx, o.ID)
+		require.NoError(t, err)
+		require.Equal(t, thread.OutboxSent, sent.Status)
+	})
+
+	t.Run("ReclaimTakesOnlyLapsedClaims", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		lapsed, live, pending, sent := insertTo(t, b, "s-1"), insertTo(t, b, "s-2"), insertTo(t, b, "s-3"), insertTo(t, b, "s-4")
+		_, err := b.store.ClaimOutbox(ctx, lapsed.ID, -time.Second) // a sender that died
+		require.NoError(t, err)
+		_, err = b.store.ClaimOutbox(ctx, live.ID, time.Minute)
+		require.NoError(t, err)
+		_, err = b.store.ClaimOutbox(ctx, sent.ID, -time.Second)
+		require.NoError(t, err)
+		_, err = b.store.MarkOutboxSent(ctx, sent.ID, "activity-4")
+		require.NoError(t, err)
+
+		got, err := b.store.ReclaimLapsedOutbox(ctx, 10)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		require.Equal(t, lapsed.ID, got[0].ID)
+		require.Equal(t, thread.OutboxPending, got[0].Status)
+		require.NotEqual(t, pending.ID, got[0].ID)
+		again, err := b.store.ReclaimLapsedOutbox(ctx, 10)
+		require.NoError(t, err)
+		require.Empty(t, again, "a reclaimed row is its job's now")
+		claimed, err := b.store.ClaimOutbox(ctx, lapsed.ID, time.Minute)
+		require.NoError(t, err, "due at once")
+		require.Equal(t, 2, claimed.Attempts)
+	})
+
+	t.Run("ConcurrentReclaimsTakeEachOnce", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		for i := range 20 {
-			insertTo(t, b, fmt.Sprintf("session-%d", i))
+			o := insertTo(t, b, fmt.Sprintf("session-%d", i))
+			_, err := b.store.ClaimOutbox(ctx, o.ID, -time.Second)
+			require.NoError(t, err)
 		}
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		seen := map[uuid.UUID]int{}
 		for range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				for {
-					got, err := b.store.ClaimDueOutbox(ctx, 3, time.Minute)
+					// Each in a transaction held open a moment, as the
+					// reclaim job holds it while it enqueues.
+					var got []thread.Outbox
+					err := b.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) (err error) {
+						got, err = tx.ReclaimLapsedOutbox(ctx, 3)
+						time.Sleep(5 * time.Millisecond)
+						return err
+					})
 					require.NoError(t, err)
 					if len(got) == 0 {
 						return
@@ -225,7 +278,7 @@ func TestOutbox(t *testing.T) {
 					}
 					mu.Unlock()
 				}
-			}()
+			})
 		}
 		wg.Wait()
 		require.Len(t, seen, 20)

@@ -231,13 +231,12 @@ func (q *Queries) LapsedThreads(ctx context.Context, limit int) ([]uuid.UUID, er
 	return collectIDs(rows)
 }
 
-// StrandedOutbox lists outbox rows that should have been sent by now and
-// were not: due for longer than grace, or claimed by a sender whose claim
-// lapsed. Their delivery job was lost (a crash between commit and pickup).
+// StrandedOutbox lists outbox rows that have been due for longer than
+// grace: their delivery job was lost (a crash between commit and pickup).
+// Rows whose sender's claim lapsed are ReclaimLapsedOutbox's.
 func (q *Queries) StrandedOutbox(ctx context.Context, grace time.Duration, limit int) ([]thread.Outbox, error) {
 	rows, err := q.db.Query(ctx, `SELECT `+outboxColumns+` FROM platform_deliveries
-		WHERE (status = 'pending' AND next_attempt_at < now() - $1 * interval '1 millisecond')
-		   OR (status = 'sending' AND claimed_until < now())
+		WHERE status = 'pending' AND next_attempt_at < now() - $1 * interval '1 millisecond'
 		ORDER BY next_attempt_at LIMIT $2`, grace.Milliseconds(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("stranded outbox: %w", translate(err))

@@ -102,25 +102,25 @@ func (q *Queries) ClaimOutbox(ctx context.Context, id uuid.UUID, lease time.Dura
 	return cur, fmt.Errorf("claim outbox %s: %w", id, thread.ErrDeliveryNotClaimable)
 }
 
-// ClaimDueOutbox takes up to limit due rows for sending, skipping rows other
-// senders hold: the sweeper's way to find deliveries whose job was lost.
-func (q *Queries) ClaimDueOutbox(ctx context.Context, limit int, lease time.Duration) ([]thread.Outbox, error) {
+// ReclaimLapsedOutbox releases up to limit rows whose sender's claim lapsed
+// (an express send that never happened, or a sender that died), to be sent
+// again at once, and returns them: the caller enqueues their delivery jobs
+// in the same transaction. Rows another reclaim holds are skipped.
+func (q *Queries) ReclaimLapsedOutbox(ctx context.Context, limit int) ([]thread.Outbox, error) {
 	rows, err := q.db.Query(ctx, `
-		WITH due AS (
-			SELECT delivery_id FROM platform_deliveries p
-			WHERE next_attempt_at <= now()
-			  AND (status = 'pending' OR (status = 'sending' AND claimed_until < now()))
-			  AND `+firstInLine+`
+		WITH lapsed AS (
+			SELECT delivery_id FROM platform_deliveries
+			WHERE status = 'sending' AND claimed_until < now()
 			ORDER BY next_attempt_at
 			LIMIT $1
 			FOR UPDATE SKIP LOCKED
 		)
-		UPDATE platform_deliveries p SET status = 'sending', attempts = attempts + 1,
-			claimed_until = now() + $2 * interval '1 millisecond', updated_at = now()
-		FROM due WHERE p.delivery_id = due.delivery_id
-		RETURNING `+prefixed("p.", outboxColumns), limit, lease.Milliseconds())
+		UPDATE platform_deliveries p SET status = 'pending', claimed_until = NULL,
+			next_attempt_at = now(), updated_at = now()
+		FROM lapsed WHERE p.delivery_id = lapsed.delivery_id
+		RETURNING `+prefixed("p.", outboxColumns), limit)
 	if err != nil {
-		return nil, fmt.Errorf("claim due outbox: %w", translate(err))
+		return nil, fmt.Errorf("reclaim lapsed outbox: %w", translate(err))
 	}
 	return collectOutbox(rows)
 }
@@ -163,6 +163,19 @@ func (q *Queries) RetryOutbox(ctx context.Context, id uuid.UUID, lastErr string,
 func (q *Queries) FailOutbox(ctx context.Context, id uuid.UUID, lastErr string) error {
 	return q.finishOutbox(ctx, `UPDATE platform_deliveries SET status = 'failed', last_error = $2,
 		claimed_until = NULL, updated_at = now() WHERE delivery_id = $1`, id, lastErr)
+}
+
+// ReleaseOutbox hands a row its sender could not send back to be sent at
+// once, with the reason, and reports whether it was still claimed: a row
+// that was sent or reclaimed meanwhile is left alone.
+func (q *Queries) ReleaseOutbox(ctx context.Context, id uuid.UUID, lastErr string) (bool, error) {
+	tag, err := q.db.Exec(ctx, `UPDATE platform_deliveries SET status = 'pending', last_error = $2,
+		next_attempt_at = now(), claimed_until = NULL, updated_at = now()
+		WHERE delivery_id = $1 AND status = 'sending'`, id, lastErr)
+	if err != nil {
+		return false, fmt.Errorf("release outbox: %w", translate(err))
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 func (q *Queries) finishOutbox(ctx context.Context, sql string, args ...any) error {

@@ -36,8 +36,8 @@ type Express interface {
 }
 
 // SendAtOnce makes acknowledgements go out through x the moment they
-// commit, with their delivery jobs held back as x's fallback. Call it
-// before the ingester is used.
+// commit, instead of through delivery jobs. Call it before the ingester is
+// used.
 func (in *Ingester) SendAtOnce(x Express) { in.express = x }
 
 // New returns an Ingester writing to store and enqueueing through jobs.

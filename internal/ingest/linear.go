@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/riverqueue/river"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/job"
@@ -25,11 +26,11 @@ const (
 	LinearStopped = "Stopped. I won't do anything more here until you ask again."
 )
 
-// expressFallback is how long an acknowledgement written for express stays
-// claimed by it, and its delivery job held back: long enough that the
-// express send has normally finished, short enough that, when it could not,
-// the job's send still reaches Linear well within its 10 s.
-const expressFallback = 2 * time.Second
+// expressClaim is how long an acknowledgement written for express stays
+// claimed by it: long enough that the express send has normally finished,
+// short enough that, when it never started, the delivery job the leader's
+// reclaim then enqueues still reaches Linear well within its 10 s.
+const expressClaim = 2 * time.Second
 
 // LinearSession is a Linear agent session as a webhook describes it, in
 // weft's terms: what a new thread is attached to and starts from. Both
@@ -260,8 +261,9 @@ func (in *Ingester) linearThread(ctx context.Context, tx *db.Tx, s LinearSession
 // acknowledges the session at once; then it enqueues, in one more, the
 // thought's delivery, the turn, and the job that moves a delegated issue
 // to started. With express, the thought is written claimed for an express
-// send, which the caller starts after the commit, and its delivery job is
-// held back as the fallback. It returns the thread and the thought's
+// send, which the caller starts after the commit, and gets no job: express
+// hands it to one when its send fails, and the leader's reclaim when the
+// claim lapses unsent. It returns the thread and the thought's
 // outbox row. A session that has a thread already fails with
 // thread.ErrLinearSessionAttached, a delivery seen before with
 // thread.ErrDuplicateDelivery; either aborts tx.
@@ -272,10 +274,8 @@ func (in *Ingester) openSession(ctx context.Context, tx *db.Tx, d *thread.Inboun
 		w.Outbox = []thread.Outbox{{Platform: thread.PlatformLinear, Target: s.Attachment.SessionID,
 			Kind: thread.OutboxThought, Body: thread.OutboxBody{Text: LinearAck}.JSON()}}
 	}
-	var notBefore time.Time
 	if express {
-		w.SendingFor = expressFallback
-		notBefore = time.Now().Add(expressFallback)
+		w.SendingFor = expressClaim
 	}
 	got, err := tx.Write(ctx, w)
 	if err != nil {
@@ -285,7 +285,10 @@ func (in *Ingester) openSession(ctx context.Context, tx *db.Tx, d *thread.Inboun
 	if ack {
 		ackRow = got.Outbox[0]
 	}
-	jobs := append(outbox.Deliveries(got.Outbox, notBefore), job.Turn{ThreadID: got.Thread.ID})
+	jobs := []river.JobArgs{job.Turn{ThreadID: got.Thread.ID}}
+	if !express {
+		jobs = append(outbox.Deliveries(got.Outbox), jobs...)
+	}
 	if s.StartIssue && s.Attachment.IssueID != "" {
 		jobs = append(jobs, job.StartLinearIssue{OrganizationID: s.Attachment.WorkspaceID, IssueID: s.Attachment.IssueID})
 	}

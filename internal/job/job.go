@@ -5,7 +5,6 @@ package job
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -65,17 +64,14 @@ const TurnMaxAttempts = 5
 type Delivery struct {
 	OutboxID uuid.UUID `json:"outbox_id"`
 	ThreadID uuid.UUID `json:"thread_id"`
-	// NotBefore, when set, holds the job until then: it is the fallback
-	// behind a send made at once, outside the queue.
-	NotBefore time.Time `json:"-"`
 }
 
 // Kind implements river.JobArgs.
 func (Delivery) Kind() string { return "weft_delivery" }
 
 // InsertOpts puts deliveries on their own queue.
-func (d Delivery) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: DeliveryMaxAttempts, ScheduledAt: d.NotBefore}
+func (Delivery) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: DeliveryMaxAttempts}
 }
 
 // DeliveryMaxAttempts is how often a send is tried before the outbox row is
@@ -91,5 +87,30 @@ func (Sweep) Kind() string { return "weft_sweep" }
 
 // InsertOpts makes sweeps unique while queued, so a backlog never builds.
 func (Sweep) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: 1, UniqueOpts: uniqueWhileQueued()}
+}
+
+// Reclaim hands outbox rows whose sender's claim lapsed to delivery jobs:
+// an acknowledgement written for an express send that did not happen (no
+// slot free, or the process died). Run every second or so by the leader,
+// it finds nothing on a healthy replica.
+type Reclaim struct{}
+
+// Kind implements river.JobArgs.
+func (Reclaim) Kind() string { return "weft_reclaim" }
+
+// InsertOpts makes reclaims unique while queued, like sweeps.
+func (Reclaim) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: 1, UniqueOpts: uniqueWhileQueued()}
+}
+
+// uniqueWhileQueued allows one job of a kind at a time, queued or running.
+// River's default states include completed, which would keep a periodic
+// job from being enqueued again until the finished one is cleaned out, a
+// day later.
+func uniqueWhileQueued() river.UniqueOpts {
+	return river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+		rivertype.JobStateRetryable, rivertype.JobStateScheduled,
+	}}
 }

@@ -9,7 +9,6 @@ package outbox
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
@@ -158,18 +157,17 @@ func Enqueue(ctx context.Context, tx *db.Tx, ins job.Inserter, o thread.Outbox, 
 
 // enqueue inserts a delivery job per outbox row, in one statement.
 func enqueue(ctx context.Context, tx *db.Tx, ins job.Inserter, rows []thread.Outbox) error {
-	if err := job.InsertTx(ctx, ins, tx.Pgx(), Deliveries(rows, time.Time{})...); err != nil {
+	if err := job.InsertTx(ctx, ins, tx.Pgx(), Deliveries(rows)...); err != nil {
 		return fmt.Errorf("enqueue delivery: %w", err)
 	}
 	return nil
 }
 
-// Deliveries are the delivery jobs for outbox rows, held until notBefore
-// when it is set (see job.Delivery.NotBefore).
-func Deliveries(rows []thread.Outbox, notBefore time.Time) []river.JobArgs {
+// Deliveries are the delivery jobs for outbox rows.
+func Deliveries(rows []thread.Outbox) []river.JobArgs {
 	jobs := make([]river.JobArgs, len(rows))
 	for i, o := range rows {
-		jobs[i] = job.Delivery{OutboxID: o.ID, ThreadID: o.ThreadID, NotBefore: notBefore}
+		jobs[i] = job.Delivery{OutboxID: o.ID, ThreadID: o.ThreadID}
 	}
 	return jobs
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/job"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -18,10 +19,11 @@ const expressTimeout = 5 * time.Second
 // committed, outside River: how a new Linear session's acknowledgement
 // reaches Linear in milliseconds whatever backlog the delivery queue has.
 // The rows are written already claimed for a while (db.Write.SendingFor),
-// so an express send takes no claim of its own, and each row's delivery job
-// is enqueued with it to run when that claim lapses (job.Delivery.NotBefore):
-// it finds the row sent, or sends it when express could not (all its slots
-// busy, the send failed, or the process died). A send slower than the claim
+// so an express send takes no claim of its own, and without a delivery job:
+// a send that fails hands its row to one at once, and a row express never
+// sent (all its slots busy, or the process died) is handed to one by the
+// leader's reclaim (job.Reclaim) when its claim lapses. Recovery so costs
+// in proportion to failures, not to traffic. A send slower than the claim
 // may be sent by the job too, under the same id, which the platform takes
 // as delivered.
 type Express struct {
@@ -38,8 +40,8 @@ func (p *Processor) Express(store *db.Store, limit int) *Express {
 }
 
 // Send starts sending o, a row written claimed for express, and returns at
-// once. With limit sends in flight already it does nothing: the row's job
-// sends it once the claim lapses.
+// once. With limit sends in flight already it does nothing: the reclaim
+// hands the row to a delivery job once the claim lapses.
 func (e *Express) Send(o thread.Outbox) {
 	select {
 	case e.slots <- struct{}{}:
@@ -65,12 +67,26 @@ func (e *Express) send(ctx context.Context, o *thread.Outbox) {
 	if err == nil {
 		return
 	}
-	// Released to the job at once rather than when the claim lapses. A
-	// send that went out but was not recorded is sent again under the
+	// Handed to a delivery job at once rather than when the claim lapses.
+	// A send that went out but was not recorded is sent again under the
 	// same id, which the platform takes as delivered.
 	log := e.p.logger.With(slog.String("delivery_id", o.ID.String()), slog.Bool("express", true))
-	log.WarnContext(ctx, "express send failed; the delivery job will retry", slog.Any("error", err))
-	if rerr := e.store.RetryOutbox(context.WithoutCancel(ctx), o.ID, err.Error(), time.Now()); rerr != nil {
-		log.WarnContext(ctx, "release express claim", slog.Any("error", rerr))
+	log.WarnContext(ctx, "express send failed; a delivery job will retry", slog.Any("error", err))
+	if herr := e.handOver(context.WithoutCancel(ctx), o, err); herr != nil {
+		// The claim lapses and the reclaim hands the row over then.
+		log.WarnContext(ctx, "hand express row to a delivery job", slog.Any("error", herr))
 	}
+}
+
+// handOver releases o, with the reason its send failed, and enqueues its
+// delivery job in the same transaction; a row sent or reclaimed meanwhile
+// is left alone.
+func (e *Express) handOver(ctx context.Context, o *thread.Outbox, cause error) error {
+	return e.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		released, err := tx.ReleaseOutbox(ctx, o.ID, cause.Error())
+		if err != nil || !released {
+			return err
+		}
+		return job.InsertTx(ctx, e.p.client, tx.Pgx(), job.Delivery{OutboxID: o.ID, ThreadID: o.ThreadID})
+	})
 }

@@ -54,47 +54,51 @@ func TestExpressSendsWithoutWorkers(t *testing.T) {
 	require.Equal(t, 1, got.Attempts)
 	require.Equal(t, "ext-"+ack.ID.String(), got.ExternalID)
 	require.Equal(t, []thread.OutboxKind{thread.OutboxThought}, sender.kinds(threadID))
+	var jobs int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'weft_delivery'`).Scan(&jobs))
+	require.Zero(t, jobs, "a row express sends costs no delivery job")
 }
 
-// What express cannot send, the row's delivery job sends: after a failed
-// express send, and when every express slot is busy.
-func TestExpressFallsBackToTheJob(t *testing.T) {
+// What express cannot send, a delivery job sends: after a failed express
+// send at once, and, when every express slot was busy (as when the process
+// died before sending), once the leader's reclaim finds the claim lapsed.
+func TestExpressHandsOverToAJob(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		slots     int
 		failFirst int
-		attempts  int
-		// express is whether express tried a send of its own: the job
-		// is held 2 s, so a send seen by then is express's.
+		// express is whether express tried a send of its own.
 		express bool
+		// lapsed is whether the row waited for its 2 s claim to lapse.
+		lapsed bool
 	}{
-		{name: "SendFailed", slots: 4, failFirst: 1, attempts: 2, express: true},
-		// The row was written claimed for express: that claim counts.
-		{name: "NoSlot", slots: 0, attempts: 2},
+		{name: "SendFailed", slots: 4, failFirst: 1, express: true},
+		{name: "NoSlot", slots: 0, lapsed: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
+			h.waitRan(t, "weft_reclaim")
 			h.sender.failFirst = tc.failFirst
 			express := h.proc.Express(h.store, tc.slots)
 			h.ingest.SendAtOnce(express)
 			threadID, ack := created(t, h.store, h.ingest)
 			express.Wait()
-			if tc.express {
-				h.sender.mu.Lock()
-				sends := h.sender.sends
-				h.sender.mu.Unlock()
-				require.GreaterOrEqual(t, sends, 1, "express tried before the job")
-			}
+			h.sender.mu.Lock()
+			sends := h.sender.sends
+			h.sender.mu.Unlock()
+			require.Equal(t, tc.express, sends > 0, "express tried a send")
+			start := time.Now()
 			require.Eventually(t, func() bool {
 				got, err := h.store.Outbox(context.Background(), ack.ID)
 				require.NoError(t, err)
 				return got.Status == thread.OutboxSent
 			}, 20*time.Second, 20*time.Millisecond)
+			require.Equal(t, tc.lapsed, time.Since(start) > time.Second, "sent when the claim lapsed, not before")
 			got, err := h.store.Outbox(context.Background(), ack.ID)
 			require.NoError(t, err)
-			require.Equal(t, tc.attempts, got.Attempts)
+			require.Equal(t, 2, got.Attempts, "express's claim counts, and the job's")
 			require.Equal(t, thread.OutboxThought, h.sender.kinds(threadID)[0], "the acknowledgement, posted once and first")
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db"
@@ -27,6 +28,7 @@ import (
 // harness is a processor working jobs against a fresh database, the fake
 // LLM through the real OpenAI adapter, and a recording sender.
 type harness struct {
+	pool    *pgxpool.Pool
 	store   *db.Store
 	llm     *llmtest.Server
 	model   *watchedProvider
@@ -44,7 +46,7 @@ func newHarness(t *testing.T, opts ...func(*agent.Runner, *db.Store)) *harness {
 	fake := llmtest.NewServer(t)
 	provider, err := llm.New(llm.Config{Provider: "openai", BaseURL: fake.OpenAIBaseURL(), APIKey: "test", MaxRetries: 2, MinBackoff: time.Millisecond})
 	require.NoError(t, err)
-	h := &harness{store: store, llm: fake, model: &watchedProvider{Provider: provider}, sender: newRecordingSender(), toolRan: make(chan string, 100)}
+	h := &harness{pool: pool, store: store, llm: fake, model: &watchedProvider{Provider: provider}, sender: newRecordingSender(), toolRan: make(chan string, 100)}
 
 	registry, err := tools.NewRegistry(append(tools.Memory(store),
 		tools.Tool{Name: "lookup", Description: "look something up", Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`),
@@ -65,6 +67,7 @@ func newHarness(t *testing.T, opts ...func(*agent.Runner, *db.Store)) *harness {
 	h.proc, err = processor.New(pool, store, runner, senders, processor.Config{
 		Workers: true, Heartbeat: 20 * time.Millisecond, LeaseWait: 20 * time.Millisecond, FetchPollInterval: 20 * time.Millisecond,
 		DeliveryBackoff: 5 * time.Millisecond, TurnBackoff: 5 * time.Millisecond, SweepInterval: 100 * time.Millisecond,
+		ReclaimInterval: 50 * time.Millisecond,
 	}, logger)
 	require.NoError(t, err)
 	require.NoError(t, h.proc.Start(context.Background()))
@@ -86,6 +89,19 @@ func (h *harness) linearThread(t *testing.T, prompt string) *thread.Thread {
 		WithInitialPrompt(thread.Stitch{Content: prompt, Source: thread.PlatformLinear, ExternalID: uuid.NewString()}))
 	require.NoError(t, err)
 	return th
+}
+
+// waitRan waits until a job of kind has finished, as the leader's periodic
+// jobs have once its leadership settled: work a test strands after that is
+// found by a later run.
+func (h *harness) waitRan(t *testing.T, kind string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, h.pool.QueryRow(context.Background(),
+			`SELECT count(*) FROM river_job WHERE kind = $1 AND state = 'completed'`, kind).Scan(&n))
+		return n > 0
+	}, 20*time.Second, 10*time.Millisecond, "no %s job ran", kind)
 }
 
 // waitStatus waits until the thread reaches status.

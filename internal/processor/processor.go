@@ -53,6 +53,11 @@ type Config struct {
 	LeaseWait time.Duration
 	// SweepInterval is how often the leader looks for stranded work.
 	SweepInterval time.Duration
+	// ReclaimInterval is how often the leader hands outbox rows whose
+	// claim lapsed unsent to delivery jobs (job.Reclaim): with express's
+	// 2 s claim, an acknowledgement express could not send reaches the
+	// platform within about 2 s plus this.
+	ReclaimInterval time.Duration
 	// DeliveryBackoff is the first retry delay of a failed send; it doubles.
 	DeliveryBackoff time.Duration
 	// TurnBackoff is the first retry delay of a failed turn; it doubles.
@@ -91,6 +96,7 @@ func (c *Config) defaults() {
 	set(&c.Heartbeat, time.Second)
 	set(&c.LeaseWait, 250*time.Millisecond)
 	set(&c.SweepInterval, 15*time.Second)
+	set(&c.ReclaimInterval, time.Second)
 	set(&c.DeliveryBackoff, time.Second)
 	set(&c.TurnBackoff, 2*time.Second)
 	set(&c.FetchPollInterval, 100*time.Millisecond)
@@ -145,6 +151,7 @@ func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[
 		river.AddWorker(workers, &turnWorker{p: p})
 		river.AddWorker(workers, &deliveryWorker{p: p})
 		river.AddWorker(workers, &sweepWorker{p: p})
+		river.AddWorker(workers, &reclaimWorker{p: p})
 		if starter, ok := senders[thread.PlatformLinear].(IssueStarter); ok {
 			river.AddWorker(workers, NewStartIssueWorker(starter, logger))
 		}
@@ -156,6 +163,9 @@ func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[
 		rc.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(cfg.SweepInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return job.Sweep{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(cfg.ReclaimInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return job.Reclaim{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -317,4 +318,21 @@ func TestDeliveryGivesUp(t *testing.T) {
 		chain := h.chain(t, th.ID)
 		return chain[len(chain)-1].Type == thread.StitchError
 	}, 10*time.Second, 10*time.Millisecond)
+}
+
+// The leader's sweep runs again and again: a turn whose replica died after
+// the first sweeps had run is still taken up by a later one.
+func TestSweepResumesALapsedTurn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	h.llm.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "complete_thread", Arguments: `{"result":"resumed"}`}}})
+	h.waitRan(t, "weft_sweep")
+	// A thread with no turn job, held by a replica that died.
+	th := dbtest.Thread(ctx, t, h.store, nil)
+	_, err := h.pool.Exec(ctx, `UPDATE threads SET status = 'running', lease_owner = 'dead-replica',
+		lease_expires_at = now() - interval '1 second' WHERE thread_id = $1`, th.ID)
+	require.NoError(t, err)
+	done := h.waitStatus(t, th.ID, thread.StatusCompleted)
+	require.JSONEq(t, `{"result":"resumed"}`, string(done.Result))
 }

@@ -7,7 +7,9 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/job"
+	"github.com/weft-dev/weft/internal/outbox"
 )
 
 // sweepBatch bounds the work one sweep enqueues.
@@ -27,8 +29,8 @@ type sweepWorker struct {
 }
 
 // Work enqueues turns for running threads whose lease lapsed (their replica
-// died mid-turn) and deliveries for outbox rows nobody is sending, and marks
-// Linear sessions stale as Linear does.
+// died mid-turn) and deliveries for due outbox rows whose job was lost, and
+// marks Linear sessions stale as Linear does.
 func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[job.Sweep]) error {
 	p := w.p
 	lapsed, err := p.store.LapsedThreads(ctx, sweepBatch)
@@ -56,6 +58,34 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[job.Sweep]) error {
 	if len(lapsed)+len(stranded)+int(stale) > 0 {
 		p.logger.InfoContext(ctx, "swept", slog.Int("threads", len(lapsed)), slog.Int("deliveries", len(stranded)),
 			slog.Int64("stale_linear_sessions", stale))
+	}
+	return nil
+}
+
+type reclaimWorker struct {
+	river.WorkerDefaults[job.Reclaim]
+	p *Processor
+}
+
+// Work hands outbox rows whose sender's claim lapsed to delivery jobs,
+// released and enqueued in one transaction, so a row is never left
+// released without a job nor given two by overlapping reclaims.
+func (w *reclaimWorker) Work(ctx context.Context, _ *river.Job[job.Reclaim]) error {
+	p := w.p
+	var n int
+	err := p.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		rows, err := tx.ReclaimLapsedOutbox(ctx, sweepBatch)
+		if err != nil {
+			return err
+		}
+		n = len(rows)
+		return job.InsertTx(ctx, p.client, tx.Pgx(), outbox.Deliveries(rows)...)
+	})
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		p.logger.InfoContext(ctx, "reclaimed unsent outbox rows", slog.Int("deliveries", n))
 	}
 	return nil
 }
