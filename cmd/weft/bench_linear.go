@@ -251,8 +251,10 @@ func (b *linearBench) firstActivities(ctx context.Context, results []benchmark.R
 	}
 }
 
-// rampRates are the capacity ramp's steps, deliveries per second.
-var rampRates = []int{500, 1000, 1500, 2000, 3000, 4000, 6000, 8000}
+// rampRates are the capacity ramp's steps, deliveries per second: fine
+// below the 1,000/s target, so a capacity short of it is measured rather
+// than rounded down to the steady rate.
+var rampRates = []int{500, 600, 700, 800, 900, 1000, 1250, 1500, 2000, 3000, 4000, 6000, 8000}
 
 // rampStep is what one step of the ramp measured.
 type rampStep struct {
