@@ -127,11 +127,11 @@ func TestOutbox(t *testing.T) {
 		require.Equal(t, thread.OutboxSending, o.Status)
 		require.Equal(t, 1, o.Attempts, "the express send is the first attempt")
 		_, err = b.store.ClaimOutbox(ctx, o.ID, time.Minute)
-		require.ErrorIs(t, err, thread.ErrDeliveryNotClaimable, "the job leaves it to express")
+		require.ErrorIs(t, err, thread.ErrDeliveryNotClaimable, "other senders leave it to express")
 		require.Eventually(t, func() bool {
 			_, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
 			return err == nil
-		}, 5*time.Second, 20*time.Millisecond, "the job takes it once the claim lapses")
+		}, 5*time.Second, 20*time.Millisecond, "another sender takes it once the claim lapses")
 		cur, err := b.store.Outbox(ctx, o.ID)
 		require.NoError(t, err)
 		require.Equal(t, 2, cur.Attempts)
@@ -152,18 +152,22 @@ func TestOutbox(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		o := insert(t, b)
-		_, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+		claimed, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
 		require.NoError(t, err)
-		require.NoError(t, b.store.RetryOutbox(ctx, o.ID, "503", time.Now().Add(time.Hour)))
+		require.NoError(t, b.store.RetryOutbox(ctx, claimed, "503", 300*time.Millisecond))
 		_, err = b.store.ClaimOutbox(ctx, o.ID, time.Minute)
-		require.ErrorIs(t, err, thread.ErrDeliveryNotClaimable)
+		require.ErrorIs(t, err, thread.ErrDeliveryNotClaimable, "not due yet")
 
-		require.NoError(t, b.store.RetryOutbox(ctx, o.ID, "503", time.Now().Add(-time.Second)))
-		due, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
-		require.NoError(t, err)
+		var due *thread.Outbox
+		require.Eventually(t, func() bool {
+			due, err = b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+			return err == nil
+		}, 5*time.Second, 20*time.Millisecond, "due after the delay")
 		require.Equal(t, "503", due.LastError)
 
-		require.NoError(t, b.store.FailOutbox(ctx, o.ID, "gave up"))
+		require.ErrorIs(t, b.store.FailOutbox(ctx, claimed, "stale claim"), thread.ErrDeliveryNotClaimable,
+			"an earlier claim cannot finish the row")
+		require.NoError(t, b.store.FailOutbox(ctx, due, "gave up"))
 		failed, err := b.store.Outbox(ctx, o.ID)
 		require.NoError(t, err)
 		require.Equal(t, thread.OutboxFailed, failed.Status)
@@ -196,24 +200,29 @@ func TestOutbox(t *testing.T) {
 		require.Equal(t, uuid.Nil, next, "another surface's row is not next")
 	})
 
-	t.Run("ReleaseLeavesSentRowsAlone", func(t *testing.T) {
+	t.Run("FinishingTakesTheClaimItWasGiven", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		o := insert(t, b)
-		_, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+		// An express send outlives its claim: the reclaim hands the row
+		// to a job, which claims it and sends.
+		express, err := b.store.ClaimOutbox(ctx, o.ID, -time.Second)
 		require.NoError(t, err)
-		released, err := b.store.ReleaseOutbox(ctx, o.ID, "502")
+		reclaimed, err := b.store.ReclaimLapsedOutbox(ctx, 10)
 		require.NoError(t, err)
-		require.True(t, released)
-		again, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
-		require.NoError(t, err, "released to be sent at once")
-		require.Equal(t, "502", again.LastError)
+		require.Len(t, reclaimed, 1)
+		job, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+		require.NoError(t, err)
+
+		require.ErrorIs(t, b.store.RetryOutbox(ctx, express, "late failure", 0), thread.ErrDeliveryNotClaimable,
+			"the late failure does not take the job's claim")
+		_, err = b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+		require.ErrorIs(t, err, thread.ErrDeliveryNotClaimable, "the job still holds it")
 
 		_, err = b.store.MarkOutboxSent(ctx, o.ID, "activity-1")
 		require.NoError(t, err)
-		released, err = b.store.ReleaseOutbox(ctx, o.ID, "late failure")
-		require.NoError(t, err)
-		require.False(t, released, "a late failure does not undo a send")
+		require.ErrorIs(t, b.store.RetryOutbox(ctx, job, "late failure", 0), thread.ErrDeliveryNotClaimable,
+			"a failure does not undo a send")
 		sent, err := b.store.Outbox(ctx, o.ID)
 		require.NoError(t, err)
 		require.Equal(t, thread.OutboxSent, sent.Status)

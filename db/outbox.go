@@ -153,38 +153,33 @@ const nextInLineSQL = `
 	  AND (n.created_at, n.delivery_id) > (o.created_at, o.delivery_id)
 	ORDER BY n.created_at, n.delivery_id LIMIT 1`
 
-// RetryOutbox releases a claimed row to be tried again at next.
-func (q *Queries) RetryOutbox(ctx context.Context, id uuid.UUID, lastErr string, next time.Time) error {
-	return q.finishOutbox(ctx, `UPDATE platform_deliveries SET status = 'pending', last_error = $2,
-		next_attempt_at = $3, claimed_until = NULL, updated_at = now() WHERE delivery_id = $1`, id, lastErr, next)
+// RetryOutbox releases the claim o was taken under, for the row to be
+// tried again after the given delay (at once for 0), with the reason. It
+// fails with thread.ErrDeliveryNotClaimable when that claim is gone: the
+// row was sent meanwhile, or its claim lapsed and another sender holds it.
+func (q *Queries) RetryOutbox(ctx context.Context, o *thread.Outbox, lastErr string, after time.Duration) error {
+	return q.finishOutbox(ctx, o, `UPDATE platform_deliveries SET status = 'pending', last_error = $3,
+		next_attempt_at = now() + $4 * interval '1 millisecond', claimed_until = NULL, updated_at = now()
+		WHERE delivery_id = $1 AND status = 'sending' AND attempts = $2`, lastErr, after.Milliseconds())
 }
 
-// FailOutbox gives up on a row after its last attempt.
-func (q *Queries) FailOutbox(ctx context.Context, id uuid.UUID, lastErr string) error {
-	return q.finishOutbox(ctx, `UPDATE platform_deliveries SET status = 'failed', last_error = $2,
-		claimed_until = NULL, updated_at = now() WHERE delivery_id = $1`, id, lastErr)
+// FailOutbox gives up on a row after the last attempt, the claim o was
+// taken under; like RetryOutbox it leaves a row whose claim is gone alone.
+func (q *Queries) FailOutbox(ctx context.Context, o *thread.Outbox, lastErr string) error {
+	return q.finishOutbox(ctx, o, `UPDATE platform_deliveries SET status = 'failed', last_error = $3,
+		claimed_until = NULL, updated_at = now()
+		WHERE delivery_id = $1 AND status = 'sending' AND attempts = $2`, lastErr)
 }
 
-// ReleaseOutbox hands a row its sender could not send back to be sent at
-// once, with the reason, and reports whether it was still claimed: a row
-// that was sent or reclaimed meanwhile is left alone.
-func (q *Queries) ReleaseOutbox(ctx context.Context, id uuid.UUID, lastErr string) (bool, error) {
-	tag, err := q.db.Exec(ctx, `UPDATE platform_deliveries SET status = 'pending', last_error = $2,
-		next_attempt_at = now(), claimed_until = NULL, updated_at = now()
-		WHERE delivery_id = $1 AND status = 'sending'`, id, lastErr)
-	if err != nil {
-		return false, fmt.Errorf("release outbox: %w", translate(err))
-	}
-	return tag.RowsAffected() == 1, nil
-}
-
-func (q *Queries) finishOutbox(ctx context.Context, sql string, args ...any) error {
-	tag, err := q.db.Exec(ctx, sql, args...)
+// finishOutbox runs sql, fenced by o's claim: every claim counts an
+// attempt, so the row's attempts name the claim that holds it.
+func (q *Queries) finishOutbox(ctx context.Context, o *thread.Outbox, sql string, args ...any) error {
+	tag, err := q.db.Exec(ctx, sql, append([]any{o.ID, o.Attempts}, args...)...)
 	if err != nil {
 		return fmt.Errorf("update outbox: %w", translate(err))
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("update outbox: %w", thread.ErrNotFound)
+		return fmt.Errorf("update outbox %s: claim of attempt %d: %w", o.ID, o.Attempts, thread.ErrDeliveryNotClaimable)
 	}
 	return nil
 }

@@ -35,9 +35,9 @@ type Write struct {
 	Outbox []thread.Outbox
 	// SendingFor, when set, inserts the Outbox rows already claimed for that
 	// long, their first attempt counted, for a caller that sends them the
-	// moment the write commits (processor.Express): their delivery jobs
-	// leave them alone until the claim lapses. The rows must be first in
-	// line on their surface, as a new session's first post is.
+	// moment the write commits (processor.Express): other senders leave
+	// them alone until the claim lapses. The rows must be first in line on
+	// their surface, as a new session's first post is.
 	SendingFor time.Duration
 	// Session sets the Linear session's status and last activity.
 	Session *SessionChange

@@ -35,7 +35,7 @@ type engine struct {
 }
 
 // expressSends bounds the acknowledgements sent at once, outside the job
-// queue; past it they wait for their jobs.
+// queue; past it they wait for the reclaim to hand them to delivery jobs.
 const expressSends = 64
 
 // newEngine builds the processor on store's pool. Inbound events are

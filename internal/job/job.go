@@ -69,10 +69,15 @@ type Delivery struct {
 // Kind implements river.JobArgs.
 func (Delivery) Kind() string { return "weft_delivery" }
 
-// InsertOpts puts deliveries on their own queue.
+// InsertOpts puts deliveries on their own queue, at a priority below the
+// sweep's and the reclaim's, which a backlog of deliveries would otherwise
+// hold up.
 func (Delivery) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: DeliveryMaxAttempts}
+	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: DeliveryMaxAttempts, Priority: deliveryPriority}
 }
+
+// deliveryPriority is River's 2: 1, the default, is the first fetched.
+const deliveryPriority = 2
 
 // DeliveryMaxAttempts is how often a send is tried before the outbox row is
 // failed and an error stitch recorded.

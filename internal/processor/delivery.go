@@ -48,7 +48,11 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 	}
 	log := p.logger.With(slog.String("delivery_id", o.ID.String()), slog.String("thread_id", o.ThreadID.String()), slog.String("platform", string(o.Platform)))
 
-	ext, err := p.post(ctx, o)
+	// The send gives up before its claim lapses, so the reclaim never hands
+	// a row that is still being sent to a second sender.
+	sendCtx, cancel := context.WithTimeout(ctx, p.cfg.LeaseTTL*3/4)
+	ext, err := p.post(sendCtx, o)
+	cancel()
 	if err == nil {
 		// Sent but not recorded: the retry sends the same id again,
 		// which the platform answers as already delivered.
@@ -58,13 +62,23 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 	final := j.Attempt >= j.MaxAttempts || errors.Is(err, thread.ErrInvalid)
 	if !final {
 		log.WarnContext(ctx, "delivery failed, will retry", slog.Int("attempt", j.Attempt), slog.Any("error", err))
-		if rerr := p.store.RetryOutbox(context.WithoutCancel(ctx), o.ID, err.Error(), time.Now().Add(backoff(p.cfg.DeliveryBackoff, j.Attempt))); rerr != nil {
+		rerr := p.store.RetryOutbox(context.WithoutCancel(ctx), o, err.Error(), backoff(p.cfg.DeliveryBackoff, j.Attempt))
+		if errors.Is(rerr, thread.ErrDeliveryNotClaimable) {
+			// Our claim lapsed mid-send and another sender holds the row:
+			// it is theirs to finish.
+			return nil
+		}
+		if rerr != nil {
 			return rerr
 		}
 		return err
 	}
 	log.ErrorContext(ctx, "delivery failed for good", slog.Int("attempt", j.Attempt), slog.Any("error", err))
-	if ferr := p.failDelivery(context.WithoutCancel(ctx), o, err); ferr != nil {
+	ferr := p.failDelivery(context.WithoutCancel(ctx), o, err)
+	if errors.Is(ferr, thread.ErrDeliveryNotClaimable) {
+		return nil // as for a retry: another sender holds the row now
+	}
+	if ferr != nil {
 		return ferr
 	}
 	next, nerr := p.store.NextInLine(context.WithoutCancel(ctx), o)
@@ -138,7 +152,7 @@ func jittered(d time.Duration) time.Time {
 // platform just refused a post.
 func (p *Processor) failDelivery(ctx context.Context, o *thread.Outbox, cause error) error {
 	return p.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
-		if err := tx.FailOutbox(ctx, o.ID, cause.Error()); err != nil {
+		if err := tx.FailOutbox(ctx, o, cause.Error()); err != nil {
 			return err
 		}
 		_, err := outbox.Write(ctx, tx, p.client, o.ThreadID, thread.Effects{Stitches: []thread.Stitch{{

@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -79,12 +80,15 @@ func (e *Express) send(ctx context.Context, o *thread.Outbox) {
 }
 
 // handOver releases o, with the reason its send failed, and enqueues its
-// delivery job in the same transaction; a row sent or reclaimed meanwhile
-// is left alone.
+// delivery job in the same transaction. A row sent meanwhile, or reclaimed
+// after its claim lapsed, is left to whoever holds it.
 func (e *Express) handOver(ctx context.Context, o *thread.Outbox, cause error) error {
 	return e.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
-		released, err := tx.ReleaseOutbox(ctx, o.ID, cause.Error())
-		if err != nil || !released {
+		err := tx.RetryOutbox(ctx, o, cause.Error(), 0)
+		if errors.Is(err, thread.ErrDeliveryNotClaimable) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 		return job.InsertTx(ctx, e.p.client, tx.Pgx(), job.Delivery{OutboxID: o.ID, ThreadID: o.ThreadID})
