@@ -89,6 +89,14 @@ func TestOutbox(t *testing.T) {
 		return o
 	}
 	insert := func(t *testing.T, b *testBundle) *thread.Outbox { return insertTo(t, b, "session-1") }
+	// claim takes a row that must be claimable; a negative lease leaves
+	// a claim that has lapsed already, as a sender that died does.
+	claim := func(t *testing.T, b *testBundle, id uuid.UUID, lease time.Duration) *thread.Outbox {
+		t.Helper()
+		o, err := b.store.ClaimOutbox(ctx, id, lease)
+		require.NoError(t, err)
+		return o
+	}
 
 	t.Run("ClaimThenSent", func(t *testing.T) {
 		t.Parallel()
@@ -152,10 +160,9 @@ func TestOutbox(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		o := insert(t, b)
-		claimed, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
-		require.NoError(t, err)
+		claimed := claim(t, b, o.ID, time.Minute)
 		require.NoError(t, b.store.RetryOutbox(ctx, claimed, "503", 300*time.Millisecond))
-		_, err = b.store.ClaimOutbox(ctx, o.ID, time.Minute)
+		_, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
 		require.ErrorIs(t, err, thread.ErrDeliveryNotClaimable, "not due yet")
 
 		var due *thread.Outbox
@@ -206,13 +213,11 @@ func TestOutbox(t *testing.T) {
 		o := insert(t, b)
 		// An express send outlives its claim: the reclaim hands the row
 		// to a job, which claims it and sends.
-		express, err := b.store.ClaimOutbox(ctx, o.ID, -time.Second)
-		require.NoError(t, err)
+		express := claim(t, b, o.ID, -time.Second)
 		reclaimed, err := b.store.ReclaimLapsedOutbox(ctx, 10)
 		require.NoError(t, err)
 		require.Len(t, reclaimed, 1)
-		job, err := b.store.ClaimOutbox(ctx, o.ID, time.Minute)
-		require.NoError(t, err)
+		job := claim(t, b, o.ID, time.Minute)
 
 		require.ErrorIs(t, b.store.RetryOutbox(ctx, express, "late failure", 0), thread.ErrDeliveryNotClaimable,
 			"the late failure does not take the job's claim")
@@ -232,13 +237,10 @@ func TestOutbox(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		lapsed, live, pending, sent := insertTo(t, b, "s-1"), insertTo(t, b, "s-2"), insertTo(t, b, "s-3"), insertTo(t, b, "s-4")
-		_, err := b.store.ClaimOutbox(ctx, lapsed.ID, -time.Second) // a sender that died
-		require.NoError(t, err)
-		_, err = b.store.ClaimOutbox(ctx, live.ID, time.Minute)
-		require.NoError(t, err)
-		_, err = b.store.ClaimOutbox(ctx, sent.ID, -time.Second)
-		require.NoError(t, err)
-		_, err = b.store.MarkOutboxSent(ctx, sent.ID, "activity-4")
+		claim(t, b, lapsed.ID, -time.Second)
+		claim(t, b, live.ID, time.Minute)
+		claim(t, b, sent.ID, -time.Second)
+		_, err := b.store.MarkOutboxSent(ctx, sent.ID, "activity-4")
 		require.NoError(t, err)
 
 		got, err := b.store.ReclaimLapsedOutbox(ctx, 10)
@@ -250,18 +252,14 @@ func TestOutbox(t *testing.T) {
 		again, err := b.store.ReclaimLapsedOutbox(ctx, 10)
 		require.NoError(t, err)
 		require.Empty(t, again, "a reclaimed row is its job's now")
-		claimed, err := b.store.ClaimOutbox(ctx, lapsed.ID, time.Minute)
-		require.NoError(t, err, "due at once")
-		require.Equal(t, 2, claimed.Attempts)
+		require.Equal(t, 2, claim(t, b, lapsed.ID, time.Minute).Attempts, "due at once")
 	})
 
 	t.Run("ConcurrentReclaimsTakeEachOnce", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		for i := range 20 {
-			o := insertTo(t, b, fmt.Sprintf("session-%d", i))
-			_, err := b.store.ClaimOutbox(ctx, o.ID, -time.Second)
-			require.NoError(t, err)
+			claim(t, b, insertTo(t, b, fmt.Sprintf("session-%d", i)).ID, -time.Second)
 		}
 		var wg sync.WaitGroup
 		var mu sync.Mutex

@@ -285,10 +285,11 @@ func (in *Ingester) openSession(ctx context.Context, tx *db.Tx, d *thread.Inboun
 	if ack {
 		ackRow = got.Outbox[0]
 	}
-	jobs := []river.JobArgs{job.Turn{ThreadID: got.Thread.ID}}
+	var jobs []river.JobArgs
 	if !express {
-		jobs = append(outbox.Deliveries(got.Outbox), jobs...)
+		jobs = outbox.Deliveries(got.Outbox)
 	}
+	jobs = append(jobs, job.Turn{ThreadID: got.Thread.ID})
 	if s.StartIssue && s.Attachment.IssueID != "" {
 		jobs = append(jobs, job.StartLinearIssue{OrganizationID: s.Attachment.WorkspaceID, IssueID: s.Attachment.IssueID})
 	}

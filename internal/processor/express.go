@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/db"
-	"github.com/weft-dev/weft/internal/job"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -73,24 +72,19 @@ func (e *Express) send(ctx context.Context, o *thread.Outbox) {
 	// same id, which the platform takes as delivered.
 	log := e.p.logger.With(slog.String("delivery_id", o.ID.String()), slog.Bool("express", true))
 	log.WarnContext(ctx, "express send failed; a delivery job will retry", slog.Any("error", err))
-	if herr := e.handOver(context.WithoutCancel(ctx), o, err); herr != nil {
+	_, herr := e.p.handOver(context.WithoutCancel(ctx), e.store, func(ctx context.Context, tx *db.Tx) ([]thread.Outbox, error) {
+		// A row sent meanwhile, or reclaimed after its claim lapsed, is
+		// left to whoever holds it.
+		switch rerr := tx.RetryOutbox(ctx, o, err.Error(), 0); {
+		case errors.Is(rerr, thread.ErrDeliveryNotClaimable):
+			return nil, nil
+		case rerr != nil:
+			return nil, rerr
+		}
+		return []thread.Outbox{*o}, nil
+	})
+	if herr != nil {
 		// The claim lapses and the reclaim hands the row over then.
 		log.WarnContext(ctx, "hand express row to a delivery job", slog.Any("error", herr))
 	}
-}
-
-// handOver releases o, with the reason its send failed, and enqueues its
-// delivery job in the same transaction. A row sent meanwhile, or reclaimed
-// after its claim lapsed, is left to whoever holds it.
-func (e *Express) handOver(ctx context.Context, o *thread.Outbox, cause error) error {
-	return e.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
-		err := tx.RetryOutbox(ctx, o, cause.Error(), 0)
-		if errors.Is(err, thread.ErrDeliveryNotClaimable) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return job.InsertTx(ctx, e.p.client, tx.Pgx(), job.Delivery{OutboxID: o.ID, ThreadID: o.ThreadID})
-	})
 }

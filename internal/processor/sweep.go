@@ -10,6 +10,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/job"
 	"github.com/weft-dev/weft/internal/outbox"
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 // sweepBatch bounds the work one sweep enqueues.
@@ -67,19 +68,11 @@ type reclaimWorker struct {
 	p *Processor
 }
 
-// Work hands outbox rows whose sender's claim lapsed to delivery jobs,
-// released and enqueued in one transaction, so a row is never left
-// released without a job nor given two by overlapping reclaims.
+// Work hands outbox rows whose sender's claim lapsed to delivery jobs.
 func (w *reclaimWorker) Work(ctx context.Context, _ *river.Job[job.Reclaim]) error {
 	p := w.p
-	var n int
-	err := p.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
-		rows, err := tx.ReclaimLapsedOutbox(ctx, sweepBatch)
-		if err != nil {
-			return err
-		}
-		n = len(rows)
-		return job.InsertTx(ctx, p.client, tx.Pgx(), outbox.Deliveries(rows)...)
+	n, err := p.handOver(ctx, p.store, func(ctx context.Context, tx *db.Tx) ([]thread.Outbox, error) {
+		return tx.ReclaimLapsedOutbox(ctx, sweepBatch)
 	})
 	if err != nil {
 		return err
@@ -88,4 +81,21 @@ func (w *reclaimWorker) Work(ctx context.Context, _ *river.Job[job.Reclaim]) err
 		p.logger.InfoContext(ctx, "reclaimed unsent outbox rows", slog.Int("deliveries", n))
 	}
 	return nil
+}
+
+// handOver runs release, which gives up claims on outbox rows, in one
+// transaction with the delivery jobs that will send those rows: a row is
+// never left released without a job, nor given two by overlapping
+// hand-overs. It returns how many rows were handed over.
+func (p *Processor) handOver(ctx context.Context, store *db.Store, release func(context.Context, *db.Tx) ([]thread.Outbox, error)) (int, error) {
+	var n int
+	err := store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		rows, err := release(ctx, tx)
+		if err != nil {
+			return err
+		}
+		n = len(rows)
+		return job.InsertTx(ctx, p.client, tx.Pgx(), outbox.Deliveries(rows)...)
+	})
+	return n, err
 }
