@@ -85,13 +85,57 @@ type Written struct {
 // transaction, which the caller rolls back (InTx does, when the error is
 // returned).
 func (q *Queries) Write(ctx context.Context, w Write) (*Written, error) {
+	got, err := q.WriteAll(ctx, []Write{w})
+	if err != nil {
+		return nil, err
+	}
+	return got[0], nil
+}
+
+// WriteAll sends several writes, to as many threads, in one round trip and
+// in order: the statements of a batch of deliveries that share a
+// transaction. The first part that fails fails them all, as Write would.
+func (q *Queries) WriteAll(ctx context.Context, ws []Write) ([]*Written, error) {
+	b := &pgx.Batch{}
+	var read []func(pgx.BatchResults) error
+	outs := make([]*Written, len(ws))
+	for i, w := range ws {
+		outs[i] = &Written{}
+		r, err := queueWrite(b, w, outs[i])
+		if err != nil {
+			return nil, err
+		}
+		read = append(read, r...)
+	}
+	if b.Len() == 0 {
+		return outs, nil
+	}
+
+	res := q.db.SendBatch(ctx, b)
+	for _, fn := range read {
+		if err := fn(res); err != nil {
+			_ = res.Close()
+			if r := (refusal{}); errors.As(err, &r) {
+				// The transaction is intact: no row is no error.
+				return nil, q.refused(ctx, r.thread, r.to)
+			}
+			return nil, fmt.Errorf("write: %w", err)
+		}
+	}
+	if err := res.Close(); err != nil {
+		return nil, fmt.Errorf("write: %w", translate(err))
+	}
+	return outs, nil
+}
+
+// queueWrite queues w's statements on b and returns, in order, the reads
+// of their results into out.
+func queueWrite(b *pgx.Batch, w Write, out *Written) ([]func(pgx.BatchResults) error, error) {
 	id := w.ThreadID
 	if w.New != nil {
 		id = w.New.Thread.ID
 	}
-	b := &pgx.Batch{}
 	var read []func(pgx.BatchResults) error
-	out := &Written{}
 	execRead := func(r pgx.BatchResults) error {
 		_, err := r.Exec()
 		return translate(err)
@@ -183,7 +227,7 @@ func (q *Queries) Write(ctx context.Context, w Write) (*Written, error) {
 		read = append(read, func(r pgx.BatchResults) error {
 			th, err := scanThread(r.QueryRow())
 			if errors.Is(err, thread.ErrNotFound) {
-				return errRefused
+				return refusal{thread: id, to: c.To}
 			}
 			if err == nil {
 				out.Thread = th
@@ -200,29 +244,16 @@ func (q *Queries) Write(ctx context.Context, w Write) (*Written, error) {
 			return translate(err)
 		})
 	}
-	if b.Len() == 0 {
-		return out, nil
-	}
-
-	res := q.db.SendBatch(ctx, b)
-	for _, fn := range read {
-		if err := fn(res); err != nil {
-			_ = res.Close()
-			if errors.Is(err, errRefused) {
-				// The transaction is intact: no row is no error.
-				return nil, q.refused(ctx, id, w.Status.To)
-			}
-			return nil, fmt.Errorf("write: %w", err)
-		}
-	}
-	if err := res.Close(); err != nil {
-		return nil, fmt.Errorf("write: %w", translate(err))
-	}
-	return out, nil
+	return read, nil
 }
 
-// errRefused is a status change that matched no row.
-var errRefused = errors.New("status change refused")
+// refusal is a status change that matched no row.
+type refusal struct {
+	thread uuid.UUID
+	to     thread.Status
+}
+
+func (refusal) Error() string { return "status change refused" }
 
 // refused says why a status change matched no row: the thread is in a
 // status the change cannot leave, or is gone.

@@ -21,11 +21,12 @@ import (
 
 // Ingester writes inbound events.
 type Ingester struct {
-	store   *db.Store
-	jobs    job.Inserter
-	memory  *thread.MemoryManager
-	express Express
-	logger  *slog.Logger
+	store    *db.Store
+	jobs     job.Inserter
+	memory   *thread.MemoryManager
+	express  Express
+	openings *openings
+	logger   *slog.Logger
 }
 
 // Express sends an outbox row at once, outside the job queue, after the
@@ -45,7 +46,11 @@ func New(store *db.Store, jobs job.Inserter, memory *thread.MemoryManager, logge
 	if memory == nil {
 		memory = &thread.MemoryManager{Memory: store}
 	}
-	return &Ingester{store: store, jobs: jobs, memory: memory, logger: logger.With("component", "ingest")}
+	in := &Ingester{store: store, jobs: jobs, memory: memory, logger: logger.With("component", "ingest")}
+	// Half the pool for new sessions' transactions leaves the rest for the
+	// reads before them (drafting) and for express sends.
+	in.openings = &openings{max: max(1, int(store.Pool().Config().MaxConns)/2), open: in.openBatch}
+	return in
 }
 
 // Builder returns a ThreadBuilder using the ingester's memory manager.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -83,21 +85,17 @@ func (in *Ingester) LinearCreated(ctx context.Context, d thread.Inbound, s Linea
 	if err != nil {
 		return LinearResult{}, fmt.Errorf("ingest linear created: %w", err)
 	}
-	// The usual case, a new session, in one round trip for the writes and
-	// one for the jobs.
+	// The usual case, a new session: in one round trip for the writes and
+	// one for the jobs, shared with the other new sessions of a burst.
 	d = linearInbound(d, thread.InboundProcessed)
-	var th *thread.Thread
-	var ack thread.Outbox
-	err = in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) (err error) {
-		th, ack, err = in.openSession(ctx, tx, &d, s, draft, true, in.express != nil)
-		return err
-	})
-	switch {
+	o := &opening{ctx: ctx, d: d, s: s, draft: draft}
+	in.openings.do(o)
+	switch err = o.err; {
 	case err == nil:
 		if in.express != nil {
-			in.express.Send(ack)
+			in.express.Send(o.ack)
 		}
-		return LinearResult{ThreadID: th.ID}, nil
+		return LinearResult{ThreadID: o.th.ID}, nil
 	case errors.Is(err, thread.ErrDuplicateDelivery):
 		return LinearResult{Duplicate: true}, nil
 	case !errors.Is(err, thread.ErrLinearSessionAttached):
@@ -256,18 +254,80 @@ func (in *Ingester) linearThread(ctx context.Context, tx *db.Tx, s LinearSession
 	return th, true, nil
 }
 
+// openBatch opens the sessions of a batch (see openings) in one
+// transaction. When that fails, because one of them is a redelivery, say,
+// each is opened alone, so that each gets its own answer and no delivery
+// fails for another's sake.
+func (in *Ingester) openBatch(ctx context.Context, batch []*opening) {
+	if len(batch) > 1 && in.openTogether(ctx, batch) == nil {
+		return
+	}
+	for _, o := range batch {
+		o.err = in.store.InTx(o.ctx, func(ctx context.Context, tx *db.Tx) (err error) {
+			o.th, o.ack, err = in.openSession(ctx, tx, &o.d, o.s, o.draft, true, in.express != nil)
+			return err
+		})
+	}
+}
+
+// openTogether opens several sessions in one transaction: their writes in
+// one round trip, their jobs in one insert. Sessions are written in order
+// of id, so that two batches sharing sessions (concurrent redeliveries)
+// take their locks in the same order and wait for each other rather than
+// deadlock.
+func (in *Ingester) openTogether(ctx context.Context, batch []*opening) error {
+	sorted := slices.SortedFunc(slices.Values(batch), func(a, b *opening) int {
+		return strings.Compare(a.s.Attachment.SessionID, b.s.Attachment.SessionID)
+	})
+	express := in.express != nil
+	ws := make([]db.Write, len(sorted))
+	for i, o := range sorted {
+		ws[i] = sessionWrite(&o.d, o.s, o.draft, true, express)
+	}
+	return in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		got, err := tx.WriteAll(ctx, ws)
+		if err != nil {
+			return err
+		}
+		var jobs []river.JobArgs
+		for i, o := range sorted {
+			o.th, o.ack = got[i].Thread, got[i].Outbox[0]
+			jobs = append(jobs, sessionJobs(o.s, got[i], express)...)
+		}
+		if err := job.InsertTx(ctx, in.jobs, tx.Pgx(), jobs...); err != nil {
+			return fmt.Errorf("enqueue session jobs: %w", err)
+		}
+		return nil
+	})
+}
+
 // openSession makes a session's thread from draft, in one round trip with
 // the delivery d (when not nil) and, when ack is set, the thought that
 // acknowledges the session at once; then it enqueues, in one more, the
-// thought's delivery, the turn, and the job that moves a delegated issue
-// to started. With express, the thought is written claimed for an express
-// send, which the caller starts after the commit, and gets no job: express
-// hands it to one when its send fails, and the leader's reclaim when the
-// claim lapses unsent. It returns the thread and the thought's
-// outbox row. A session that has a thread already fails with
+// session's jobs (see sessionJobs). It returns the thread and the
+// thought's outbox row. A session that has a thread already fails with
 // thread.ErrLinearSessionAttached, a delivery seen before with
 // thread.ErrDuplicateDelivery; either aborts tx.
 func (in *Ingester) openSession(ctx context.Context, tx *db.Tx, d *thread.Inbound, s LinearSession, draft *thread.Draft, ack, express bool) (*thread.Thread, thread.Outbox, error) {
+	got, err := tx.Write(ctx, sessionWrite(d, s, draft, ack, express))
+	if err != nil {
+		return nil, thread.Outbox{}, err
+	}
+	var ackRow thread.Outbox
+	if ack {
+		ackRow = got.Outbox[0]
+	}
+	if err := job.InsertTx(ctx, in.jobs, tx.Pgx(), sessionJobs(s, got, express)...); err != nil {
+		return nil, thread.Outbox{}, fmt.Errorf("enqueue session jobs: %w", err)
+	}
+	return got.Thread, ackRow, nil
+}
+
+// sessionWrite is the write that makes a session's thread from draft, with
+// the delivery d (when not nil) and, when ack is set, the thought that
+// acknowledges the session at once. With express, the thought is written
+// claimed for an express send, which the caller starts after the commit.
+func sessionWrite(d *thread.Inbound, s LinearSession, draft *thread.Draft, ack, express bool) db.Write {
 	w := db.Write{Inbound: d, New: draft}
 	if ack {
 		draft.Linear.SessionStatus = thread.SessionActive
@@ -277,14 +337,14 @@ func (in *Ingester) openSession(ctx context.Context, tx *db.Tx, d *thread.Inboun
 	if express {
 		w.SendingFor = expressClaim
 	}
-	got, err := tx.Write(ctx, w)
-	if err != nil {
-		return nil, thread.Outbox{}, err
-	}
-	var ackRow thread.Outbox
-	if ack {
-		ackRow = got.Outbox[0]
-	}
+	return w
+}
+
+// sessionJobs are the jobs a new session's write needs, in order: the
+// thought's delivery, the turn, and the job that moves a delegated issue to
+// started. An express thought gets no job: express hands it to one when its
+// send fails, and the leader's reclaim when the claim lapses unsent.
+func sessionJobs(s LinearSession, got *db.Written, express bool) []river.JobArgs {
 	var jobs []river.JobArgs
 	if !express {
 		jobs = outbox.Deliveries(got.Outbox)
@@ -293,10 +353,7 @@ func (in *Ingester) openSession(ctx context.Context, tx *db.Tx, d *thread.Inboun
 	if s.StartIssue && s.Attachment.IssueID != "" {
 		jobs = append(jobs, job.StartLinearIssue{OrganizationID: s.Attachment.WorkspaceID, IssueID: s.Attachment.IssueID})
 	}
-	if err := job.InsertTx(ctx, in.jobs, tx.Pgx(), jobs...); err != nil {
-		return nil, thread.Outbox{}, fmt.Errorf("enqueue session jobs: %w", err)
-	}
-	return got.Thread, ackRow, nil
+	return jobs
 }
 
 // stopLinear records a user's stop: the stop prompt itself, then the

@@ -2,6 +2,9 @@ package ingest_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -341,4 +344,100 @@ func TestLinearRevokedAndIgnored(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res.Duplicate)
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM webhook_deliveries WHERE outcome = 'ignored' AND delivery_id = $1`, ign.DeliveryID))
+}
+
+// TestLinearCreatedInABurst sends new sessions faster than a small pool
+// opens them one by one, so that they share transactions (see openings),
+// and checks each ends as if it had come alone; redeliveries among them,
+// under the same and a new delivery id, fail a shared transaction and are
+// sorted out one by one.
+func TestLinearCreatedInABurst(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// Two connections: one new-session transaction at a time, the rest queue.
+	url := dbtest.URL(t) + "&pool_max_conns=2"
+	pool, err := db.Open(ctx, url)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	logger := dbtest.Logger(t)
+	store := db.New(pool, logger)
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	b := &linearBundle{pool: pool, store: store, ing: ingest.New(store, rc, nil, logger)}
+
+	alone := state{Status: thread.StatusPending, SessionStatus: thread.SessionActive, TurnJobs: 1, DeliveryJobs: 1}
+	check := func(t *testing.T, ids []string, fresh map[string]int) {
+		t.Helper()
+		for _, id := range ids {
+			require.Equal(t, 1, fresh[id], "session %s opened once", id)
+			got := b.state(t, id)
+			want := alone
+			want.Stitches = []string{"system_prompt//", "initial_prompt/linear/" + id}
+			want.Outbox = []string{"thought/" + id + "/" + ingest.LinearAck}
+			want.StartJobs = got.StartJobs // counted across sessions below
+			require.Equal(t, want, got, "session %s", id)
+		}
+	}
+	// burst sends every delivery at once and counts, per session, the
+	// deliveries that opened it; each must get its own session's thread.
+	type call struct {
+		id string
+		d  thread.Inbound
+	}
+	burst := func(t *testing.T, calls []call) map[string]int {
+		t.Helper()
+		var mu sync.Mutex
+		fresh := map[string]int{}
+		var wg sync.WaitGroup
+		for _, c := range calls {
+			wg.Go(func() {
+				s := session(c.id)
+				s.Goal = c.id
+				res, err := b.ing.LinearCreated(ctx, c.d, s)
+				require.NoError(t, err)
+				if res.Duplicate {
+					return
+				}
+				th, err := b.store.Thread(ctx, res.ThreadID)
+				require.NoError(t, err)
+				require.Equal(t, c.id, th.Goal, "the thread of the session delivered")
+				mu.Lock()
+				fresh[c.id]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		return fresh
+	}
+
+	t.Run("NewSessionsShareTransactions", func(t *testing.T) {
+		var ids []string
+		var calls []call
+		for i := range 40 {
+			id := fmt.Sprintf("burst-%02d", i)
+			ids = append(ids, id)
+			calls = append(calls, call{id, delivery(id, "created")})
+		}
+		check(t, ids, burst(t, calls))
+		// Rows a transaction writes share its id (xmin): fewer
+		// transactions than sessions means sessions were batched.
+		txs := b.count(t, `SELECT count(DISTINCT xmin::text) FROM threads WHERE goal LIKE 'burst-%'`)
+		require.Less(t, txs, len(ids))
+		t.Logf("%d sessions in %d transactions", len(ids), txs)
+	})
+
+	t.Run("RedeliveriesAmongThem", func(t *testing.T) {
+		var ids []string
+		var calls []call
+		for i := range 30 {
+			id := fmt.Sprintf("again-%02d", i)
+			ids = append(ids, id)
+			d := delivery(id, "created")
+			calls = append(calls, call{id, d}, call{id, d}, call{id, delivery(id, "created")})
+		}
+		rand.Shuffle(len(calls), func(i, j int) { calls[i], calls[j] = calls[j], calls[i] })
+		check(t, ids, burst(t, calls))
+		require.Equal(t, len(ids), b.count(t, `SELECT count(*) FROM webhook_deliveries WHERE event_key LIKE 'again-%'`))
+	})
+	require.Equal(t, 70, b.state(t, "burst-00").StartJobs)
 }

@@ -1,0 +1,128 @@
+package ingest
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// maxBatch caps the sessions one transaction opens: its statements go in
+// one round trip, and one River insert takes all their jobs.
+const maxBatch = 64
+
+// opening is one new session waiting for the transaction that makes it.
+type opening struct {
+	ctx   context.Context
+	d     thread.Inbound
+	s     LinearSession
+	draft *thread.Draft
+
+	lead chan struct{} // closed when this caller is to run the next batch
+	done chan struct{} // closed when th, ack and err are set
+
+	th  *thread.Thread
+	ack thread.Outbox
+	err error
+}
+
+// openings groups concurrent new sessions into shared transactions. A
+// session is opened at once while fewer than max transactions are in
+// flight; past that it waits, and the next transaction to start takes it
+// with everything else that queued meanwhile. Under light load each
+// session is its own transaction, as before; under a burst one begin, one
+// round trip of statements, one job insert and one commit (one WAL flush)
+// serve many, which is what lets a webhook's cost fall as the rate rises.
+type openings struct {
+	max int
+	// open makes the sessions of one batch and sets each one's result.
+	open func(ctx context.Context, batch []*opening)
+
+	mu       sync.Mutex
+	inFlight int
+	queue    []*opening
+}
+
+// do opens o's session, in a transaction of its own or in a batch, and
+// returns when o's result is set.
+func (q *openings) do(o *opening) {
+	o.lead, o.done = make(chan struct{}), make(chan struct{})
+	q.mu.Lock()
+	if q.inFlight < q.max {
+		q.inFlight++
+		q.mu.Unlock()
+		q.run(o)
+		return
+	}
+	q.queue = append(q.queue, o)
+	q.mu.Unlock()
+
+	select {
+	case <-o.done:
+		return
+	case <-o.lead:
+		q.run(o)
+		return
+	case <-o.ctx.Done():
+	}
+	q.mu.Lock()
+	if i := slices.Index(q.queue, o); i >= 0 {
+		q.queue = slices.Delete(q.queue, i, i+1)
+		q.mu.Unlock()
+		o.err = o.ctx.Err()
+		return
+	}
+	q.mu.Unlock()
+	// Taken by a batch, or promoted to run one: either way it is owed.
+	select {
+	case <-o.done:
+	case <-o.lead:
+		q.run(o)
+	}
+}
+
+// run opens a batch of o and whatever queued (up to maxBatch), sets every
+// result, and hands the next batch to the first caller still queued.
+func (q *openings) run(o *opening) {
+	q.mu.Lock()
+	n := min(len(q.queue), maxBatch-1)
+	batch := append([]*opening{o}, q.queue[:n]...)
+	q.queue = slices.Delete(q.queue, 0, n)
+	q.mu.Unlock()
+
+	ctx, cancel := batchContext(batch)
+	q.open(ctx, batch)
+	cancel()
+	for _, b := range batch[1:] {
+		close(b.done)
+	}
+
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.queue) == 0 {
+		q.inFlight--
+		return
+	}
+	next := q.queue[0]
+	q.queue = q.queue[1:]
+	close(next.lead)
+}
+
+// batchContext is the context a batch runs under: no one caller's
+// cancellation ends the others' write, and it lasts as long as the caller
+// that may wait longest.
+func batchContext(batch []*opening) (context.Context, context.CancelFunc) {
+	var last time.Time
+	for _, o := range batch {
+		d, ok := o.ctx.Deadline()
+		if !ok {
+			return context.WithCancel(context.WithoutCancel(o.ctx))
+		}
+		if d.After(last) {
+			last = d
+		}
+	}
+	return context.WithDeadline(context.WithoutCancel(batch[0].ctx), last)
+}

@@ -1,0 +1,161 @@
+package ingest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// recorder is an openings.open that holds each batch until released and
+// records which sessions went together.
+type recorder struct {
+	mu      sync.Mutex
+	batches [][]string
+	started chan struct{}
+	release chan struct{}
+}
+
+func (r *recorder) open(_ context.Context, batch []*opening) {
+	var ids []string
+	for _, o := range batch {
+		ids = append(ids, o.s.Attachment.SessionID)
+		o.th = &thread.Thread{Goal: o.s.Attachment.SessionID}
+	}
+	r.mu.Lock()
+	r.batches = append(r.batches, ids)
+	r.mu.Unlock()
+	r.started <- struct{}{}
+	<-r.release
+}
+
+func newOpening(ctx context.Context, id string) *opening {
+	return &opening{ctx: ctx, s: LinearSession{Attachment: thread.LinearAttachment{SessionID: id}}}
+}
+
+// queued waits until n callers wait in q.
+func queued(t *testing.T, q *openings, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return len(q.queue) == n
+	}, 5*time.Second, time.Millisecond)
+}
+
+func TestOpenings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("QueuedCallersShareTheNextBatch", func(t *testing.T) {
+		t.Parallel()
+		r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{})}
+		q := &openings{max: 1, open: r.open}
+		var wg sync.WaitGroup
+		results := make(map[string]*opening)
+		call := func(id string) {
+			o := newOpening(ctx, id)
+			results[id] = o
+			wg.Go(func() { q.do(o) })
+		}
+		call("a")
+		<-r.started // a's batch is in flight: the one slot is taken
+		for i, id := range []string{"b", "c", "d"} {
+			call(id)
+			queued(t, q, i+1)
+		}
+		r.release <- struct{}{} // a finishes; b leads c and d
+		<-r.started
+		r.release <- struct{}{}
+		wg.Wait()
+
+		require.Equal(t, [][]string{{"a"}, {"b", "c", "d"}}, r.batches)
+		for id, o := range results {
+			require.NoError(t, o.err)
+			require.Equal(t, id, o.th.Goal, "each caller gets its own result")
+		}
+		require.Zero(t, q.inFlight)
+	})
+
+	t.Run("FreeSlotsRunAtOnce", func(t *testing.T) {
+		t.Parallel()
+		r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{})}
+		q := &openings{max: 2, open: r.open}
+		var wg sync.WaitGroup
+		for _, id := range []string{"a", "b"} {
+			wg.Go(func() { q.do(newOpening(ctx, id)) })
+			<-r.started
+		}
+		close(r.release)
+		wg.Wait()
+		require.ElementsMatch(t, [][]string{{"a"}, {"b"}}, r.batches)
+	})
+
+	t.Run("ACallerThatGivesUpLeavesTheQueue", func(t *testing.T) {
+		t.Parallel()
+		r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{})}
+		q := &openings{max: 1, open: r.open}
+		var wg sync.WaitGroup
+		wg.Go(func() { q.do(newOpening(ctx, "a")) })
+		<-r.started
+		gctx, cancel := context.WithCancel(ctx)
+		gone := newOpening(gctx, "gone")
+		wg.Go(func() { q.do(gone) })
+		queued(t, q, 1)
+		cancel()
+		queued(t, q, 0)
+		close(r.release)
+		wg.Wait()
+
+		require.ErrorIs(t, gone.err, context.Canceled)
+		require.Nil(t, gone.th)
+		require.Equal(t, [][]string{{"a"}}, r.batches)
+		require.Zero(t, q.inFlight)
+	})
+
+	t.Run("BatchesAreCapped", func(t *testing.T) {
+		t.Parallel()
+		r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{})}
+		q := &openings{max: 1, open: r.open}
+		var wg sync.WaitGroup
+		wg.Go(func() { q.do(newOpening(ctx, "first")) })
+		<-r.started
+		for range maxBatch + 1 {
+			wg.Go(func() { q.do(newOpening(ctx, "queued")) })
+		}
+		queued(t, q, maxBatch+1)
+		close(r.release)
+		wg.Wait()
+
+		require.Len(t, r.batches, 3)
+		require.Len(t, r.batches[1], maxBatch)
+		require.Len(t, r.batches[2], 1)
+	})
+}
+
+func TestBatchContextOutlastsEveryCaller(t *testing.T) {
+	t.Parallel()
+	soon, cancelSoon := context.WithTimeout(context.Background(), time.Minute)
+	defer cancelSoon()
+	later, cancelLater := context.WithTimeout(context.Background(), time.Hour)
+	defer cancelLater()
+
+	ctx, cancel := batchContext([]*opening{{ctx: soon}, {ctx: later}})
+	defer cancel()
+	want, _ := later.Deadline()
+	got, ok := ctx.Deadline()
+	require.True(t, ok)
+	require.Equal(t, want, got)
+
+	cancelSoon() // the leader giving up does not end the others' write
+	require.NoError(t, ctx.Err())
+
+	ctx, cancel = batchContext([]*opening{{ctx: soon}, {ctx: context.Background()}})
+	defer cancel()
+	_, ok = ctx.Deadline()
+	require.False(t, ok, "a caller without a deadline lifts it")
+}
