@@ -106,7 +106,10 @@ const (
 // thread.ErrConflict when the thread's status or head is no longer what the
 // turn read (read it again), and with thread.ErrNotFound.
 //
-// The statement commits without waiting for its flush (see leaseCommit).
+// The statement commits without waiting for its flush (see unflushedCommit):
+// nothing outside the database acts on a lease alone. If a database crash
+// forgets it, the turn's connection died with it, and its next step could
+// not have been recorded anyway, since weft_hold_turn checks the lease.
 func (s *Store) StartTurn(ctx context.Context, threadID uuid.UUID, ts TurnStart) (*thread.Thread, error) {
 	sql, args := startTurnSQL, []any{threadID, ts.Owner, ts.TTL.Milliseconds(), ts.Status, nullUUID(ts.Head)}
 	if ts.Running {
@@ -117,7 +120,7 @@ func (s *Store) StartTurn(ctx context.Context, threadID uuid.UUID, ts TurnStart)
 		args = append(setStatusArgs(threadID, thread.StatusChange{To: thread.StatusRunning}), args[1:]...)
 	}
 	var t *thread.Thread
-	err := s.leaseCommit(ctx, sql, args, func(r pgx.Row) (err error) {
+	err := s.unflushedCommit(ctx, sql, args, func(r pgx.Row) (err error) {
 		t, err = scanThread(r)
 		return err
 	})
@@ -140,15 +143,14 @@ func (s *Store) StartTurn(ctx context.Context, threadID uuid.UUID, ts TurnStart)
 	return nil, fmt.Errorf("start turn on %s: %w: the thread changed since it was read", threadID, thread.ErrConflict)
 }
 
-// leaseCommit runs one statement that takes or renews a turn's lease, read
-// by scan, committing without waiting for the commit's WAL flush
-// (synchronous_commit off, for this transaction only). Nothing outside the
-// database acts on a lease alone: if the database crashes before the flush
-// and forgets it, the turn's connection died with it, and its next step
-// could not have been recorded anyway, since weft_hold_turn checks the
-// lease; and any later commit that is flushed flushes this one before it.
-// At one turn at a time the flush is most of the statement's cost.
-func (s *Store) leaseCommit(ctx context.Context, sql string, args []any, scan func(pgx.Row) error) error {
+// unflushedCommit runs one statement, read by scan, in a transaction of
+// its own that commits without waiting for its WAL flush
+// (synchronous_commit off, for that transaction only): the flush is most
+// of a one-statement write's cost. Only for a fact whose loss in a
+// database crash (not weft's: the commit is in the WAL buffer either way)
+// costs nothing but a repeat: a lease (see StartTurn) or a sent mark (see
+// MarkOutboxSent). Any later flushed commit flushes it before it.
+func (s *Store) unflushedCommit(ctx context.Context, sql string, args []any, scan func(pgx.Row) error) error {
 	b := &pgx.Batch{}
 	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
 	b.Queue(sql, args...)
@@ -168,7 +170,7 @@ func (s *Store) leaseCommit(ctx context.Context, sql string, args []any, scan fu
 // StartTurn, it does not wait for its commit's flush.
 func (s *Store) RenewLease(ctx context.Context, threadID uuid.UUID, owner string, ttl time.Duration) (thread.Status, error) {
 	var status thread.Status
-	err := s.leaseCommit(ctx, `
+	err := s.unflushedCommit(ctx, `
 		UPDATE threads SET lease_expires_at = now() + $3 * interval '1 millisecond'
 		WHERE thread_id = $1 AND lease_owner = $2
 		RETURNING status`, []any{threadID, owner, ttl.Milliseconds()}, func(r pgx.Row) error { return r.Scan(&status) })

@@ -255,3 +255,38 @@ func TestTurnWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestUnflushedCommitsLeaveTheConnection checks that the lease's and the
+// sent mark's unflushed commits are theirs alone: on a one-connection
+// pool, whatever runs next on that connection still waits for its flush.
+func TestUnflushedCommitsLeaveTheConnection(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, err := db.Open(ctx, dbtest.URL(t)+"&pool_max_conns=1")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	store := db.New(pool, dbtest.Logger(t))
+	synchronous := func() string {
+		t.Helper()
+		var v string
+		require.NoError(t, pool.QueryRow(ctx, `SHOW synchronous_commit`).Scan(&v))
+		return v
+	}
+	require.Equal(t, "on", synchronous())
+
+	th := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Linear: dbtest.LinearAttachment()})
+	startOn(t, store, th.ID, "a")
+	require.Equal(t, "on", synchronous(), "after StartTurn")
+
+	o, err := store.InsertOutbox(ctx, thread.Outbox{ThreadID: th.ID, StitchID: th.HeadStitchID, Platform: thread.PlatformLinear,
+		Target: "session-1", Kind: thread.OutboxThought, Body: []byte(`{"body":"On it."}`)})
+	require.NoError(t, err)
+	_, err = store.ClaimOutbox(ctx, o.ID, time.Minute)
+	require.NoError(t, err)
+	_, err = store.MarkOutboxSent(ctx, o.ID, "activity-1")
+	require.NoError(t, err)
+	require.Equal(t, "on", synchronous(), "after MarkOutboxSent")
+	sent, err := store.Outbox(ctx, o.ID)
+	require.NoError(t, err)
+	require.Equal(t, thread.OutboxSent, sent.Status)
+}

@@ -129,17 +129,21 @@ func collectOutbox(rows pgx.Rows) ([]thread.Outbox, error) { return collect(rows
 
 // MarkOutboxSent records that the platform took the message, and its id
 // there, and returns the id of the row that waited in line behind it on
-// its surface (uuid.Nil when none), in one statement.
-func (q *Queries) MarkOutboxSent(ctx context.Context, id uuid.UUID, externalID string) (uuid.UUID, error) {
+// its surface (uuid.Nil when none), in one statement. It does not wait for
+// the commit's flush (see unflushedCommit): should a database crash forget
+// the mark, the row's claim lapses, the reclaim hands it to a delivery job,
+// and the platform takes the send, made under the row's id, as the one it
+// has; one flush fewer per post is worth that rare repeat.
+func (s *Store) MarkOutboxSent(ctx context.Context, id uuid.UUID, externalID string) (uuid.UUID, error) {
 	var next pgtype.UUID
-	err := q.db.QueryRow(ctx, `
+	err := s.unflushedCommit(ctx, `
 		WITH o AS (
 			UPDATE platform_deliveries SET status = 'sent', external_id = $2, sent_at = now(),
 				claimed_until = NULL, last_error = NULL, updated_at = now()
 			WHERE delivery_id = $1
 			RETURNING thread_id, platform, target, created_at, delivery_id
 		)
-		SELECT (`+nextInLineSQL+`) FROM o`, id, nullString(externalID)).Scan(&next)
+		SELECT (`+nextInLineSQL+`) FROM o`, []any{id, nullString(externalID)}, func(r pgx.Row) error { return r.Scan(&next) })
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("mark outbox sent: %w", translate(err))
 	}
