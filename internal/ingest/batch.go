@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -91,14 +92,29 @@ func (q *openings) run(o *opening) {
 	batch := append([]*opening{o}, q.queue[:n]...)
 	q.queue = slices.Delete(q.queue, 0, n)
 	q.mu.Unlock()
+	// Deferred, so that a panic in open fails the others and frees the
+	// slot instead of leaving them waiting for good.
+	defer q.finish(batch)
 
 	ctx, cancel := batchContext(batch)
+	defer cancel()
 	q.open(ctx, batch)
-	cancel()
+}
+
+// errAbandoned is the result of a session whose batch ended without
+// setting it (a panic while opening).
+var errAbandoned = errors.New("ingest: the batch opening this session was abandoned")
+
+// finish releases the callers of batch and passes the batch's slot on.
+func (q *openings) finish(batch []*opening) {
+	for _, b := range batch {
+		if b.th == nil && b.err == nil {
+			b.err = errAbandoned
+		}
+	}
 	for _, b := range batch[1:] {
 		close(b.done)
 	}
-
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.queue) == 0 {

@@ -12,25 +12,31 @@ import (
 )
 
 // recorder is an openings.open that holds each batch until released and
-// records which sessions went together.
+// records which sessions went together; a batch led by panicOn panics.
 type recorder struct {
 	mu      sync.Mutex
 	batches [][]string
 	started chan struct{}
 	release chan struct{}
+	panicOn string
 }
 
 func (r *recorder) open(_ context.Context, batch []*opening) {
 	var ids []string
 	for _, o := range batch {
 		ids = append(ids, o.s.Attachment.SessionID)
-		o.th = &thread.Thread{Goal: o.s.Attachment.SessionID}
 	}
 	r.mu.Lock()
 	r.batches = append(r.batches, ids)
 	r.mu.Unlock()
 	r.started <- struct{}{}
 	<-r.release
+	if ids[0] == r.panicOn {
+		panic("opening failed")
+	}
+	for _, o := range batch {
+		o.th = &thread.Thread{Goal: o.s.Attachment.SessionID}
+	}
 }
 
 func newOpening(ctx context.Context, id string) *opening {
@@ -134,6 +140,37 @@ func TestOpenings(t *testing.T) {
 		require.Len(t, r.batches, 3)
 		require.Len(t, r.batches[1], maxBatch)
 		require.Len(t, r.batches[2], 1)
+	})
+
+	t.Run("APanicFailsTheBatchAndFreesTheSlot", func(t *testing.T) {
+		t.Parallel()
+		r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{}), panicOn: "b"}
+		q := &openings{max: 1, open: r.open}
+		var wg sync.WaitGroup
+		wg.Go(func() { q.do(newOpening(ctx, "a")) })
+		<-r.started
+		wg.Go(func() {
+			defer func() { require.Equal(t, "opening failed", recover()) }()
+			q.do(newOpening(ctx, "b"))
+		})
+		queued(t, q, 1)
+		follower := newOpening(ctx, "c")
+		wg.Go(func() { q.do(follower) })
+		queued(t, q, 2)
+		r.release <- struct{}{} // a finishes; b leads c, and panics
+		<-r.started
+		r.release <- struct{}{}
+		wg.Wait()
+		require.Equal(t, [][]string{{"a"}, {"b", "c"}}, r.batches)
+		require.ErrorIs(t, follower.err, errAbandoned)
+
+		after := newOpening(ctx, "d")
+		wg.Go(func() { q.do(after) })
+		<-r.started
+		close(r.release)
+		wg.Wait()
+		require.NoError(t, after.err)
+		require.Zero(t, q.inFlight)
 	})
 }
 
