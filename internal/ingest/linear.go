@@ -256,18 +256,24 @@ func (in *Ingester) linearThread(ctx context.Context, tx *db.Tx, s LinearSession
 
 // openBatch opens the sessions of a batch (see openings) in one
 // transaction. When that fails, because one of them is a redelivery, say,
-// each is opened alone, so that each gets its own answer and no delivery
-// fails for another's sake.
+// each half is tried again, down to single sessions, so that each gets its
+// own answer and no delivery fails for another's sake, in a few
+// transactions rather than one per session.
 func (in *Ingester) openBatch(ctx context.Context, batch []*opening) {
-	if len(batch) > 1 && in.openTogether(ctx, batch) == nil {
-		return
-	}
-	for _, o := range batch {
+	if len(batch) == 1 {
+		o := batch[0]
 		o.err = in.store.InTx(o.ctx, func(ctx context.Context, tx *db.Tx) (err error) {
 			o.th, o.ack, err = in.openSession(ctx, tx, &o.d, o.s, o.draft, true, in.express != nil)
 			return err
 		})
+		return
 	}
+	if in.openTogether(ctx, batch) == nil {
+		return
+	}
+	half := len(batch) / 2
+	in.openBatch(ctx, batch[:half])
+	in.openBatch(ctx, batch[half:])
 }
 
 // openTogether opens several sessions in one transaction: their writes in
@@ -284,14 +290,13 @@ func (in *Ingester) openTogether(ctx context.Context, batch []*opening) error {
 	for i, o := range sorted {
 		ws[i] = sessionWrite(&o.d, o.s, o.draft, true, express)
 	}
-	return in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
-		got, err := tx.WriteAll(ctx, ws)
-		if err != nil {
+	var got []*db.Written
+	err := in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) (err error) {
+		if got, err = tx.WriteAll(ctx, ws); err != nil {
 			return err
 		}
 		var jobs []river.JobArgs
 		for i, o := range sorted {
-			o.th, o.ack = got[i].Thread, got[i].Outbox[0]
 			jobs = append(jobs, sessionJobs(o.s, got[i], express)...)
 		}
 		if err := job.InsertTx(ctx, in.jobs, tx.Pgx(), jobs...); err != nil {
@@ -299,6 +304,13 @@ func (in *Ingester) openTogether(ctx context.Context, batch []*opening) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	for i, o := range sorted {
+		o.th, o.ack = got[i].Thread, got[i].Outbox[0]
+	}
+	return nil
 }
 
 // openSession makes a session's thread from draft, in one round trip with
