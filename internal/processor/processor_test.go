@@ -322,6 +322,24 @@ func TestDeliveryGivesUp(t *testing.T) {
 
 // The leader's sweep runs again and again: a turn whose replica died after
 // the first sweeps had run is still taken up by a later one.
+func TestSweepSendsAStrandedRow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	h.waitRan(t, "weft_sweep")
+	// A post due for two minutes whose job is gone.
+	th := dbtest.Thread(ctx, t, h.store, &dbtest.ThreadOpts{Linear: dbtest.LinearAttachment()})
+	o, err := h.store.InsertOutbox(ctx, thread.Outbox{ThreadID: th.ID, StitchID: th.HeadStitchID, Platform: thread.PlatformLinear,
+		Target: "session-1", Kind: thread.OutboxResponse, Body: thread.OutboxBody{Text: "stranded"}.JSON()})
+	require.NoError(t, err)
+	_, err = h.pool.Exec(ctx, `UPDATE platform_deliveries SET next_attempt_at = now() - interval '2 minutes' WHERE delivery_id = $1`, o.ID)
+	require.NoError(t, err)
+
+	rows := h.waitSent(t, th.ID, 1)
+	require.Equal(t, thread.OutboxSent, rows[0].Status)
+	require.Equal(t, []thread.OutboxKind{thread.OutboxResponse}, h.sender.kinds(th.ID), "posted once")
+}
+
 func TestSweepResumesALapsedTurn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
 	"github.com/weft-dev/weft/db"
@@ -34,23 +35,25 @@ type sweepWorker struct {
 // marks Linear sessions stale as Linear does.
 func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[job.Sweep]) error {
 	p := w.p
-	lapsed, err := p.store.LapsedThreads(ctx, sweepBatch)
-	if err != nil {
-		return err
-	}
-	for _, id := range lapsed {
-		if _, err := p.client.Insert(ctx, job.Turn{ThreadID: id}, nil); err != nil {
+	// Found and enqueued in one transaction, with one insert.
+	var lapsed []uuid.UUID
+	var stranded []thread.Outbox
+	err := p.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) (err error) {
+		if lapsed, err = tx.LapsedThreads(ctx, sweepBatch); err != nil {
 			return err
 		}
-	}
-	stranded, err := p.store.StrandedOutbox(ctx, strandedGrace, sweepBatch)
-	if err != nil {
-		return err
-	}
-	for _, o := range stranded {
-		if _, err := p.client.Insert(ctx, job.Delivery{OutboxID: o.ID, ThreadID: o.ThreadID}, nil); err != nil {
+		if stranded, err = tx.StrandedOutbox(ctx, strandedGrace, sweepBatch); err != nil {
 			return err
 		}
+		jobs := make([]river.JobArgs, 0, len(lapsed)+len(stranded))
+		for _, id := range lapsed {
+			jobs = append(jobs, job.Turn{ThreadID: id})
+		}
+		jobs = append(jobs, outbox.Deliveries(stranded)...)
+		return job.InsertTx(ctx, p.client, tx.Pgx(), jobs...)
+	})
+	if err != nil {
+		return err
 	}
 	stale, err := p.store.MarkStaleLinearSessions(ctx, linearStaleAfter)
 	if err != nil {
