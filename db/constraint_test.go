@@ -2,12 +2,16 @@ package db_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 // TestConstraints breaks each invariant the database enforces, by hand, as an
@@ -69,4 +73,42 @@ func TestConstraints(t *testing.T) {
 			VALUES ('00000000-0000-0000-0000-00000000000b', 'sess-stale', 'w', 'u', 'stale')`)
 		require.NoError(t, err)
 	})
+}
+
+// TestRefused tells a write the database refused from one it never
+// answered, on errors as the store returns them.
+func TestRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	in := thread.Inbound{Platform: thread.PlatformLinear, DeliveryID: "d1", EventKey: "session-1", EventType: "AgentSessionEvent"}
+	duplicate := store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		if _, err := tx.Write(ctx, db.Write{Inbound: &in}); err != nil {
+			return err
+		}
+		_, err := tx.Write(ctx, db.Write{Inbound: &in})
+		return err
+	})
+	require.ErrorIs(t, duplicate, thread.ErrDuplicateDelivery)
+	expired, cancel := context.WithCancel(ctx)
+	cancel()
+	_, gone := store.Thread(expired, uuid.New())
+	closed := db.New(dbtest.NewPool(t), dbtest.Logger(t))
+	closed.Pool().Close()
+	_, unreachable := closed.Thread(ctx, uuid.New())
+
+	for _, tc := range []struct {
+		name    string
+		err     error
+		refused bool
+	}{
+		{"DuplicateDelivery", duplicate, true},
+		{"InvalidBeforeSending", fmt.Errorf("write: %w", thread.ErrInvalid), true},
+		{"Statement", &pgconn.PgError{Code: "23514"}, true},
+		{"Cancelled", gone, false},
+		{"PoolClosed", unreachable, false},
+	} {
+		require.Error(t, tc.err, tc.name)
+		require.Equal(t, tc.refused, db.Refused(tc.err), "%s: %v", tc.name, tc.err)
+	}
 }

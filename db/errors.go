@@ -3,6 +3,8 @@ package db
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -61,6 +63,27 @@ var errRetryable = errors.New("retryable database conflict")
 
 // IsRetryable reports whether err is a transient conflict worth retrying.
 func IsRetryable(err error) bool { return errors.Is(err, errRetryable) }
+
+// Refused reports whether err is the database refusing a write (a
+// constraint, a conflict, a row gone or not as expected) rather than not
+// answering it (unreachable, connection lost, deadline passed): a write of
+// many parts that was refused may go through in parts.
+func Refused(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return true
+	}
+	for _, domain := range refusals {
+		if errors.Is(err, domain) {
+			return true
+		}
+	}
+	return false
+}
+
+// refusals are the domain errors translate makes of refused statements,
+// and thread.ErrInvalid, which a write refuses before sending anything.
+var refusals = append([]error{thread.ErrInvalid, thread.ErrNotFound, thread.ErrAborted}, slices.Collect(maps.Values(constraintErrors))...)
 
 // translate turns driver errors into domain errors. It is the only place that
 // looks inside them.

@@ -133,7 +133,9 @@ func collectOutbox(rows pgx.Rows) ([]thread.Outbox, error) { return collect(rows
 // the commit's flush (see unflushedCommit): should a database crash forget
 // the mark, the row's claim lapses, the reclaim hands it to a delivery job,
 // and the platform takes the send, made under the row's id, as the one it
-// has; one flush fewer per post is worth that rare repeat.
+// has; one flush fewer per post is worth that rare repeat. (Discord
+// remembers a nonce for a few minutes only: a database down for longer
+// than that, right after a post, may see that post made twice.)
 func (s *Store) MarkOutboxSent(ctx context.Context, id uuid.UUID, externalID string) (uuid.UUID, error) {
 	var next pgtype.UUID
 	err := s.unflushedCommit(ctx, `

@@ -22,11 +22,22 @@ type opening struct {
 	draft *thread.Draft
 
 	lead chan struct{} // closed when this caller is to run the next batch
-	done chan struct{} // closed when th, ack and err are set
+	done chan struct{} // closed when th, ack and err are set (settle)
+	// settled is set once done is closed; only the goroutine running the
+	// caller's batch touches it.
+	settled bool
 
 	th  *thread.Thread
 	ack thread.Outbox
 	err error
+}
+
+// settle releases o's caller, whose result is set.
+func (o *opening) settle() {
+	if !o.settled {
+		o.settled = true
+		close(o.done)
+	}
 }
 
 // openings groups concurrent new sessions into shared transactions. A
@@ -84,18 +95,30 @@ func (q *openings) do(o *opening) {
 	}
 }
 
-// run opens a batch of o and whatever queued (up to maxBatch), sets every
-// result, and hands the next batch to the first caller still queued.
+// run opens a batch of o and whatever queued (up to maxBatch), and hands
+// the next batch to the first caller still queued. open settles each
+// caller as soon as its result is final; finish settles the rest.
 func (q *openings) run(o *opening) {
 	q.mu.Lock()
 	n := min(len(q.queue), maxBatch-1)
-	batch := append([]*opening{o}, q.queue[:n]...)
+	taken := append([]*opening{o}, q.queue[:n]...)
 	q.queue = slices.Delete(q.queue, 0, n)
 	q.mu.Unlock()
 	// Deferred, so that a panic in open fails the others and frees the
 	// slot instead of leaving them waiting for good.
-	defer q.finish(batch)
+	defer q.finish(taken)
 
+	// A caller whose time ran out while it queued gets that as its answer
+	// rather than cutting the others' write short.
+	batch := make([]*opening, 0, len(taken))
+	for _, b := range taken {
+		if b.err = b.ctx.Err(); b.err == nil {
+			batch = append(batch, b)
+		}
+	}
+	if len(batch) == 0 {
+		return
+	}
 	ctx, cancel := batchContext(batch)
 	defer cancel()
 	q.open(ctx, batch)
@@ -105,15 +128,14 @@ func (q *openings) run(o *opening) {
 // setting it (a panic while opening).
 var errAbandoned = errors.New("ingest: the batch opening this session was abandoned")
 
-// finish releases the callers of batch and passes the batch's slot on.
+// finish settles the callers of batch open did not, and passes the
+// batch's slot on.
 func (q *openings) finish(batch []*opening) {
 	for _, b := range batch {
 		if b.th == nil && b.err == nil {
 			b.err = errAbandoned
 		}
-	}
-	for _, b := range batch[1:] {
-		close(b.done)
+		b.settle()
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -126,19 +148,19 @@ func (q *openings) finish(batch []*opening) {
 	close(next.lead)
 }
 
-// batchContext is the context a batch runs under: no one caller's
-// cancellation ends the others' write, and it lasts as long as the caller
-// that may wait longest.
+// batchContext is the context a batch runs under: one caller giving up
+// does not end the others' write, and the write ends by the first of their
+// deadlines, so that every caller is answered within its own.
 func batchContext(batch []*opening) (context.Context, context.CancelFunc) {
-	var last time.Time
+	var first time.Time
 	for _, o := range batch {
-		d, ok := o.ctx.Deadline()
-		if !ok {
-			return context.WithCancel(context.WithoutCancel(o.ctx))
-		}
-		if d.After(last) {
-			last = d
+		if d, ok := o.ctx.Deadline(); ok && (first.IsZero() || d.Before(first)) {
+			first = d
 		}
 	}
-	return context.WithDeadline(context.WithoutCancel(batch[0].ctx), last)
+	ctx := context.WithoutCancel(batch[0].ctx)
+	if first.IsZero() {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, first)
 }

@@ -92,9 +92,6 @@ func (in *Ingester) LinearCreated(ctx context.Context, d thread.Inbound, s Linea
 	in.openings.do(o)
 	switch err = o.err; {
 	case err == nil:
-		if in.express != nil {
-			in.express.Send(o.ack)
-		}
 		return LinearResult{ThreadID: o.th.ID}, nil
 	case errors.Is(err, thread.ErrDuplicateDelivery):
 		return LinearResult{Duplicate: true}, nil
@@ -255,25 +252,50 @@ func (in *Ingester) linearThread(ctx context.Context, tx *db.Tx, s LinearSession
 }
 
 // openBatch opens the sessions of a batch (see openings) in one
-// transaction. When that fails, because one of them is a redelivery, say,
-// each half is tried again, down to single sessions, so that each gets its
-// own answer and no delivery fails for another's sake, in a few
-// transactions rather than one per session.
+// transaction. When the database refuses it, because one of them is a
+// redelivery, say, each half is tried again, down to single sessions, so
+// that each gets its own answer and no delivery fails for another's sake,
+// in a few transactions rather than one per session. Each caller is
+// settled, and its acknowledgement sent, as soon as its session is written.
 func (in *Ingester) openBatch(ctx context.Context, batch []*opening) {
 	if len(batch) == 1 {
 		o := batch[0]
-		o.err = in.store.InTx(o.ctx, func(ctx context.Context, tx *db.Tx) (err error) {
+		o.err = in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) (err error) {
 			o.th, o.ack, err = in.openSession(ctx, tx, &o.d, o.s, o.draft, true, in.express != nil)
 			return err
 		})
+		in.opened(batch)
 		return
 	}
-	if in.openTogether(ctx, batch) == nil {
+	err := in.openTogether(ctx, batch)
+	switch {
+	case err == nil:
+		in.opened(batch)
+		return
+	case !db.Refused(err):
+		// Not answered: its parts would fare no better.
+		for _, o := range batch {
+			o.err = err
+		}
+		in.opened(batch)
 		return
 	}
+	in.logger.DebugContext(ctx, "new sessions refused together; trying them by halves",
+		slog.Int("sessions", len(batch)), slog.Any("error", err))
 	half := len(batch) / 2
 	in.openBatch(ctx, batch[:half])
 	in.openBatch(ctx, batch[half:])
+}
+
+// opened settles the callers of a batch whose results are final, sending
+// each written session's acknowledgement at once.
+func (in *Ingester) opened(batch []*opening) {
+	for _, o := range batch {
+		if o.err == nil && in.express != nil {
+			in.express.Send(o.ack)
+		}
+		o.settle()
+	}
 }
 
 // openTogether opens several sessions in one transaction: their writes in

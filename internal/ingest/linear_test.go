@@ -439,5 +439,37 @@ func TestLinearCreatedInABurst(t *testing.T) {
 		check(t, ids, burst(t, calls))
 		require.Equal(t, len(ids), b.count(t, `SELECT count(*) FROM webhook_deliveries WHERE event_key LIKE 'again-%'`))
 	})
-	require.Equal(t, 70, b.state(t, "burst-00").StartJobs)
+	t.Run("SomePromptedFirst", func(t *testing.T) {
+		// Sessions whose prompted event made the thread already refuse
+		// their batch; each ends with its one thread, as in order.
+		early := map[string]uuid.UUID{}
+		var ids, fresh []string
+		var calls []call
+		for i := range 30 {
+			id := fmt.Sprintf("mixed-%02d", i)
+			ids = append(ids, id)
+			calls = append(calls, call{id, delivery(id, "created")})
+			if i%3 != 0 {
+				fresh = append(fresh, id)
+				continue
+			}
+			s := session(id)
+			s.Goal = id
+			res, err := b.ing.LinearPrompted(ctx, delivery("p-"+id, "prompted"), s, prompt("p-"+id, "go"))
+			require.NoError(t, err)
+			early[id] = res.ThreadID
+		}
+		opened := burst(t, calls)
+		for _, id := range ids {
+			require.Equal(t, 1, opened[id], "session %s: its created delivery recorded once", id)
+			th, err := b.store.ThreadByLinearSession(ctx, id)
+			require.NoError(t, err)
+			if want, ok := early[id]; ok {
+				require.Equal(t, want, th.ID, "the thread the prompt made")
+				require.Len(t, b.state(t, id).Outbox, 1, "one acknowledgement")
+			}
+		}
+		check(t, fresh, opened)
+	})
+	require.Equal(t, 100, b.state(t, "burst-00").StartJobs)
 }

@@ -2,6 +2,7 @@ package processor_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,6 +58,50 @@ func TestExpressSendsWithoutWorkers(t *testing.T) {
 	var jobs int
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'weft_delivery'`).Scan(&jobs))
 	require.Zero(t, jobs, "a row express sends costs no delivery job")
+}
+
+// Sessions opened together in one transaction each get their
+// acknowledgement sent once, as soon as that transaction commits.
+func TestExpressSendsEachOfABatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	logger := dbtest.Logger(t)
+	// Two connections: one transaction of new sessions at a time, so a
+	// burst is batched.
+	pool, err := db.Open(ctx, dbtest.URL(t)+"&pool_max_conns=2")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	store := db.New(pool, logger)
+	sender := newRecordingSender()
+	proc, err := processor.New(pool, store, nil, map[thread.Platform]processor.Sender{thread.PlatformLinear: sender},
+		processor.Config{Workers: false}, logger)
+	require.NoError(t, err)
+	in := ingest.New(store, proc.Inserter(), nil, logger)
+	express := proc.Express(store, 64)
+	in.SendAtOnce(express)
+
+	const sessions = 30
+	acks := make(chan thread.Outbox, sessions)
+	var wg sync.WaitGroup
+	for range sessions {
+		wg.Go(func() {
+			_, ack := created(t, store, in)
+			acks <- ack
+		})
+	}
+	wg.Wait()
+	express.Wait()
+	close(acks)
+	for ack := range acks {
+		got, err := store.Outbox(ctx, ack.ID)
+		require.NoError(t, err)
+		require.Equal(t, thread.OutboxSent, got.Status)
+		require.Equal(t, 1, got.Attempts, "sent by express, once")
+		require.Equal(t, []thread.OutboxKind{thread.OutboxThought}, sender.kinds(ack.ThreadID))
+	}
+	var txs int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(DISTINCT xmin::text) FROM linear_thread_metadata`).Scan(&txs))
+	require.Less(t, txs, sessions, "sessions were opened together")
 }
 
 // What express cannot send, a delivery job sends: after a failed express

@@ -320,8 +320,7 @@ func TestDeliveryGivesUp(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 }
 
-// The leader's sweep runs again and again: a turn whose replica died after
-// the first sweeps had run is still taken up by a later one.
+// A post whose job was lost is found by the sweep and sent, once.
 func TestSweepSendsAStrandedRow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -340,6 +339,8 @@ func TestSweepSendsAStrandedRow(t *testing.T) {
 	require.Equal(t, []thread.OutboxKind{thread.OutboxResponse}, h.sender.kinds(th.ID), "posted once")
 }
 
+// The leader's sweep runs again and again: a turn whose replica died after
+// the first sweeps had run is still taken up by a later one.
 func TestSweepResumesALapsedTurn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
