@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -96,6 +97,13 @@ func TestRefused(t *testing.T) {
 	closed := db.New(dbtest.NewPool(t), dbtest.Logger(t))
 	closed.Pool().Close()
 	_, unreachable := closed.Thread(ctx, uuid.New())
+	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancelShort()
+	_, midStatement := store.Pool().Exec(short, `SELECT pg_sleep(5)`)
+	statementTimeout := store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		_, err := tx.Pgx().Exec(ctx, `SET LOCAL statement_timeout = 10; SELECT pg_sleep(5)`)
+		return err
+	})
 
 	for _, tc := range []struct {
 		name    string
@@ -104,9 +112,16 @@ func TestRefused(t *testing.T) {
 	}{
 		{"DuplicateDelivery", duplicate, true},
 		{"InvalidBeforeSending", fmt.Errorf("write: %w", thread.ErrInvalid), true},
-		{"Statement", &pgconn.PgError{Code: "23514"}, true},
+		{"Transition", &thread.TransitionError{From: thread.StatusCompleted, To: thread.StatusRunning}, true},
+		{"CheckViolation", &pgconn.PgError{Code: "23514"}, true},
+		{"ValueTooLong", &pgconn.PgError{Code: "22001"}, true},
+		{"Deadlock", &pgconn.PgError{Code: "40P01"}, true},
 		{"Cancelled", gone, false},
 		{"PoolClosed", unreachable, false},
+		{"DeadlineMidStatement", midStatement, false},
+		{"StatementTimeout", statementTimeout, false},
+		{"Terminated", &pgconn.PgError{Code: "57P01"}, false},
+		{"ReadOnly", &pgconn.PgError{Code: "25006"}, false},
 	} {
 		require.Error(t, tc.err, tc.name)
 		require.Equal(t, tc.refused, db.Refused(tc.err), "%s: %v", tc.name, tc.err)

@@ -3,8 +3,6 @@ package db
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -64,26 +62,27 @@ var errRetryable = errors.New("retryable database conflict")
 // IsRetryable reports whether err is a transient conflict worth retrying.
 func IsRetryable(err error) bool { return errors.Is(err, errRetryable) }
 
-// Refused reports whether err is the database refusing a write (a
-// constraint, a conflict, a row gone or not as expected) rather than not
-// answering it (unreachable, connection lost, deadline passed): a write of
-// many parts that was refused may go through in parts.
+// Refused reports whether err is the database refusing a write for what
+// it holds (a constraint, a conflict, bad data, a row gone or not as
+// expected) rather than failing to answer it (unreachable, restarting,
+// read-only, a timeout): a write of many parts that was refused may go
+// through in parts; one that was not answered would fare no better.
 func Refused(err error) bool {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return true
-	}
-	for _, domain := range refusals {
-		if errors.Is(err, domain) {
+	for _, kind := range []error{thread.ErrInvalid, thread.ErrNotFound, thread.ErrDuplicate, thread.ErrConflict, thread.ErrAborted} {
+		if errors.Is(err, kind) {
 			return true
 		}
 	}
-	return false
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch pgErr.Code[:2] {
+	case "22", "23", "40": // data exceptions, constraint violations, rollbacks (deadlock, serialization)
+		return true
+	}
+	return pgErr.Code == codeNoDataFound || pgErr.Code == codeTurnNotHeld
 }
-
-// refusals are the domain errors translate makes of refused statements,
-// and thread.ErrInvalid, which a write refuses before sending anything.
-var refusals = append([]error{thread.ErrInvalid, thread.ErrNotFound, thread.ErrAborted}, slices.Collect(maps.Values(constraintErrors))...)
 
 // translate turns driver errors into domain errors. It is the only place that
 // looks inside them.

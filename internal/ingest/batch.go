@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -13,6 +14,15 @@ import (
 // maxBatch caps the sessions one transaction opens: its statements go in
 // one round trip, and one River insert takes all their jobs.
 const maxBatch = 64
+
+// minTimeLeft is the least time a caller must have left to be written: a
+// batch ends by its callers' first deadline, and one about to expire would
+// cut the others' write short. A batch takes milliseconds; a caller with
+// less left than this has waited long already and is answered at once.
+const minTimeLeft = 250 * time.Millisecond
+
+// errTooLate answers a caller with less than minTimeLeft.
+var errTooLate = fmt.Errorf("ingest: too little time left to write the session: %w", context.DeadlineExceeded)
 
 // opening is one new session waiting for the transaction that makes it.
 type opening struct {
@@ -57,10 +67,13 @@ type openings struct {
 	queue    []*opening
 }
 
+// prepare readies o to be queued or run.
+func (o *opening) prepare() { o.lead, o.done = make(chan struct{}), make(chan struct{}) }
+
 // do opens o's session, in a transaction of its own or in a batch, and
 // returns when o's result is set.
 func (q *openings) do(o *opening) {
-	o.lead, o.done = make(chan struct{}), make(chan struct{})
+	o.prepare()
 	q.mu.Lock()
 	if q.inFlight < q.max {
 		q.inFlight++
@@ -108,13 +121,18 @@ func (q *openings) run(o *opening) {
 	// slot instead of leaving them waiting for good.
 	defer q.finish(taken)
 
-	// A caller whose time ran out while it queued gets that as its answer
-	// rather than cutting the others' write short.
+	// A caller whose time ran out, or nearly, while it queued gets that as
+	// its answer rather than cutting the others' write short.
 	batch := make([]*opening, 0, len(taken))
 	for _, b := range taken {
-		if b.err = b.ctx.Err(); b.err == nil {
-			batch = append(batch, b)
+		if b.err = b.ctx.Err(); b.err != nil {
+			continue
 		}
+		if d, ok := b.ctx.Deadline(); ok && time.Until(d) < minTimeLeft {
+			b.err = errTooLate
+			continue
+		}
+		batch = append(batch, b)
 	}
 	if len(batch) == 0 {
 		return

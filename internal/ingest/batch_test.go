@@ -162,7 +162,7 @@ func TestOpenings(t *testing.T) {
 		lctx, cancel := context.WithCancel(ctx)
 		late.ctx = lctx
 		q.mu.Lock()
-		late.lead, late.done = make(chan struct{}), make(chan struct{})
+		late.prepare()
 		q.queue = append(q.queue, late)
 		q.mu.Unlock()
 		cancel()
@@ -173,6 +173,26 @@ func TestOpenings(t *testing.T) {
 		require.ErrorIs(t, late.err, context.Canceled)
 		require.Nil(t, late.th)
 		require.Equal(t, [][]string{{"a"}, {"b"}}, r.batches, "not written")
+	})
+
+	t.Run("ACallerNearlyOutOfTimeIsNotWritten", func(t *testing.T) {
+		t.Parallel()
+		r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{})}
+		close(r.release)
+		q := &openings{max: 1, open: r.open}
+		soon, cancel := context.WithTimeout(ctx, minTimeLeft/2)
+		defer cancel()
+		o := newOpening(soon, "soon")
+		q.do(o)
+		require.ErrorIs(t, o.err, context.DeadlineExceeded)
+		require.Empty(t, r.batches, "not written")
+
+		ample, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		o = newOpening(ample, "ample")
+		q.do(o)
+		require.NoError(t, o.err)
+		require.Equal(t, [][]string{{"ample"}}, r.batches)
 	})
 
 	t.Run("BatchesAreCapped", func(t *testing.T) {

@@ -264,6 +264,9 @@ func (in *Ingester) openBatch(ctx context.Context, batch []*opening) {
 			o.th, o.ack, err = in.openSession(ctx, tx, &o.d, o.s, o.draft, true, in.express != nil)
 			return err
 		})
+		if o.err != nil {
+			o.th = nil // its commit failed
+		}
 		in.opened(batch)
 		return
 	}

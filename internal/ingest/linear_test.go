@@ -1,8 +1,10 @@
 package ingest_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -359,10 +361,12 @@ func TestLinearCreatedInABurst(t *testing.T) {
 	pool, err := db.Open(ctx, url)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	logger := dbtest.Logger(t)
-	store := db.New(pool, logger)
+	store := db.New(pool, dbtest.Logger(t))
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
+	// The ingester's log shows when a batch was refused and split.
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	b := &linearBundle{pool: pool, store: store, ing: ingest.New(store, rc, nil, logger)}
 
 	alone := state{Status: thread.StatusPending, SessionStatus: thread.SessionActive, TurnJobs: 1, DeliveryJobs: 1}
@@ -460,6 +464,7 @@ func TestLinearCreatedInABurst(t *testing.T) {
 			early[id] = res.ThreadID
 		}
 		opened := burst(t, calls)
+		require.Contains(t, logs.String(), "trying them by halves", "a batch was refused and split")
 		for _, id := range ids {
 			require.Equal(t, 1, opened[id], "session %s: its created delivery recorded once", id)
 			th, err := b.store.ThreadByLinearSession(ctx, id)
@@ -472,4 +477,22 @@ func TestLinearCreatedInABurst(t *testing.T) {
 		check(t, fresh, opened)
 	})
 	require.Equal(t, 100, b.state(t, "burst-00").StartJobs)
+}
+
+// lockedBuffer is a log's destination that tests read.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -60,8 +60,10 @@ func TestExpressSendsWithoutWorkers(t *testing.T) {
 	require.Zero(t, jobs, "a row express sends costs no delivery job")
 }
 
-// Sessions opened together in one transaction each get their
-// acknowledgement sent once, as soon as that transaction commits.
+// Sessions opened together get their acknowledgements sent once each,
+// when their part of the batch commits; sessions a prompted event made
+// first refuse the batch, which is split, and get no express send from
+// their created event (their acknowledgement came with the prompt).
 func TestExpressSendsEachOfABatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -80,28 +82,53 @@ func TestExpressSendsEachOfABatch(t *testing.T) {
 	express := proc.Express(store, 64)
 	in.SendAtOnce(express)
 
-	const sessions = 30
-	acks := make(chan thread.Outbox, sessions)
+	type session struct {
+		s       ingest.LinearSession
+		early   bool
+		prompt  uuid.UUID // the thread the prompted event made
+		created ingest.LinearResult
+	}
+	sessions := make([]*session, 30)
+	for i := range sessions {
+		att := dbtest.LinearAttachment()
+		ss := &session{s: ingest.LinearSession{Attachment: *att, Goal: "ENG-1 Fix the flaky test", Prompt: "why?"}, early: i%5 == 0}
+		if ss.early {
+			res, err := in.LinearPrompted(ctx, thread.Inbound{DeliveryID: uuid.NewString(), EventKey: uuid.NewString(), EventType: "AgentSessionEvent", Action: "prompted"},
+				ss.s, ingest.LinearPrompt{ActivityID: uuid.NewString(), Text: "go"})
+			require.NoError(t, err)
+			ss.prompt = res.ThreadID
+		}
+		sessions[i] = ss
+	}
 	var wg sync.WaitGroup
-	for range sessions {
+	for _, ss := range sessions {
 		wg.Go(func() {
-			_, ack := created(t, store, in)
-			acks <- ack
+			var err error
+			ss.created, err = in.LinearCreated(ctx,
+				thread.Inbound{DeliveryID: uuid.NewString(), EventKey: ss.s.Attachment.SessionID, EventType: "AgentSessionEvent", Action: "created"}, ss.s)
+			require.NoError(t, err)
 		})
 	}
 	wg.Wait()
 	express.Wait()
-	close(acks)
-	for ack := range acks {
-		got, err := store.Outbox(ctx, ack.ID)
+
+	for _, ss := range sessions {
+		rows, err := store.ThreadOutbox(ctx, ss.created.ThreadID)
 		require.NoError(t, err)
-		require.Equal(t, thread.OutboxSent, got.Status)
-		require.Equal(t, 1, got.Attempts, "sent by express, once")
-		require.Equal(t, []thread.OutboxKind{thread.OutboxThought}, sender.kinds(ack.ThreadID))
+		require.Len(t, rows, 1, "one acknowledgement")
+		if ss.early {
+			require.Equal(t, ss.prompt, ss.created.ThreadID)
+			require.Equal(t, thread.OutboxPending, rows[0].Status, "left to its delivery job")
+			require.Empty(t, sender.kinds(ss.created.ThreadID))
+			continue
+		}
+		require.Equal(t, thread.OutboxSent, rows[0].Status)
+		require.Equal(t, 1, rows[0].Attempts, "sent by express, once")
+		require.Equal(t, []thread.OutboxKind{thread.OutboxThought}, sender.kinds(ss.created.ThreadID))
 	}
 	var txs int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(DISTINCT xmin::text) FROM linear_thread_metadata`).Scan(&txs))
-	require.Less(t, txs, sessions, "sessions were opened together")
+	require.Less(t, txs, len(sessions), "sessions were opened together")
 }
 
 // What express cannot send, a delivery job sends: after a failed express
