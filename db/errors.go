@@ -74,7 +74,7 @@ func Refused(err error) bool {
 		}
 	}
 	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
+	if !errors.As(err, &pgErr) || len(pgErr.Code) != 5 {
 		return false
 	}
 	switch pgErr.Code[:2] {

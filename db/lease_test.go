@@ -262,9 +262,7 @@ func TestTurnWrite(t *testing.T) {
 func TestUnflushedCommitsLeaveTheConnection(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := db.Open(ctx, dbtest.URL(t)+"&pool_max_conns=1")
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
+	pool := dbtest.NewPoolOf(t, 1)
 	store := db.New(pool, dbtest.Logger(t))
 	synchronous := func() string {
 		t.Helper()

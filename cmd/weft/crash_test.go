@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
+	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -37,26 +37,9 @@ func TestMain(m *testing.M) {
 // child is a `weft serve` subprocess.
 type child struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *logtest.Buffer
 	exited chan struct{} // closed when the process is gone
 	err    error         // its exit status, once exited
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func startWeft(t *testing.T, envv map[string]string) *child {
@@ -66,7 +49,7 @@ func startWeft(t *testing.T, envv map[string]string) *child {
 	for k, v := range envv {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	c := &child{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	c := &child{cmd: cmd, stderr: &logtest.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	require.NoError(t, cmd.Start())
 	go func() { c.err = cmd.Wait(); close(c.exited) }()

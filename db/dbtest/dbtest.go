@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -73,7 +74,26 @@ func URL(t testing.TB) string {
 // NewPool returns a pool on a fresh migrated database, closed at cleanup.
 func NewPool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	pool, err := db.Open(context.Background(), URL(t))
+	return open(t, URL(t))
+}
+
+// NewPoolOf is NewPool with at most conns connections, for tests of what
+// happens when callers outnumber connections.
+func NewPoolOf(t testing.TB, conns int) *pgxpool.Pool {
+	t.Helper()
+	u, err := url.Parse(URL(t))
+	if err != nil {
+		t.Fatalf("dbtest: parse database url: %v", err)
+	}
+	q := u.Query()
+	q.Set("pool_max_conns", strconv.Itoa(conns))
+	u.RawQuery = q.Encode()
+	return open(t, u.String())
+}
+
+func open(t testing.TB, dsn string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := db.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatalf("dbtest: %v", err)
 	}

@@ -43,6 +43,34 @@ func newOpening(ctx context.Context, id string) *opening {
 	return &opening{ctx: ctx, s: LinearSession{Attachment: thread.LinearAttachment{SessionID: id}}}
 }
 
+// rig is openings with max slots over a recorder, and its callers.
+type rig struct {
+	*recorder
+	q  *openings
+	wg sync.WaitGroup
+}
+
+func newRig(max int) *rig {
+	r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{})}
+	return &rig{recorder: r, q: &openings{max: max, open: r.open}}
+}
+
+// call makes o's caller, in a goroutine of its own.
+func (g *rig) call(o *opening) { g.wg.Go(func() { g.q.do(o) }) }
+
+// running calls o and waits until its batch is in flight.
+func (g *rig) running(o *opening) {
+	g.call(o)
+	<-g.started
+}
+
+// queued calls o and waits until it is the nth caller in the queue.
+func (g *rig) queued(t *testing.T, o *opening, n int) {
+	t.Helper()
+	g.call(o)
+	queued(t, g.q, n)
+}
+
 // queued waits until n callers wait in q.
 func queued(t *testing.T, q *openings, n int) {
 	t.Helper()
@@ -59,192 +87,162 @@ func TestOpenings(t *testing.T) {
 
 	t.Run("QueuedCallersShareTheNextBatch", func(t *testing.T) {
 		t.Parallel()
-		r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{})}
-		q := &openings{max: 1, open: r.open}
-		var wg sync.WaitGroup
+		g := newRig(1)
 		results := make(map[string]*opening)
-		call := func(id string) {
+		for i, id := range []string{"a", "b", "c", "d"} {
 			o := newOpening(ctx, id)
 			results[id] = o
-			wg.Go(func() { q.do(o) })
+			if i == 0 {
+				g.running(o) // a's batch is in flight: the one slot is taken
+				continue
+			}
+			g.queued(t, o, i)
 		}
-		call("a")
-		<-r.started // a's batch is in flight: the one slot is taken
-		for i, id := range []string{"b", "c", "d"} {
-			call(id)
-			queued(t, q, i+1)
-		}
-		r.release <- struct{}{} // a finishes; b leads c and d
-		<-r.started
-		r.release <- struct{}{}
-		wg.Wait()
+		g.release <- struct{}{} // a finishes; b leads c and d
+		<-g.started
+		g.release <- struct{}{}
+		g.wg.Wait()
 
-		require.Equal(t, [][]string{{"a"}, {"b", "c", "d"}}, r.batches)
+		require.Equal(t, [][]string{{"a"}, {"b", "c", "d"}}, g.batches)
 		for id, o := range results {
 			require.NoError(t, o.err)
 			require.Equal(t, id, o.th.Goal, "each caller gets its own result")
 		}
-		require.Zero(t, q.inFlight)
+		require.Zero(t, g.q.inFlight)
 	})
 
 	t.Run("FreeSlotsRunAtOnce", func(t *testing.T) {
 		t.Parallel()
-		r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{})}
-		q := &openings{max: 2, open: r.open}
-		var wg sync.WaitGroup
-		for _, id := range []string{"a", "b"} {
-			wg.Go(func() { q.do(newOpening(ctx, id)) })
-			<-r.started
-		}
-		close(r.release)
-		wg.Wait()
-		require.ElementsMatch(t, [][]string{{"a"}, {"b"}}, r.batches)
+		g := newRig(2)
+		g.running(newOpening(ctx, "a"))
+		g.running(newOpening(ctx, "b"))
+		close(g.release)
+		g.wg.Wait()
+		require.ElementsMatch(t, [][]string{{"a"}, {"b"}}, g.batches)
 	})
 
 	t.Run("ACallerThatGivesUpLeavesTheQueue", func(t *testing.T) {
 		t.Parallel()
-		r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{})}
-		q := &openings{max: 1, open: r.open}
-		var wg sync.WaitGroup
-		wg.Go(func() { q.do(newOpening(ctx, "a")) })
-		<-r.started
+		g := newRig(1)
+		g.running(newOpening(ctx, "a"))
 		gctx, cancel := context.WithCancel(ctx)
 		gone := newOpening(gctx, "gone")
-		wg.Go(func() { q.do(gone) })
-		queued(t, q, 1)
+		g.queued(t, gone, 1)
 		cancel()
-		queued(t, q, 0)
-		close(r.release)
-		wg.Wait()
+		queued(t, g.q, 0)
+		close(g.release)
+		g.wg.Wait()
 
 		require.ErrorIs(t, gone.err, context.Canceled)
 		require.Nil(t, gone.th)
-		require.Equal(t, [][]string{{"a"}}, r.batches)
-		require.Zero(t, q.inFlight)
+		require.Equal(t, [][]string{{"a"}}, g.batches)
+		require.Zero(t, g.q.inFlight)
 	})
 
 	t.Run("ACallerTakenIntoABatchIsAnsweredByIt", func(t *testing.T) {
 		t.Parallel()
-		r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{})}
-		q := &openings{max: 1, open: r.open}
-		var wg sync.WaitGroup
-		wg.Go(func() { q.do(newOpening(ctx, "a")) })
-		<-r.started
-		wg.Go(func() { q.do(newOpening(ctx, "b")) })
-		queued(t, q, 1)
+		g := newRig(1)
+		g.running(newOpening(ctx, "a"))
+		g.queued(t, newOpening(ctx, "b"), 1)
 		gctx, cancel := context.WithCancel(ctx)
 		taken := newOpening(gctx, "c")
-		wg.Go(func() { q.do(taken) })
-		queued(t, q, 2)
-		r.release <- struct{}{} // a finishes; b's batch takes c
-		<-r.started
+		g.queued(t, taken, 2)
+		g.release <- struct{}{} // a finishes; b's batch takes c
+		<-g.started
 		cancel() // c gives up while its batch writes it
-		r.release <- struct{}{}
-		wg.Wait()
+		g.release <- struct{}{}
+		g.wg.Wait()
 
-		require.Equal(t, [][]string{{"a"}, {"b", "c"}}, r.batches)
+		require.Equal(t, [][]string{{"a"}, {"b", "c"}}, g.batches)
 		require.NoError(t, taken.err, "written, so answered as written")
 		require.Equal(t, "c", taken.th.Goal)
 	})
 
 	t.Run("ACallerOutOfTimeIsNotWritten", func(t *testing.T) {
 		t.Parallel()
-		r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{})}
-		q := &openings{max: 1, open: r.open}
-		var wg sync.WaitGroup
-		wg.Go(func() { q.do(newOpening(ctx, "a")) })
-		<-r.started
-		wg.Go(func() { q.do(newOpening(ctx, "b")) })
-		queued(t, q, 1)
-		late := newOpening(ctx, "late")
+		g := newRig(1)
+		g.running(newOpening(ctx, "a"))
+		g.queued(t, newOpening(ctx, "b"), 1)
 		// Out of time as the batch takes it: the ctx check in do has not
 		// seen it yet, as when the batch is first to the lock.
 		lctx, cancel := context.WithCancel(ctx)
-		late.ctx = lctx
-		q.mu.Lock()
+		late := newOpening(lctx, "late")
+		g.q.mu.Lock()
 		late.prepare()
-		q.queue = append(q.queue, late)
-		q.mu.Unlock()
+		g.q.queue = append(g.q.queue, late)
+		g.q.mu.Unlock()
 		cancel()
-		close(r.release)
-		wg.Wait()
+		close(g.release)
+		g.wg.Wait()
 		<-late.done
 
 		require.ErrorIs(t, late.err, context.Canceled)
 		require.Nil(t, late.th)
-		require.Equal(t, [][]string{{"a"}, {"b"}}, r.batches, "not written")
+		require.Equal(t, [][]string{{"a"}, {"b"}}, g.batches, "not written")
 	})
 
 	t.Run("ACallerNearlyOutOfTimeIsNotWritten", func(t *testing.T) {
 		t.Parallel()
-		r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{})}
-		close(r.release)
-		q := &openings{max: 1, open: r.open}
+		g := newRig(1)
+		close(g.release)
 		soon, cancel := context.WithTimeout(ctx, minTimeLeft/2)
 		defer cancel()
 		o := newOpening(soon, "soon")
-		q.do(o)
+		g.q.do(o)
 		require.ErrorIs(t, o.err, context.DeadlineExceeded)
-		require.Empty(t, r.batches, "not written")
+		require.Empty(t, g.batches, "not written")
 
 		ample, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		o = newOpening(ample, "ample")
-		q.do(o)
+		g.q.do(o)
 		require.NoError(t, o.err)
-		require.Equal(t, [][]string{{"ample"}}, r.batches)
+		require.Equal(t, [][]string{{"ample"}}, g.batches)
 	})
 
 	t.Run("BatchesAreCapped", func(t *testing.T) {
 		t.Parallel()
-		r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{})}
-		q := &openings{max: 1, open: r.open}
-		var wg sync.WaitGroup
-		wg.Go(func() { q.do(newOpening(ctx, "first")) })
-		<-r.started
+		g := newRig(1)
+		g.running(newOpening(ctx, "first"))
 		for range maxBatch + 1 {
-			wg.Go(func() { q.do(newOpening(ctx, "queued")) })
+			g.call(newOpening(ctx, "queued"))
 		}
-		queued(t, q, maxBatch+1)
-		close(r.release)
-		wg.Wait()
+		queued(t, g.q, maxBatch+1)
+		close(g.release)
+		g.wg.Wait()
 
-		require.Len(t, r.batches, 3)
-		require.Len(t, r.batches[1], maxBatch)
-		require.Len(t, r.batches[2], 1)
+		require.Len(t, g.batches, 3)
+		require.Len(t, g.batches[1], maxBatch)
+		require.Len(t, g.batches[2], 1)
 	})
 
 	t.Run("APanicFailsTheBatchAndFreesTheSlot", func(t *testing.T) {
 		t.Parallel()
-		r := &recorder{started: make(chan struct{}, 8), release: make(chan struct{}), panicOn: "b"}
-		q := &openings{max: 1, open: r.open}
-		var wg sync.WaitGroup
-		wg.Go(func() { q.do(newOpening(ctx, "a")) })
-		<-r.started
+		g := newRig(1)
+		g.panicOn = "b"
+		g.running(newOpening(ctx, "a"))
 		var panicked any
-		wg.Go(func() {
+		g.wg.Go(func() {
 			defer func() { panicked = recover() }()
-			q.do(newOpening(ctx, "b"))
+			g.q.do(newOpening(ctx, "b"))
 		})
-		queued(t, q, 1)
+		queued(t, g.q, 1)
 		follower := newOpening(ctx, "c")
-		wg.Go(func() { q.do(follower) })
-		queued(t, q, 2)
-		r.release <- struct{}{} // a finishes; b leads c, and panics
-		<-r.started
-		r.release <- struct{}{}
-		wg.Wait()
+		g.queued(t, follower, 2)
+		g.release <- struct{}{} // a finishes; b leads c, and panics
+		<-g.started
+		g.release <- struct{}{}
+		g.wg.Wait()
 		require.Equal(t, "opening failed", panicked)
-		require.Equal(t, [][]string{{"a"}, {"b", "c"}}, r.batches)
+		require.Equal(t, [][]string{{"a"}, {"b", "c"}}, g.batches)
 		require.ErrorIs(t, follower.err, errAbandoned)
 
 		after := newOpening(ctx, "d")
-		wg.Go(func() { q.do(after) })
-		<-r.started
-		close(r.release)
-		wg.Wait()
+		g.running(after)
+		close(g.release)
+		g.wg.Wait()
 		require.NoError(t, after.err)
-		require.Zero(t, q.inFlight)
+		require.Zero(t, g.q.inFlight)
 	})
 }
 

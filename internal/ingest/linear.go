@@ -258,36 +258,20 @@ func (in *Ingester) linearThread(ctx context.Context, tx *db.Tx, s LinearSession
 // in a few transactions rather than one per session. Each caller is
 // settled, and its acknowledgement sent, as soon as its session is written.
 func (in *Ingester) openBatch(ctx context.Context, batch []*opening) {
-	if len(batch) == 1 {
-		o := batch[0]
-		o.err = in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) (err error) {
-			o.th, o.ack, err = in.openSession(ctx, tx, &o.d, o.s, o.draft, true, in.express != nil)
-			return err
-		})
-		if o.err != nil {
-			o.th = nil // its commit failed
-		}
-		in.opened(batch)
-		return
-	}
 	err := in.openTogether(ctx, batch)
-	switch {
-	case err == nil:
-		in.opened(batch)
-		return
-	case !db.Refused(err):
-		// Not answered: its parts would fare no better.
-		for _, o := range batch {
-			o.err = err
-		}
-		in.opened(batch)
+	if err != nil && len(batch) > 1 && db.Refused(err) {
+		in.logger.DebugContext(ctx, "new sessions refused together; trying them by halves",
+			slog.Int("sessions", len(batch)), slog.Any("error", err))
+		half := len(batch) / 2
+		in.openBatch(ctx, batch[:half])
+		in.openBatch(ctx, batch[half:])
 		return
 	}
-	in.logger.DebugContext(ctx, "new sessions refused together; trying them by halves",
-		slog.Int("sessions", len(batch)), slog.Any("error", err))
-	half := len(batch) / 2
-	in.openBatch(ctx, batch[:half])
-	in.openBatch(ctx, batch[half:])
+	// Written, or failed in a way its parts would fare no better.
+	for _, o := range batch {
+		o.err = err
+	}
+	in.opened(batch)
 }
 
 // opened settles the callers of a batch whose results are final, sending
@@ -301,8 +285,9 @@ func (in *Ingester) opened(batch []*opening) {
 	}
 }
 
-// openTogether opens several sessions in one transaction: their writes in
-// one round trip, their jobs in one insert. Sessions are written in order
+// openTogether opens sessions in one transaction: their writes in one
+// round trip, their jobs in one insert; it sets their results once that
+// has committed. Sessions are written in order
 // of id, so that two batches sharing sessions (concurrent redeliveries)
 // take their locks in the same order and wait for each other rather than
 // deadlock.

@@ -1,7 +1,6 @@
 package ingest_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/ingest"
+	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -29,13 +29,17 @@ type linearBundle struct {
 
 func setupLinear(t *testing.T) *linearBundle {
 	t.Helper()
-	pool := dbtest.NewPool(t)
-	logger := dbtest.Logger(t)
-	store := db.New(pool, logger)
+	return newLinearBundle(t, dbtest.NewPool(t), dbtest.Logger(t))
+}
+
+// newLinearBundle is an ingester on pool that logs to logger.
+func newLinearBundle(t *testing.T, pool *pgxpool.Pool, logger *slog.Logger) *linearBundle {
+	t.Helper()
 	// An insert-only River client: jobs are written, never worked, so
 	// the test sees exactly what ingest enqueued.
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
+	store := db.New(pool, logger)
 	return &linearBundle{pool: pool, store: store, ing: ingest.New(store, rc, nil, logger)}
 }
 
@@ -352,22 +356,14 @@ func TestLinearRevokedAndIgnored(t *testing.T) {
 // opens them one by one, so that they share transactions (see openings),
 // and checks each ends as if it had come alone; redeliveries among them,
 // under the same and a new delivery id, fail a shared transaction and are
-// sorted out one by one.
+// sorted out by halves.
 func TestLinearCreatedInABurst(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	// Two connections: one new-session transaction at a time, the rest queue.
-	url := dbtest.URL(t) + "&pool_max_conns=2"
-	pool, err := db.Open(ctx, url)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	store := db.New(pool, dbtest.Logger(t))
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	require.NoError(t, err)
-	// The ingester's log shows when a batch was refused and split.
-	var logs lockedBuffer
-	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	b := &linearBundle{pool: pool, store: store, ing: ingest.New(store, rc, nil, logger)}
+	// Two connections: one new-session transaction at a time, the rest
+	// queue. The ingester's log shows when a batch was refused and split.
+	logger, logs := logtest.Recording(t)
+	b := newLinearBundle(t, dbtest.NewPoolOf(t, 2), logger)
 
 	alone := state{Status: thread.StatusPending, SessionStatus: thread.SessionActive, TurnJobs: 1, DeliveryJobs: 1}
 	check := func(t *testing.T, ids []string, fresh map[string]int) {
@@ -477,22 +473,4 @@ func TestLinearCreatedInABurst(t *testing.T) {
 		check(t, fresh, opened)
 	})
 	require.Equal(t, 100, b.state(t, "burst-00").StartJobs)
-}
-
-// lockedBuffer is a log's destination that tests read.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -4,14 +4,24 @@ package logtest
 
 import (
 	"bytes"
+	"io"
 	"log/slog"
 	"sync"
 	"testing"
 )
 
 // New returns a logger writing text lines to t.Log at debug level.
-func New(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(&writer{t: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+func New(t testing.TB) *slog.Logger { return newTo(&writer{t: t}) }
+
+// Recording returns a logger like New's that also keeps its lines in the
+// returned Buffer, for a test that checks what was logged.
+func Recording(t testing.TB) (*slog.Logger, *Buffer) {
+	b := &Buffer{}
+	return newTo(io.MultiWriter(&writer{t: t}, b)), b
+}
+
+func newTo(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 type writer struct {
@@ -25,4 +35,25 @@ func (w *writer) Write(p []byte) (int, error) {
 	w.t.Helper()
 	w.t.Log(string(bytes.TrimRight(p, "\n")))
 	return len(p), nil
+}
+
+// Buffer keeps what is written to it, safe for concurrent writers and a
+// reader: a recorded log, or a child process's output.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write implements io.Writer.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns everything written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db"
@@ -32,20 +33,29 @@ func created(t *testing.T, store *db.Store, in *ingest.Ingester) (uuid.UUID, thr
 	return res.ThreadID, rows[0]
 }
 
-// An express send needs no worker: on a replica that works no jobs at all
-// the acknowledgement still goes out, once.
-func TestExpressSendsWithoutWorkers(t *testing.T) {
-	t.Parallel()
+// expressOnly is an ingester on pool whose acknowledgements go out by
+// express, slots at a time, to the returned sender, on a replica that
+// works no jobs.
+func expressOnly(t *testing.T, pool *pgxpool.Pool, slots int) (*db.Store, *ingest.Ingester, *processor.Express, *recordingSender) {
+	t.Helper()
 	logger := dbtest.Logger(t)
-	pool := dbtest.NewPool(t)
 	store := db.New(pool, logger)
 	sender := newRecordingSender()
 	proc, err := processor.New(pool, store, nil, map[thread.Platform]processor.Sender{thread.PlatformLinear: sender},
 		processor.Config{Workers: false}, logger)
 	require.NoError(t, err)
 	in := ingest.New(store, proc.Inserter(), nil, logger)
-	express := proc.Express(store, 4)
+	express := proc.Express(store, slots)
 	in.SendAtOnce(express)
+	return store, in, express, sender
+}
+
+// An express send needs no worker: on a replica that works no jobs at all
+// the acknowledgement still goes out, once.
+func TestExpressSendsWithoutWorkers(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.NewPool(t)
+	store, in, express, sender := expressOnly(t, pool, 4)
 
 	threadID, ack := created(t, store, in)
 	express.Wait()
@@ -67,20 +77,10 @@ func TestExpressSendsWithoutWorkers(t *testing.T) {
 func TestExpressSendsEachOfABatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	logger := dbtest.Logger(t)
 	// Two connections: one transaction of new sessions at a time, so a
 	// burst is batched.
-	pool, err := db.Open(ctx, dbtest.URL(t)+"&pool_max_conns=2")
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	store := db.New(pool, logger)
-	sender := newRecordingSender()
-	proc, err := processor.New(pool, store, nil, map[thread.Platform]processor.Sender{thread.PlatformLinear: sender},
-		processor.Config{Workers: false}, logger)
-	require.NoError(t, err)
-	in := ingest.New(store, proc.Inserter(), nil, logger)
-	express := proc.Express(store, 64)
-	in.SendAtOnce(express)
+	pool := dbtest.NewPoolOf(t, 2)
+	store, in, express, sender := expressOnly(t, pool, 64)
 
 	type session struct {
 		s       ingest.LinearSession
