@@ -31,7 +31,7 @@ func runBench(t *testing.T, args ...string) string {
 func TestBenchTurnsPrintsItsFigures(t *testing.T) {
 	t.Parallel()
 	out := runBench(t, "turns", "-duration", "1s", "-turns", "20", "-rate", "20")
-	for _, want := range []string{"turns/s", "River no-op jobs/s", "claim+complete/s", "pickup, enqueue commit → turn start",
+	for _, want := range []string{"turns/s", "River no-op jobs/s", "claim+complete/s", "River no-op ratio", "pickup, enqueue commit → turn start",
 		"backend overhead per step, paced", "overall:"} {
 		require.Contains(t, out, want)
 	}
