@@ -1,12 +1,19 @@
 package webhooks
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 )
+
+// bodyReadTimeout bounds reading a webhook's body. Linear and Discord send
+// a few kilobytes at once and give up on an answer within seconds, so a
+// body still arriving after this is not theirs to wait for.
+const bodyReadTimeout = 2 * time.Second
 
 // rejecter answers a request weft refuses, logging why once: nothing has
 // been written when it is called.
@@ -17,12 +24,18 @@ func rejecter(ctx context.Context, w http.ResponseWriter, logger *slog.Logger, m
 	}
 }
 
-// readBody reads the raw body, at most maxWebhookBody bytes, for the
-// signature to be checked on exactly those bytes. It rejects an oversized
-// (413) or unreadable (400) body itself and reports whether to go on.
+// readBody reads the raw body, at most maxWebhookBody bytes within
+// bodyReadTimeout, for the signature to be checked on exactly those bytes.
+// It rejects an oversized (413) or unreadable or late (400) body itself and
+// reports whether to go on.
 func readBody(w http.ResponseWriter, r *http.Request, reject func(int, string, error)) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	// Setting fails only where there is no connection (a test's recorder).
+	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
 	if err != nil {
+		// The deadline stays: net/http would otherwise wait, with none, to
+		// drain the rest of a late body after the answer.
 		if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
 			reject(http.StatusRequestEntityTooLarge, "body too large", err)
 			return nil, false
@@ -30,5 +43,24 @@ func readBody(w http.ResponseWriter, r *http.Request, reject func(int, string, e
 		reject(http.StatusBadRequest, "unreadable body", err)
 		return nil, false
 	}
+	// The deadline was for the body alone: left set, it would cancel the
+	// request's context while the handler still works on it.
+	_ = rc.SetReadDeadline(time.Time{})
 	return body, true
+}
+
+// bufferBody reads the body (readBody) before next runs, so that a sender
+// trickling its body holds a connection for at most bodyReadTimeout and
+// never one of the slots that load shedding counts.
+func bufferBody(logger *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, ok := readBody(w, r, rejecter(r.Context(), w, logger, "webhook body rejected"))
+			if !ok {
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			next.ServeHTTP(w, r)
+		})
+	}
 }

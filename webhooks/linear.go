@@ -6,8 +6,11 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/linear"
@@ -188,11 +191,58 @@ func linearPrompt(e *linear.AgentSessionEvent) ingest.LinearPrompt {
 func clean(s string) string { return strings.ReplaceAll(s, "\x00", "") }
 
 // ledgerPayload is the body as the ledger keeps it, for replay and
-// debugging. jsonb refuses \u0000, so such a body is kept without payload
-// rather than failing the delivery.
+// debugging. A body that Go's decoder took but Postgres's jsonb refuses is
+// kept without payload rather than failing the delivery on every retry.
 func ledgerPayload(body []byte) []byte {
-	if bytes.Contains(body, []byte(`\u0000`)) {
+	if !jsonbTakes(body) {
 		return nil
 	}
 	return body
+}
+
+// jsonbTakes reports whether jsonb takes a JSON text that Go's decoder
+// took. Go reads invalid UTF-8 and lone UTF-16 surrogate escapes as U+FFFD
+// and \u0000 as NUL; jsonb refuses all three. Backslashes stand only in
+// strings, so every one starts an escape.
+func jsonbTakes(body []byte) bool {
+	if !utf8.Valid(body) {
+		return false
+	}
+	for i := bytes.IndexByte(body, '\\'); i >= 0; {
+		if i+1 >= len(body) {
+			return false
+		}
+		next := i + 2 // past a two-character escape
+		if body[i+1] == 'u' {
+			r, ok := hex4(body[i+2:])
+			switch {
+			case !ok || r == 0 || utf16.IsSurrogate(r) && r >= 0xDC00:
+				return false
+			case utf16.IsSurrogate(r):
+				// A high half must come with its low half.
+				low, ok := hex4(body[min(i+8, len(body)):])
+				if !ok || !bytes.HasPrefix(body[i+6:], []byte(`\u`)) || low < 0xDC00 || low > 0xDFFF {
+					return false
+				}
+				next = i + 12
+			default:
+				next = i + 6
+			}
+		}
+		j := bytes.IndexByte(body[next:], '\\')
+		if j < 0 {
+			break
+		}
+		i = next + j
+	}
+	return true
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b[:4]), 16, 16)
+	return rune(n), err == nil
 }

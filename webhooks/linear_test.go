@@ -1,9 +1,12 @@
 package webhooks_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -325,4 +328,71 @@ func TestLinearWebhookDatabaseDown(t *testing.T) {
 	rec := b.deliver(d)
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, "Linear retries a 503")
 	require.NotEmpty(t, rec.Header().Get("Retry-After"))
+}
+
+// TestLinearWebhookSlowBodies holds more connections than the webhook has
+// slots, each trickling a body it never finishes: a signed delivery is
+// still answered, and each stalled sender is answered 400 once its body is
+// late, not held on to.
+func TestLinearWebhookSlowBodies(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	srv := httptest.NewServer(b.server)
+	t.Cleanup(srv.Close)
+
+	const stalled = 100 // more than the webhook's slots (64)
+	conns := make([]net.Conn, stalled)
+	for i := range conns {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		_, err = fmt.Fprintf(c, "POST /webhooks/linear HTTP/1.1\r\nHost: weft\r\nContent-Length: 100000\r\n\r\n{")
+		require.NoError(t, err)
+		conns[i] = c
+	}
+
+	d, o := b.signer.Created(lineartest.SessionOpts{})
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/linear", bytes.NewReader(d.Body))
+	require.NoError(t, err)
+	req.Header = d.Header.Clone()
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	_, err = b.store.ThreadByLinearSession(context.Background(), o.SessionID)
+	require.NoError(t, err)
+
+	for i, c := range conns {
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(30*time.Second)))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err, "stalled sender %d is answered", i)
+		resp.Body.Close()
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	}
+}
+
+// TestLinearWebhookBodiesJSONBRefuses delivers signed bodies that Go reads
+// but Postgres's jsonb would not store: each opens its session, and the
+// ledger keeps it without its payload.
+func TestLinearWebhookBodiesJSONBRefuses(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for name, text := range map[string]string{
+		"LoneSurrogate": `Fix the login redirect \ud83d`,
+		"InvalidUTF8":   "Fix the login redirect \xff",
+		"NUL":           `Fix the login redirect \u0000`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, o := b.signer.Created(lineartest.SessionOpts{})
+			body := bytes.Replace(d.Body, []byte("Fix the login redirect"), []byte(text), 1)
+			require.NotEqual(t, d.Body, body)
+			rec := b.deliver(signRaw(b.signer, body))
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			_, err := b.store.ThreadByLinearSession(context.Background(), o.SessionID)
+			require.NoError(t, err)
+		})
+	}
+	var kept int
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM webhook_deliveries WHERE payload IS NOT NULL`).Scan(&kept))
+	require.Zero(t, kept)
 }

@@ -26,7 +26,7 @@ func addRoutes(r chi.Router, d Deps) {
 			StatusCode:   http.StatusServiceUnavailable,
 			RetryAfterFn: func(bool) time.Duration { return time.Second },
 		})
-		r.With(shed).Method(http.MethodPost, "/webhooks/linear", handleLinearWebhook(logger, d.Ingester, d.LinearWebhookSecret))
+		r.With(bufferBody(logger), shed).Method(http.MethodPost, "/webhooks/linear", handleLinearWebhook(logger, d.Ingester, d.LinearWebhookSecret))
 	} else {
 		logger.Info("linear webhooks off: no webhook signing secret")
 	}

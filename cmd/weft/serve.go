@@ -69,6 +69,7 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		Addr:              cfg.Addr,
 		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       2 * time.Minute, // keep-alive connections left idle
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
