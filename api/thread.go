@@ -1,7 +1,9 @@
 package api
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -84,6 +86,10 @@ func handleThreadCreate(logger *slog.Logger, in Ingester) http.Handler {
 			httpapi.WriteError(w, r, logger, thread.ErrEmptyGoal)
 			return
 		}
+		if err := refuseNUL(req.Goal, req.Prompt, req.Agent); err != nil {
+			httpapi.WriteError(w, r, logger, err)
+			return
+		}
 		prompt := req.Prompt
 		if prompt == "" {
 			prompt = req.Goal
@@ -127,12 +133,14 @@ func handleThreadAbort(logger *slog.Logger, in Ingester, store replies.ThreadRea
 			httpapi.WriteError(w, r, logger, err)
 			return
 		}
-		var req abortRequest
-		if r.ContentLength != 0 {
-			if req, err = httpapi.Decode[abortRequest](w, r); err != nil {
-				httpapi.WriteError(w, r, logger, err)
-				return
-			}
+		// The body is optional: none, or an empty chunked one, is no reason.
+		req, err := httpapi.Decode[abortRequest](w, r)
+		if err == nil {
+			err = refuseNUL(req.Reason)
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			httpapi.WriteError(w, r, logger, err)
+			return
 		}
 		text := strings.TrimSpace(req.Reason)
 		if text == "" {
@@ -150,6 +158,17 @@ func handleThreadAbort(logger *slog.Logger, in Ingester, store replies.ThreadRea
 		}
 		httpapi.Encode(w, http.StatusOK, abortResponse{Aborted: aborted, Thread: replies.ViewThread(th)})
 	})
+}
+
+// refuseNUL refuses text Postgres cannot store: JSON may carry a NUL
+// character as \u0000.
+func refuseNUL(texts ...string) error {
+	for _, s := range texts {
+		if strings.ContainsRune(s, 0) {
+			return fmt.Errorf("%w: text must not contain NUL characters", thread.ErrInvalid)
+		}
+	}
+	return nil
 }
 
 // threadID reads the {id} path parameter as a weft thread id.

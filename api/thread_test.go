@@ -3,7 +3,9 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"testing"
 	"time"
@@ -56,6 +58,12 @@ func TestThreadsAPI(t *testing.T) {
 		// Aborting again changes nothing; an empty body is fine.
 		require.Equal(t, http.StatusOK, b.do(t, http.MethodPost, path, "", &aborted))
 		require.False(t, aborted.Aborted)
+		// So is an empty body of unknown length (chunked).
+		req := httptest.NewRequest(http.MethodPost, path, io.MultiReader())
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		b.handler.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	})
 
 	t.Run("GetWithAttachments", func(t *testing.T) {
@@ -85,6 +93,12 @@ func TestThreadsAPI(t *testing.T) {
 			{http.MethodPost, "/api/v1/threads/" + thread.NewID().String() + "/abort", "", http.StatusNotFound, "not_found"},
 			{http.MethodPost, "/api/v1/threads", `{"goal":"  "}`, http.StatusBadRequest, "invalid"},
 			{http.MethodPost, "/api/v1/threads", `{"goal":"x","colour":"red"}`, http.StatusBadRequest, "invalid"},
+			{http.MethodPost, "/api/v1/threads", `{"goal":"a\u0000b"}`, http.StatusBadRequest, "invalid"},
+			{http.MethodPost, "/api/v1/threads", `{"goal":"x","agent":"\u0000"}`, http.StatusBadRequest, "invalid"},
+			{http.MethodPost, "/api/v1/threads", `{"goal":"x"} and more`, http.StatusBadRequest, "invalid"},
+			{http.MethodPost, "/api/v1/threads", `{"goal":"x"}{"goal":"y"}`, http.StatusBadRequest, "invalid"},
+			{http.MethodPost, "/api/v1/threads", `{"goal":"x"`, http.StatusBadRequest, "invalid"},
+			{http.MethodPost, "/api/v1/threads/" + thread.NewID().String() + "/abort", `{"reason":"\u0000"}`, http.StatusBadRequest, "invalid"},
 			{http.MethodGet, "/api/v1/threads?status=sleeping", "", http.StatusBadRequest, "invalid"},
 			{http.MethodGet, "/api/v1/threads?platform=api", "", http.StatusBadRequest, "invalid"},
 			{http.MethodGet, "/api/v1/threads?updated_since=yesterday", "", http.StatusBadRequest, "invalid"},

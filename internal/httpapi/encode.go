@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 
@@ -25,13 +26,17 @@ func Encode[T any](w http.ResponseWriter, status int, v T) {
 const MaxBodyBytes = 1 << 20
 
 // Decode reads a JSON body of at most MaxBodyBytes into a T, rejecting
-// unknown fields so a misspelt field fails loudly.
+// unknown fields so a misspelt field fails loudly, and anything after the
+// value. An empty body fails with an error that wraps io.EOF.
 func Decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 	var v T
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
 		return v, fmt.Errorf("%w: decode body: %w", thread.ErrInvalid, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return v, fmt.Errorf("%w: decode body: data after the JSON value", thread.ErrInvalid)
 	}
 	return v, nil
 }
