@@ -66,15 +66,18 @@ func nextStep(chain []thread.Stitch) plan {
 		closed := false // the model's calls ended the turn: a question, or the result
 		var sawResult bool
 		for _, s := range chain[lastCall+1:] {
-			if id := s.Meta().ToolCallID; id != "" {
+			m := s.Meta()
+			if id := m.ToolCallID; id != "" {
 				resolved[id] = true
 				sawResult = true
 				if s.Type == thread.StitchClarificationRequest || s.Type == thread.StitchThreadResult {
 					closed = true
 				}
 			}
-			if s.Type == thread.StitchError || s.Meta().Stop {
-				closed = true // a failure or a stop after the call: its tools never run
+			// A failure or a stop after the call: its tools never run. A
+			// post the platform refused meanwhile is not the turn's failure.
+			if (s.Type == thread.StitchError && m.OutboxID == "") || m.Stop {
+				closed = true
 			}
 		}
 		calls := responseOf(&chain[lastCall]).ToolCalls

@@ -61,6 +61,12 @@ func TestNextStep(t *testing.T) {
 		{"StopSetsInputAside", chain(system, prompt, call(2, "", tc1),
 			thread.StopEffects(3, "Stopped.").Stitches[0]), stepDone, nil},
 		{"InputAfterStop", chain(system, prompt, thread.StopEffects(2, "Stopped.").Stitches[0], input("again")), stepCallLLM, nil},
+		{"FailureClosesCalls", chain(system, prompt, call(2, "", tc1),
+			thread.Stitch{Type: thread.StitchError, Metadata: thread.Meta{AnsweredThrough: 2}.JSON()}), stepDone, nil},
+		{"RefusedPostLeavesToolsToRun", chain(system, prompt, call(2, "checking", tc1, tc2), result("c1", "x"),
+			thread.Stitch{Type: thread.StitchError, Metadata: thread.Meta{OutboxID: "o1"}.JSON()}), stepRunTools, []string{"c2"}},
+		{"RefusedPostThenModelAgain", chain(system, prompt, call(2, "checking", tc1),
+			thread.Stitch{Type: thread.StitchError, Metadata: thread.Meta{OutboxID: "o1"}.JSON()}, result("c1", "x")), stepCallLLM, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -158,7 +158,7 @@ func (p *Processor) failDelivery(ctx context.Context, o *thread.Outbox, cause er
 		_, err := outbox.Write(ctx, tx, p.client, o.ThreadID, thread.Effects{Stitches: []thread.Stitch{{
 			Type:     thread.StitchError,
 			Content:  fmt.Sprintf("Could not post a %s to %s: %v", o.Kind, o.Platform, cause),
-			Metadata: []byte(fmt.Sprintf(`{"outbox_id":%q}`, o.ID)),
+			Metadata: thread.Meta{OutboxID: o.ID.String()}.JSON(),
 		}}})
 		return err
 	})

@@ -45,6 +45,9 @@ type Meta struct {
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	// Stop marks the stitch recording a user's stop.
 	Stop bool `json:"stop,omitempty"`
+	// OutboxID marks an error stitch that records a post the platform
+	// refused: a note on the thread, not a failure of its turn.
+	OutboxID string `json:"outbox_id,omitempty"`
 }
 
 // Meta reads the stitch's metadata; metadata weft did not write reads as empty.
