@@ -233,6 +233,37 @@ func (q *Queries) LapsedThreads(ctx context.Context, limit int) ([]uuid.UUID, er
 	return collectIDs(rows)
 }
 
+// StuckJob is a River job left running, and the thread its args name.
+type StuckJob struct {
+	JobID    int64
+	ThreadID uuid.UUID
+}
+
+// StuckTurnJobs lists River jobs of kind (turn jobs, whose args name a
+// thread_id) running for longer than grace while their thread holds no
+// live lease, and not yet marked for cancelling: jobs of a replica that
+// died before its turn took the lease, or after it lapsed. A live turn
+// holds the lease from its first milliseconds to its last, so grace need
+// only outlast those. River's JobCancel marks a running job by its
+// metadata's cancel_attempted_at, and its rescuer then cancels the job.
+func (q *Queries) StuckTurnJobs(ctx context.Context, kind string, grace time.Duration, limit int) ([]StuckJob, error) {
+	rows, err := q.db.Query(ctx, `SELECT j.id, t.thread_id FROM river_job j
+		JOIN threads t ON t.thread_id = (j.args->>'thread_id')::uuid
+		WHERE j.state = 'running' AND j.kind = $1
+		  AND j.attempted_at < now() - $2 * interval '1 millisecond'
+		  AND NOT j.metadata ? 'cancel_attempted_at'
+		  AND (t.lease_expires_at IS NULL OR t.lease_expires_at < now())
+		ORDER BY j.id LIMIT $3`, kind, grace.Milliseconds(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("stuck turn jobs: %w", translate(err))
+	}
+	jobs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[StuckJob])
+	if err != nil {
+		return nil, fmt.Errorf("stuck turn jobs: %w", translate(err))
+	}
+	return jobs, nil
+}
+
 // StrandedOutbox lists outbox rows that have been due for longer than
 // grace: their delivery job was lost (a crash between commit and pickup).
 // Rows whose sender's claim lapsed are ReclaimLapsedOutbox's.

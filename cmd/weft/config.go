@@ -37,6 +37,8 @@ type config struct {
 	// resume elsewhere: after the lease lapses, at the next sweep.
 	LeaseTTL      time.Duration
 	SweepInterval time.Duration
+	// TurnTimeout bounds one attempt of a turn (processor.Config).
+	TurnTimeout time.Duration
 	// HistoryTTL is how long a platform thread's fetched history is reused.
 	HistoryTTL time.Duration
 
@@ -123,6 +125,7 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		"WEFT_SHUTDOWN_TIMEOUT": &cfg.ShutdownTimeout,
 		"WEFT_LEASE_TTL":        &cfg.LeaseTTL,
 		"WEFT_SWEEP_INTERVAL":   &cfg.SweepInterval,
+		"WEFT_TURN_TIMEOUT":     &cfg.TurnTimeout,
 		"WEFT_HISTORY_TTL":      &cfg.HistoryTTL,
 	} {
 		if v := getenv(key); v != "" {

@@ -104,7 +104,7 @@ func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, store, int
 		senders[thread.PlatformDiscord] = dis.sender
 	}
 	proc, err := processor.New(store.Pool(), store, runner, senders, processor.Config{
-		Workers: workers, TurnWorkers: cfg.TurnWorkers, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval,
+		Workers: workers, TurnWorkers: cfg.TurnWorkers, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
 		OnTurn: dis.onTurn(),
 	}, logger)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,13 @@ type harness struct {
 
 func newHarness(t *testing.T, opts ...func(*agent.Runner, *db.Store)) *harness {
 	t.Helper()
+	return newHarnessConfig(t, nil, opts...)
+}
+
+// newHarnessConfig is newHarness with config changing the processor's
+// configuration before it starts.
+func newHarnessConfig(t *testing.T, config func(*processor.Config), opts ...func(*agent.Runner, *db.Store)) *harness {
+	t.Helper()
 	logger := dbtest.Logger(t)
 	pool := dbtest.NewPool(t)
 	store := db.New(pool, logger)
@@ -64,11 +72,15 @@ func newHarness(t *testing.T, opts ...func(*agent.Runner, *db.Store)) *harness {
 		o(runner, store)
 	}
 	senders := map[thread.Platform]processor.Sender{thread.PlatformLinear: h.sender, thread.PlatformDiscord: h.sender}
-	h.proc, err = processor.New(pool, store, runner, senders, processor.Config{
+	cfg := processor.Config{
 		Workers: true, Heartbeat: 20 * time.Millisecond, LeaseWait: 20 * time.Millisecond, FetchPollInterval: 20 * time.Millisecond,
 		DeliveryBackoff: 5 * time.Millisecond, TurnBackoff: 5 * time.Millisecond, SweepInterval: 100 * time.Millisecond,
 		ReclaimInterval: 50 * time.Millisecond,
-	}, logger)
+	}
+	if config != nil {
+		config(&cfg)
+	}
+	h.proc, err = processor.New(pool, store, runner, senders, cfg, logger)
 	require.NoError(t, err)
 	require.NoError(t, h.proc.Start(context.Background()))
 	t.Cleanup(func() {
@@ -193,6 +205,8 @@ type recordingSender struct {
 	failFirst int
 	lose      bool
 	permanent error
+	// refuse is a kind of post the platform refuses for good.
+	refuse thread.OutboxKind
 }
 
 func newRecordingSender() *recordingSender {
@@ -205,6 +219,9 @@ func (s *recordingSender) Send(_ context.Context, o thread.Outbox) (string, erro
 	s.sends++
 	if s.permanent != nil {
 		return "", s.permanent
+	}
+	if o.Kind == s.refuse {
+		return "", fmt.Errorf("%w: %s refused", thread.ErrInvalid, o.Kind)
 	}
 	if s.failFirst > 0 {
 		s.failFirst--

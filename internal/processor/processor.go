@@ -48,6 +48,11 @@ type Config struct {
 	// Heartbeat is how often a running turn looks for an abort; it renews
 	// its lease every third of LeaseTTL.
 	Heartbeat time.Duration
+	// TurnTimeout bounds one attempt of a turn: River cancels the attempt
+	// past it, and the next resumes from the chain. River also takes it as
+	// the age at which a turn job left running by a replica that died is
+	// retried; the sweep resumes such turns well before (stuckTurnGrace).
+	TurnTimeout time.Duration
 	// LeaseWait is how long a turn that finds its thread busy waits before
 	// trying again: the running turn will usually have answered by then.
 	LeaseWait time.Duration
@@ -94,6 +99,7 @@ func (c *Config) defaults() {
 	}
 	set(&c.LeaseTTL, 30*time.Second)
 	set(&c.Heartbeat, time.Second)
+	set(&c.TurnTimeout, 30*time.Minute)
 	set(&c.LeaseWait, 250*time.Millisecond)
 	set(&c.SweepInterval, 15*time.Second)
 	set(&c.ReclaimInterval, time.Second)
@@ -133,11 +139,12 @@ func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[
 	}
 	rc := &river.Config{
 		Logger: logger.With("component", "river"),
-		// A turn may wait on several slow LLM calls; the lease, not River's
-		// timeout, is what stops a turn that lost its thread.
-		JobTimeout: -1,
-		// A job of a replica that died stays "running" in River until
-		// rescued; the lease makes a rescue of a live turn harmless.
+		// A job of a replica that died stays "running" in River until the
+		// rescuer retries or discards it, once it is older than this and
+		// than its kind's timeout: River's default minute for every kind
+		// but turns (TurnTimeout). Without a timeout River never rescues a
+		// job, and a sweep or reclaim left running would, being unique,
+		// keep every later one out.
 		RescueStuckJobsAfter: 2 * time.Minute,
 		FetchPollInterval:    cfg.FetchPollInterval,
 		// River's cooldown is both the notification limit and each

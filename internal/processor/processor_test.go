@@ -2,17 +2,27 @@ package processor_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/job"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
+	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tools"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -266,6 +276,41 @@ func TestPoisonTurnFailsThread(t *testing.T) {
 	require.Equal(t, []thread.OutboxKind{thread.OutboxError}, h.sender.kinds(th.ID))
 }
 
+// An abort that commits as a poisoned turn's last attempt fails has the
+// last word: the failure records nothing after it.
+func TestAbortBeforeTheLastFailure(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var h *harness
+	var attempts atomic.Int32
+	h = newHarnessConfig(t, func(c *processor.Config) {
+		c.OnTurn = func(_ context.Context, id uuid.UUID) func() {
+			return func() {
+				// Runs as the attempt ends, before its failure is recorded.
+				if attempts.Add(1) == job.TurnMaxAttempts {
+					_, err := h.ingest.Abort(context.WithoutCancel(ctx), id, "Stopped.")
+					require.NoError(t, err)
+				}
+			}
+		}
+	})
+	h.model.panicOn = "poison"
+	th := h.linearThread(t, "poison pill")
+	require.Eventually(t, func() bool { return attempts.Load() == job.TurnMaxAttempts }, 20*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, h.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'weft_turn' AND state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&n))
+		return n == 0
+	}, 20*time.Second, 10*time.Millisecond, "the last attempt ended")
+
+	cur, err := h.store.Thread(ctx, th.ID)
+	require.NoError(t, err)
+	require.Equal(t, thread.StatusAborted, cur.Status)
+	chain := h.chain(t, th.ID)
+	require.Equal(t, thread.StitchAgentThought, chain[len(chain)-1].Type, "the stop is the last stitch")
+	require.NotContains(t, types(chain), thread.StitchError)
+}
+
 func TestLLMFailureRecordsError(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -320,6 +365,54 @@ func TestDeliveryGivesUp(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 }
 
+// A post the platform refuses while the turn's tools run (a thought beside
+// the calls) leaves an error stitch in the chain: the turn still runs its
+// tools and answers.
+func TestRefusedPostMidTurn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, func(r *agent.Runner, store *db.Store) {
+		reg, err := tools.NewRegistry(tools.Tool{Name: "wait", Description: "waits for the refusal", Schema: json.RawMessage(`{"type":"object"}`),
+			Handler: func(ctx context.Context, c tools.Call) (string, error) {
+				// Ends once the refused thought's error stitch is in the chain.
+				t := time.NewTicker(10 * time.Millisecond)
+				defer t.Stop()
+				for {
+					chain, err := store.Stitches(ctx, c.ThreadID, db.StitchPage{})
+					if err != nil {
+						return "", err
+					}
+					for _, s := range chain {
+						if s.Type == thread.StitchError {
+							return "waited", nil
+						}
+					}
+					select {
+					case <-ctx.Done():
+						return "", ctx.Err()
+					case <-t.C:
+					}
+				}
+			}})
+		require.NoError(t, err)
+		r.Tools = reg
+	})
+	h.sender.refuse = thread.OutboxThought
+	h.llm.Enqueue(llmtest.Reply{Text: "let me look", ToolCalls: []llmtest.ToolCall{{Name: "wait", Arguments: `{}`}}})
+	h.llm.Enqueue(llmtest.Reply{Text: "the answer"})
+	th := h.linearThread(t, "hi")
+
+	h.waitStatus(t, th.ID, thread.StatusWaiting)
+	h.waitSent(t, th.ID, 3)
+	require.Equal(t, []thread.OutboxKind{thread.OutboxAction, thread.OutboxResponse}, h.sender.kinds(th.ID), "the thought was refused, the rest posted")
+	require.Equal(t, []thread.StitchType{thread.StitchSystemPrompt, thread.StitchInitialPrompt, thread.StitchLLMCall,
+		thread.StitchAgentThought, thread.StitchError, thread.StitchToolCall, thread.StitchLLMCall},
+		types(h.chain(t, th.ID)))
+	cur, err := h.store.Thread(ctx, th.ID)
+	require.NoError(t, err)
+	require.Empty(t, cur.LeaseOwner)
+}
+
 // A post whose job was lost is found by the sweep and sent, once.
 func TestSweepSendsAStrandedRow(t *testing.T) {
 	t.Parallel()
@@ -337,6 +430,67 @@ func TestSweepSendsAStrandedRow(t *testing.T) {
 	rows := h.waitSent(t, th.ID, 1)
 	require.Equal(t, thread.OutboxSent, rows[0].Status)
 	require.Equal(t, []thread.OutboxKind{thread.OutboxResponse}, h.sender.kinds(th.ID), "posted once")
+}
+
+// leftRunning inserts args as a job that a replica which died age ago left
+// running, before the harness's processor starts.
+func leftRunning(t *testing.T, store *db.Store, args river.JobArgs, age time.Duration) int64 {
+	t.Helper()
+	ctx := context.Background()
+	insertOnly, err := river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{})
+	require.NoError(t, err)
+	res, err := insertOnly.Insert(ctx, args, nil)
+	require.NoError(t, err)
+	_, err = store.Pool().Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1,
+		attempted_at = now() - $2 * interval '1 second', attempted_by = '{dead-replica}' WHERE id = $1`, res.Job.ID, age.Seconds())
+	require.NoError(t, err)
+	return res.Job.ID
+}
+
+// A sweep left running by a leader that died does not keep later sweeps
+// out (sweeps are unique while running): River's rescuer ends it.
+func TestSweepsOutliveASweepLeftRunning(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t, func(_ *agent.Runner, store *db.Store) { leftRunning(t, store, job.Sweep{}, time.Hour) })
+	h.llm.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "complete_thread", Arguments: `{"result":"resumed"}`}}})
+	th := dbtest.Thread(ctx, t, h.store, nil)
+	_, err := h.pool.Exec(ctx, `UPDATE threads SET status = 'running', lease_owner = 'dead-replica',
+		lease_expires_at = now() - interval '1 second' WHERE thread_id = $1`, th.ID)
+	require.NoError(t, err)
+	h.waitStatus(t, th.ID, thread.StatusCompleted)
+}
+
+// A turn job that a dead replica left running before its turn took the
+// thread's lease is found by the sweep: the thread's input is answered by a
+// new turn, the dead job is marked for River to cancel, and later sweeps
+// leave it be.
+func TestSweepTakesUpATurnJobLeftRunning(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var th *thread.Thread
+	var dead int64
+	h := newHarness(t, func(_ *agent.Runner, store *db.Store) {
+		th = dbtest.Thread(ctx, t, store, nil) // pending: its input unanswered
+		// Past the sweep's grace, and well within the turn timeout, after
+		// which River's rescuer would retry the job itself.
+		dead = leftRunning(t, store, job.Turn{ThreadID: th.ID}, 5*time.Minute)
+	})
+	h.llm.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "complete_thread", Arguments: `{"result":"answered"}`}}})
+	h.waitStatus(t, th.ID, thread.StatusCompleted)
+
+	sweeps := func() (n int) {
+		require.NoError(t, h.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'weft_sweep' AND state = 'completed'`).Scan(&n))
+		return n
+	}
+	after := sweeps()
+	require.Eventually(t, func() bool { return sweeps() >= after+3 }, 10*time.Second, 10*time.Millisecond)
+	var turns int
+	var marked bool
+	require.NoError(t, h.pool.QueryRow(ctx, `SELECT count(*), bool_or(id = $2 AND metadata ? 'cancel_attempted_at')
+		FROM river_job WHERE kind = 'weft_turn' AND args->>'thread_id' = $1`, th.ID.String(), dead).Scan(&turns, &marked))
+	require.Equal(t, 2, turns, "the dead job and the one turn the sweep enqueued")
+	require.True(t, marked, "the dead job is marked for River's rescuer to cancel")
 }
 
 // The leader's sweep runs again and again: a turn whose replica died after

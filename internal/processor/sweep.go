@@ -2,7 +2,9 @@ package processor
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -25,14 +27,19 @@ const linearStaleAfter = 30 * time.Minute
 // sweeper assumes the job was lost.
 const strandedGrace = time.Minute
 
+// stuckTurnGrace is how long a turn job may run without its thread's lease
+// before the sweeper takes its replica for dead (db.StuckTurnJobs).
+const stuckTurnGrace = time.Minute
+
 type sweepWorker struct {
 	river.WorkerDefaults[job.Sweep]
 	p *Processor
 }
 
 // Work enqueues turns for running threads whose lease lapsed (their replica
-// died mid-turn) and deliveries for due outbox rows whose job was lost, and
-// marks Linear sessions stale as Linear does.
+// died mid-turn) and for threads whose turn job a dead replica left running,
+// and deliveries for due outbox rows whose job was lost, and marks Linear
+// sessions stale as Linear does.
 func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[job.Sweep]) error {
 	p := w.p
 	// Found and enqueued in one transaction, with one insert.
@@ -41,6 +48,21 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[job.Sweep]) error {
 	err := p.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) (err error) {
 		if lapsed, err = tx.LapsedThreads(ctx, sweepBatch); err != nil {
 			return err
+		}
+		stuck, err := tx.StuckTurnJobs(ctx, job.Turn{}.Kind(), stuckTurnGrace, sweepBatch)
+		if err != nil {
+			return err
+		}
+		for _, s := range stuck {
+			// The dead job's thread may have input it never took up (it died
+			// before the lease): a new turn answers it, and River's rescuer
+			// cancels the dead job rather than retry it.
+			if !slices.Contains(lapsed, s.ThreadID) {
+				lapsed = append(lapsed, s.ThreadID)
+			}
+			if _, err := p.client.JobCancelTx(ctx, tx.Pgx(), s.JobID); err != nil {
+				return fmt.Errorf("cancel stuck turn job: %w", err)
+			}
 		}
 		if stranded, err = tx.StrandedOutbox(ctx, strandedGrace, sweepBatch); err != nil {
 			return err

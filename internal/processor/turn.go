@@ -97,6 +97,10 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 	return err
 }
 
+// Timeout lets a turn wait on several slow model calls; see
+// Config.TurnTimeout.
+func (w *turnWorker) Timeout(*river.Job[job.Turn]) time.Duration { return w.p.cfg.TurnTimeout }
+
 // NextRetry retries a failed turn soon: its input is waiting on it.
 func (w *turnWorker) NextRetry(j *river.Job[job.Turn]) time.Time {
 	return jittered(backoff(w.p.cfg.TurnBackoff, j.Attempt))
@@ -237,6 +241,9 @@ func (p *Processor) failThread(ctx context.Context, id uuid.UUID, msg string) er
 		th, err := tx.LockThread(ctx, id)
 		if err != nil {
 			return err
+		}
+		if th.Status == thread.StatusAborted {
+			return nil // the abort had the last word: nothing follows it
 		}
 		e := thread.Effects{
 			Stitches: []thread.Stitch{{Type: thread.StitchError, Content: msg, Metadata: thread.Meta{AnsweredThrough: th.StitchCount}.JSON()}},
