@@ -19,6 +19,9 @@ const (
 	codeSerializationFailure = "40001"
 	codeDeadlockDetected     = "40P01"
 	codeNoDataFound          = "P0002"
+	// classDataException is SQLSTATE class 22: a value the column's type
+	// cannot hold.
+	classDataException = "22"
 	// codeTurnNotHeld is raised by weft_hold_turn: the turn lost the
 	// thread's lease or the thread was aborted.
 	codeTurnNotHeld = "WT001"
@@ -78,7 +81,7 @@ func Refused(err error) bool {
 		return false
 	}
 	switch pgErr.Code[:2] {
-	case "22", "23", "40": // data exceptions, constraint violations, rollbacks (deadlock, serialization)
+	case classDataException, "23", "40": // data exceptions, constraint violations, rollbacks (deadlock, serialization)
 		return true
 	}
 	return pgErr.Code == codeNoDataFound || pgErr.Code == codeTurnNotHeld
@@ -96,6 +99,9 @@ func translate(err error) error {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
 		return err
+	}
+	if len(pgErr.Code) == 5 && pgErr.Code[:2] == classDataException {
+		return fmt.Errorf("%w: %w", thread.ErrUnstorable, pgErr)
 	}
 	switch pgErr.Code {
 	case codeUniqueViolation:

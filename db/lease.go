@@ -239,12 +239,17 @@ type StuckJob struct {
 	ThreadID uuid.UUID
 }
 
+// TurnOwner names the holder of a thread's lease: a replica's turn job.
+// StuckTurnJobs reads the job back out of it.
+func TurnOwner(replica string, jobID int64) string { return fmt.Sprintf("%s/job-%d", replica, jobID) }
+
 // StuckTurnJobs lists River jobs of kind (turn jobs, whose args name a
-// thread_id) running for longer than grace while their thread holds no
-// live lease, and not yet marked for cancelling: jobs of a replica that
-// died before its turn took the lease, or after it lapsed. A live turn
-// holds the lease from its first milliseconds to its last, so grace need
-// only outlast those. River's JobCancel marks a running job by its
+// thread_id) running for longer than grace without ever holding their
+// thread's lease, while no other turn holds it, and not yet marked for
+// cancelling: jobs of a replica that died before its turn took the lease.
+// A live turn takes it within milliseconds, so grace need only outlast
+// those; a job that took the lease is LapsedThreads' once it lapses, and
+// may yet renew it. River's JobCancel marks a running job by its
 // metadata's cancel_attempted_at, and its rescuer then cancels the job.
 func (q *Queries) StuckTurnJobs(ctx context.Context, kind string, grace time.Duration, limit int) ([]StuckJob, error) {
 	rows, err := q.db.Query(ctx, `SELECT j.id, t.thread_id FROM river_job j
@@ -253,6 +258,7 @@ func (q *Queries) StuckTurnJobs(ctx context.Context, kind string, grace time.Dur
 		  AND j.attempted_at < now() - $2 * interval '1 millisecond'
 		  AND NOT j.metadata ? 'cancel_attempted_at'
 		  AND (t.lease_expires_at IS NULL OR t.lease_expires_at < now())
+		  AND (t.lease_owner IS NULL OR t.lease_owner NOT LIKE ('%/job-' || j.id))
 		ORDER BY j.id LIMIT $3`, kind, grace.Milliseconds(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("stuck turn jobs: %w", translate(err))

@@ -288,3 +288,73 @@ func TestUnflushedCommitsLeaveTheConnection(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, thread.OutboxSent, sent.Status)
 }
+
+// TestStuckTurnJobs lists only turn jobs running past the grace that never
+// held their thread's lease, while no turn holds it live.
+func TestStuckTurnJobs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	const kind = "weft_turn"
+	type lease struct {
+		owner string // "self" for the job's own owner name
+		live  bool
+	}
+	tests := []struct {
+		name   string
+		kind   string
+		state  string
+		age    time.Duration
+		marked bool
+		lease  *lease
+		listed bool
+	}{
+		{name: "NeverLeased", kind: kind, state: "running", age: 5 * time.Minute, listed: true},
+		{name: "WithinGrace", kind: kind, state: "running", age: 10 * time.Second},
+		{name: "OwnLeaseLapsed", kind: kind, state: "running", age: 5 * time.Minute, lease: &lease{owner: "self"}},
+		{name: "OwnLeaseLive", kind: kind, state: "running", age: 5 * time.Minute, lease: &lease{owner: "self", live: true}},
+		{name: "OtherLeaseLive", kind: kind, state: "running", age: 5 * time.Minute, lease: &lease{owner: "replica-b/job-1", live: true}},
+		{name: "OtherLeaseLapsed", kind: kind, state: "running", age: 5 * time.Minute, lease: &lease{owner: "replica-b/job-1"}, listed: true},
+		{name: "MarkedForCancel", kind: kind, state: "running", age: 5 * time.Minute, marked: true},
+		{name: "Completed", kind: kind, state: "completed", age: 5 * time.Minute},
+		{name: "OtherKind", kind: "weft_delivery", state: "running", age: 5 * time.Minute},
+	}
+	want := map[int64]string{}
+	for _, tt := range tests {
+		th := dbtest.Thread(ctx, t, store, nil)
+		metadata := `{}`
+		if tt.marked {
+			metadata = `{"cancel_attempted_at":"2026-01-01T00:00:00Z"}`
+		}
+		var id int64
+		require.NoError(t, store.Pool().QueryRow(ctx, `INSERT INTO river_job (kind, args, max_attempts, queue, state, attempt, attempted_at, metadata, finalized_at)
+			VALUES ($1, jsonb_build_object('thread_id', $2::text), 5, 'turns', $3::river_job_state, 1, now() - $4 * interval '1 second', $5,
+			        CASE WHEN $3::river_job_state = 'completed' THEN now() END) RETURNING id`,
+			tt.kind, th.ID.String(), tt.state, tt.age.Seconds(), metadata).Scan(&id))
+		if l := tt.lease; l != nil {
+			owner := l.owner
+			if owner == "self" {
+				owner = db.TurnOwner("replica-a", id)
+			}
+			expires := "now() - interval '1 second'"
+			if l.live {
+				expires = "now() + interval '30 seconds'"
+			}
+			_, err := store.Pool().Exec(ctx, `UPDATE threads SET status = 'running', lease_owner = $2, lease_expires_at = `+expires+` WHERE thread_id = $1`, th.ID, owner)
+			require.NoError(t, err)
+		}
+		if tt.listed {
+			want[id] = tt.name
+		}
+	}
+	stuck, err := store.StuckTurnJobs(ctx, kind, time.Minute, 100)
+	require.NoError(t, err)
+	got := map[int64]string{}
+	for _, s := range stuck {
+		got[s.JobID] = want[s.JobID]
+		if got[s.JobID] == "" {
+			got[s.JobID] = "unexpected"
+		}
+	}
+	require.Equal(t, want, got)
+}

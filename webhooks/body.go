@@ -44,7 +44,10 @@ func readBody(w http.ResponseWriter, r *http.Request, reject func(int, string, e
 		return nil, false
 	}
 	// The deadline was for the body alone: left set, it would cancel the
-	// request's context while the handler still works on it.
+	// request's context while the handler still works on it. (net/http
+	// starts reading ahead at the body's end, so a body that ends within
+	// microseconds of the deadline may still see its context cancelled,
+	// and gets a 503 that Linear retries.)
 	_ = rc.SetReadDeadline(time.Time{})
 	return body, true
 }

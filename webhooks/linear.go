@@ -77,6 +77,13 @@ func handleLinearWebhook(logger *slog.Logger, ing *ingest.Ingester, secret []byt
 		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ingestTimeout)
 		defer cancel()
 		res, err := ingestLinear(ictx, ing, d, ev)
+		if errors.Is(err, thread.ErrUnstorable) && d.Payload != nil {
+			// jsonb refused the body after all (jsonbTakes does not weigh
+			// numbers, which may lie beyond numeric's range): the ledger
+			// keeps the delivery without it, rather than refuse it forever.
+			d.Payload = nil
+			res, err = ingestLinear(ictx, ing, d, ev)
+		}
 		if errors.Is(err, thread.ErrInvalid) {
 			// Signed by Linear but unusable (say, a session without a
 			// workspace): recorded, and not worth a retry.
@@ -200,10 +207,11 @@ func ledgerPayload(body []byte) []byte {
 	return body
 }
 
-// jsonbTakes reports whether jsonb takes a JSON text that Go's decoder
-// took. Go reads invalid UTF-8 and lone UTF-16 surrogate escapes as U+FFFD
-// and \u0000 as NUL; jsonb refuses all three. Backslashes stand only in
-// strings, so every one starts an escape.
+// jsonbTakes reports whether jsonb takes the strings of a JSON text that
+// Go's decoder took. Go reads invalid UTF-8 and lone UTF-16 surrogate
+// escapes as U+FFFD and \u0000 as NUL; jsonb refuses all three. Numbers
+// are not weighed (the handler falls back on ErrUnstorable). Backslashes
+// stand only in strings, so every one starts an escape.
 func jsonbTakes(body []byte) bool {
 	if !utf8.Valid(body) {
 		return false

@@ -377,14 +377,15 @@ func TestLinearWebhookSlowBodies(t *testing.T) {
 func TestLinearWebhookBodiesJSONBRefuses(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	for name, text := range map[string]string{
-		"LoneSurrogate": `Fix the login redirect \ud83d`,
-		"InvalidUTF8":   "Fix the login redirect \xff",
-		"NUL":           `Fix the login redirect \u0000`,
+	for name, r := range map[string]struct{ old, new string }{
+		"LoneSurrogate": {"Fix the login redirect", `Fix the login redirect \ud83d`},
+		"InvalidUTF8":   {"Fix the login redirect", "Fix the login redirect \xff"},
+		"NUL":           {"Fix the login redirect", `Fix the login redirect \u0000`},
+		"HugeNumber":    {"{", `{"extra":1e1000000,`}, // beyond numeric's range
 	} {
 		t.Run(name, func(t *testing.T) {
 			d, o := b.signer.Created(lineartest.SessionOpts{})
-			body := bytes.Replace(d.Body, []byte("Fix the login redirect"), []byte(text), 1)
+			body := bytes.Replace(d.Body, []byte(r.old), []byte(r.new), 1)
 			require.NotEqual(t, d.Body, body)
 			rec := b.deliver(signRaw(b.signer, body))
 			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())

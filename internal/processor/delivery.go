@@ -126,6 +126,10 @@ func (p *Processor) wake(ctx context.Context, o *thread.Outbox, next uuid.UUID) 
 	}
 }
 
+// Timeout leaves room for a send (three quarters of LeaseTTL) and its
+// bookkeeping, whatever LeaseTTL is configured.
+func (w *deliveryWorker) Timeout(*river.Job[job.Delivery]) time.Duration { return w.p.cfg.LeaseTTL }
+
 // NextRetry schedules the next attempt: the row's own next_attempt_at plus
 // jitter, so retries of many rows after an outage spread out.
 func (w *deliveryWorker) NextRetry(j *river.Job[job.Delivery]) time.Time {

@@ -35,7 +35,7 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 	id := j.Args.ThreadID
 	finished := p.observeTurn(id, j.ID)
 	defer func() { finished(err) }() // first in, so it runs last: after the lease is released
-	store := &turnStore{p: p, owner: fmt.Sprintf("%s/job-%d", p.id, j.ID)}
+	store := &turnStore{p: p, owner: db.TurnOwner(p.id, j.ID)}
 	th, chain, err := store.start(ctx, id)
 	switch {
 	case errors.Is(err, thread.ErrLeaseHeld):
@@ -61,7 +61,9 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 		if r := recover(); r != nil {
 			err = fmt.Errorf("turn panicked: %v", r)
 		}
-		if err != nil && j.Attempt >= j.MaxAttempts {
+		// A job cancelled remotely (the sweep took it for dead, or an
+		// operator stopped it) is not the thread's failure.
+		if err != nil && j.Attempt >= j.MaxAttempts && !errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely) {
 			p.logger.ErrorContext(ctx, "turn failed for good", slog.String("thread_id", id.String()), slog.Any("error", err))
 			if ferr := p.failThread(context.WithoutCancel(ctx), id, "The turn kept failing and was given up."); ferr != nil {
 				p.logger.ErrorContext(ctx, "record turn failure", slog.String("thread_id", id.String()), slog.Any("error", ferr))

@@ -43,6 +43,9 @@ var (
 	ErrLeaseHeld              = newError(ErrConflict, "thread lease is held by another worker")
 	ErrInvalidSnowflake       = newError(ErrInvalid, "discord id is not a snowflake")
 	ErrInvalidSessionMetadata = newError(ErrInvalid, "linear metadata needs session, workspace and creator ids")
+	// ErrUnstorable is a value the database cannot store: a NUL character,
+	// invalid UTF-8, JSON that jsonb refuses, a number out of range.
+	ErrUnstorable = newError(ErrInvalid, "value the database cannot store")
 )
 
 // TransitionError reports a status change the status machine forbids.
