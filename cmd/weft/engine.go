@@ -75,7 +75,11 @@ func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, store, int
 		if err != nil {
 			return nil, err
 		}
-		if err := registry.Register(tools.Replies(rep)); err != nil {
+		reach := &tools.Reach{Store: store, Guilds: cfg.Discord.AllowedGuilds}
+		if dis.on() {
+			reach.Reader = discordReader{dis.client}
+		}
+		if err := registry.Register(tools.Replies(rep, reach)); err != nil {
 			return nil, err
 		}
 		history := &tools.History{Store: store, TTL: cfg.HistoryTTL, Logger: logger.With("component", "history")}

@@ -24,8 +24,9 @@ type repliesArgs struct {
 
 // Replies is get_thread_replies: a thread's parent message and replies, a
 // page at a time, from the same implementation as the REST API and the MCP
-// tool. Without a thread id it reads the thread the agent is in.
-func Replies(svc RepliesGetter) Tool {
+// tool. Without a thread id it reads the thread the agent is in; other
+// threads only within reach.
+func Replies(svc RepliesGetter, reach *Reach) Tool {
 	return Tool{
 		Name: "get_thread_replies",
 		Description: "Read a conversation thread: its first message (parent) and the replies after it, a page at a time. " +
@@ -43,6 +44,11 @@ func Replies(svc RepliesGetter) Tool {
 			}
 			if args.ThreadID == "" {
 				args.ThreadID = c.ThreadID.String()
+			}
+			if err := reach.Check(ctx, c.ThreadID, args.ThreadID); errors.Is(err, ErrOutOfReach) {
+				return "", fmt.Errorf("%s: %w", replies.CodeAuthorization, err)
+			} else if err != nil {
+				return "", fmt.Errorf("%s: the thread could not be read; try again later", replies.CodeUnavailable)
 			}
 			resp, err := svc.Get(ctx, replies.Request{ThreadID: args.ThreadID, Limit: args.Limit, Cursor: args.Cursor, Order: args.Order})
 			if err != nil {

@@ -23,7 +23,7 @@ func TestRepliesTool(t *testing.T) {
 	conv := repliestest.NewConversation(ctx, t, store, 250)
 	svc, err := replies.New(replies.Config{Store: store, Logger: logtest.New(t)})
 	require.NoError(t, err)
-	tool := tools.Replies(svc)
+	tool := tools.Replies(svc, &tools.Reach{Store: store})
 	reg, err := tools.NewRegistry(tool)
 	require.NoError(t, err)
 	_, ok := reg.Get("get_thread_replies")
@@ -69,6 +69,15 @@ func TestRepliesTool(t *testing.T) {
 			require.EqualError(t, err, tt.want)
 		})
 	}
+
+	t.Run("AnotherServersThread", func(t *testing.T) {
+		t.Parallel()
+		other := repliestest.NewConversation(ctx, t, store, 3) // in a server of its own
+		for _, id := range []string{other.Thread.ID.String(), other.DiscordThreadID} {
+			_, err := call(t, map[string]any{"thread_id": id})
+			require.EqualError(t, err, "AuthorizationError: "+tools.ErrOutOfReach.Error())
+		}
+	})
 
 	t.Run("ByDiscordThreadID", func(t *testing.T) {
 		t.Parallel()
