@@ -63,7 +63,10 @@ func (c *Conversations) MessageCreated(ctx context.Context, m Message) error {
 	if !ok {
 		return nil
 	}
-	_, err := c.rec.DiscordMessages(ctx, m.ChannelID, []thread.Stitch{s}, m.ID)
+	// A live message leaves the backfill cursor where it is: one stored
+	// after another that failed must not carry it past that one, which
+	// the next reconnect's backfill is there to recover.
+	_, err := c.rec.DiscordMessages(ctx, m.ChannelID, []thread.Stitch{s}, "")
 	if errors.Is(err, thread.ErrNotFound) {
 		return nil // a thread weft is not part of
 	}

@@ -61,8 +61,9 @@ func (in *Ingester) DiscordConversation(ctx context.Context, att thread.DiscordA
 // thread, oldest first, in one transaction: for each one not seen before
 // (by its message id, in the ledger), a discord_message stitch; then one
 // turn if any was new, so a batch a backfill found is answered once.
-// seenThrough is the newest message id the caller read, bots' included: the
-// thread's backfill cursor moves up to it. A Discord thread weft does not
+// seenThrough is the newest message id a backfill read, bots' included: the
+// thread's backfill cursor moves up to it ("" leaves it, as live messages
+// do). A Discord thread weft does not
 // track fails with thread.ErrNotFound and writes nothing. A message in an
 // archived thread reactivates it: Discord unarchives a thread people post in.
 func (in *Ingester) DiscordMessages(ctx context.Context, discordThreadID string, msgs []thread.Stitch, seenThrough string) (int, error) {

@@ -1,0 +1,65 @@
+package discord
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/ingest"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// failingOnce is the real ingester, failing the first store of one message.
+type failingOnce struct {
+	*ingest.Ingester
+	messageID string
+	failed    atomic.Bool
+}
+
+func (f *failingOnce) DiscordMessages(ctx context.Context, id string, msgs []thread.Stitch, seenThrough string) (int, error) {
+	for _, m := range msgs {
+		if m.ExternalID == f.messageID && !f.failed.Swap(true) {
+			return 0, errors.New("database briefly unavailable")
+		}
+	}
+	return f.Ingester.DiscordMessages(ctx, id, msgs, seenThrough)
+}
+
+// A live message that failed to store is recovered by the next reconnect's
+// backfill, even when a later message of its thread was stored meanwhile.
+func TestAFailedLiveMessageIsBackfilled(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	pool := dbtest.NewPool(t)
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	store := db.New(pool, testLogger(t))
+	rec := &failingOnce{Ingester: ingest.New(store, rc, nil, testLogger(t))}
+	conv := NewConversations(b.client, rec, 0, 1, testLogger(t))
+	ctx := t.Context()
+
+	mention := b.server.PostUserMessage(b.channel, b.alice, "<@"+b.server.BotUser().ID+"> why is the build red?")
+	require.NoError(t, conv.MessageCreated(ctx, Message{ID: mention.ID, ChannelID: b.channel, GuildID: b.guildID,
+		Author: Author{ID: b.alice.ID, Name: "alice"}, Content: mention.Content, MentionsBot: true}))
+	live := func(text string) error {
+		p := b.server.PostUserMessage(mention.ID, b.alice, text)
+		rec.messageID = cmp.Or(rec.messageID, p.ID) // the first fails
+		return conv.MessageCreated(ctx, Message{ID: p.ID, ChannelID: mention.ID, GuildID: b.guildID, InThread: true,
+			ParentChannelID: b.channel, Author: Author{ID: b.alice.ID, Name: "alice"}, Content: text})
+	}
+	require.Error(t, live("first follow-up"))
+	first := rec.messageID
+	require.NoError(t, live("second follow-up"))
+
+	require.NoError(t, conv.Connected(ctx))
+	_, err = store.StitchByExternalID(ctx, thread.PlatformDiscord, first)
+	require.NoError(t, err, "the failed message is stored by the backfill")
+}
