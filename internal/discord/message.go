@@ -35,6 +35,10 @@ type Message struct {
 	// ReferencedMessageID is the message this one replies to, or for a
 	// thread's starter message the parent-channel message it points at.
 	ReferencedMessageID string
+	// System reports a message Discord posts itself (a thread renamed, a
+	// member added, a pin), under the name of whoever caused it: not that
+	// person's words.
+	System bool
 }
 
 // Channel is a channel or thread as far as weft cares.
@@ -73,6 +77,7 @@ func convertMessage(m *discordgo.Message, botID string, where channelInfo) Messa
 		Timestamp:       m.Timestamp,
 		InThread:        where.isThread,
 		ParentChannelID: where.parentID,
+		System:          m.Type != discordgo.MessageTypeDefault && m.Type != discordgo.MessageTypeReply,
 	}
 	if out.GuildID == "" {
 		out.GuildID = where.guildID

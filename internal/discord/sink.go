@@ -153,7 +153,7 @@ func withoutMentions(content string) string {
 // message without text (a thread's starter stub, an attachment alone) has
 // nothing to answer and becomes none.
 func stitchOf(m Message) (thread.Stitch, bool) {
-	if m.Author.Bot || strings.TrimSpace(m.Content) == "" {
+	if m.Author.Bot || m.System || strings.TrimSpace(m.Content) == "" {
 		return thread.Stitch{}, false
 	}
 	return thread.Stitch{

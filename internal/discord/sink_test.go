@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
@@ -144,4 +145,27 @@ func TestTypist(t *testing.T) {
 	after := b.server.Typing(b.channel)
 	typist.Typing(t.Context(), other)() // answers elsewhere: no typing
 	require.Equal(t, after, b.server.Typing(b.channel), "nothing after stop")
+}
+
+// Messages Discord posts itself carry the name of whoever caused them (a
+// rename's new thread name, as the renamer's): they are not input.
+func TestSystemMessagesAreNotInput(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		typ   discordgo.MessageType
+		input bool
+	}{
+		{discordgo.MessageTypeDefault, true},
+		{discordgo.MessageTypeReply, true},
+		{discordgo.MessageTypeChannelNameChange, false},
+		{discordgo.MessageTypeRecipientAdd, false},
+		{discordgo.MessageTypeChannelPinnedMessage, false},
+		{discordgo.MessageTypeThreadStarterMessage, false},
+	}
+	for _, tt := range tests {
+		m := convertMessage(&discordgo.Message{ID: "1", Type: tt.typ, Content: "release notes", Author: &discordgo.User{ID: "2", Username: "alice"}},
+			"bot", channelInfo{isThread: true})
+		_, ok := stitchOf(m)
+		require.Equal(t, tt.input, ok, "message type %d", tt.typ)
+	}
 }
