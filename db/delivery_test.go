@@ -68,6 +68,48 @@ func TestRecordInbound(t *testing.T) {
 	})
 }
 
+// TestUnstorablePayload checks that a delivery whose payload jsonb refuses,
+// though Go's decoder took it, fails as thread.ErrUnstorable and nothing
+// else: the Linear webhook then records the delivery without it.
+func TestUnstorablePayload(t *testing.T) {
+	t.Parallel()
+	store := dbtest.NewStore(t)
+	tests := []struct {
+		name string
+		body string
+		want bool // jsonb takes it
+	}{
+		{"Plain", `{"a":"b"}`, true},
+		{"Escapes", `{"a":"\"\\\/\b\f\n\r\t"}`, true},
+		{"UnicodeEscape", `{"a":"caf\u00e9"}`, true},
+		{"Pair", `{"a":"\ud83d\ude00"}`, true},
+		{"PairUpper", `{"a":"\uD83D\uDE00"}`, true},
+		{"RawEmoji", `{"a":"😀"}`, true},
+		{"EscapedBackslashThenU0000", `{"a":"\\u0000"}`, true},
+		{"NUL", `{"a":"\u0000"}`, false},
+		{"LoneHigh", `{"a":"cut \ud83d"}`, false},
+		{"LoneHighAtEnd", `{"a":"\ud83d`, false},
+		{"HighThenText", `{"a":"\ud83dxxxxxx"}`, false},
+		{"HighThenHigh", `{"a":"\ud83d\ud83d"}`, false},
+		{"LoneLow", `{"a":"\ude00"}`, false},
+		{"InvalidUTF8", "{\"a\":\"\xff\"}", false},
+		{"HugeNumber", `{"a":1e1000000}`, false},
+		{"TrailingBackslash", `\`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := store.RecordInbound(context.Background(), thread.Inbound{Platform: thread.PlatformLinear,
+				DeliveryID: uuid.NewString(), EventType: "AgentSessionEvent", Payload: []byte(tt.body)})
+			if tt.want {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, thread.ErrUnstorable)
+		})
+	}
+}
+
 func TestOutbox(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

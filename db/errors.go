@@ -77,14 +77,23 @@ func Refused(err error) bool {
 		}
 	}
 	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || len(pgErr.Code) != 5 {
+	if !errors.As(err, &pgErr) {
 		return false
 	}
-	switch pgErr.Code[:2] {
+	switch sqlClass(pgErr) {
 	case classDataException, "23", "40": // data exceptions, constraint violations, rollbacks (deadlock, serialization)
 		return true
 	}
 	return pgErr.Code == codeNoDataFound || pgErr.Code == codeTurnNotHeld
+}
+
+// sqlClass is the class of a SQLSTATE, its first two characters ("" for a
+// malformed code).
+func sqlClass(e *pgconn.PgError) string {
+	if len(e.Code) != 5 {
+		return ""
+	}
+	return e.Code[:2]
 }
 
 // translate turns driver errors into domain errors. It is the only place that
@@ -100,7 +109,7 @@ func translate(err error) error {
 	if !errors.As(err, &pgErr) {
 		return err
 	}
-	if len(pgErr.Code) == 5 && pgErr.Code[:2] == classDataException {
+	if sqlClass(pgErr) == classDataException {
 		return fmt.Errorf("%w: %w", thread.ErrUnstorable, pgErr)
 	}
 	switch pgErr.Code {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -240,8 +241,13 @@ type StuckJob struct {
 }
 
 // TurnOwner names the holder of a thread's lease: a replica's turn job.
-// StuckTurnJobs reads the job back out of it.
-func TurnOwner(replica string, jobID int64) string { return fmt.Sprintf("%s/job-%d", replica, jobID) }
+// StuckTurnJobs reads the job back out of it (turnOwnerJob).
+func TurnOwner(replica string, jobID int64) string {
+	return replica + turnOwnerJob + strconv.FormatInt(jobID, 10)
+}
+
+// turnOwnerJob comes between the replica and the job id in a TurnOwner.
+const turnOwnerJob = "/job-"
 
 // StuckTurnJobs lists River jobs of kind (turn jobs, whose args name a
 // thread_id) running for longer than grace without ever holding their
@@ -258,8 +264,8 @@ func (q *Queries) StuckTurnJobs(ctx context.Context, kind string, grace time.Dur
 		  AND j.attempted_at < now() - $2 * interval '1 millisecond'
 		  AND NOT j.metadata ? 'cancel_attempted_at'
 		  AND (t.lease_expires_at IS NULL OR t.lease_expires_at < now())
-		  AND (t.lease_owner IS NULL OR t.lease_owner NOT LIKE ('%/job-' || j.id))
-		ORDER BY j.id LIMIT $3`, kind, grace.Milliseconds(), limit)
+		  AND (t.lease_owner IS NULL OR t.lease_owner NOT LIKE ('%' || $4::text || j.id))
+		ORDER BY j.id LIMIT $3`, kind, grace.Milliseconds(), limit, turnOwnerJob)
 	if err != nil {
 		return nil, fmt.Errorf("stuck turn jobs: %w", translate(err))
 	}

@@ -27,8 +27,12 @@ func rejecter(ctx context.Context, w http.ResponseWriter, logger *slog.Logger, m
 // readBody reads the raw body, at most maxWebhookBody bytes within
 // bodyReadTimeout, for the signature to be checked on exactly those bytes.
 // It rejects an oversized (413) or unreadable or late (400) body itself and
-// reports whether to go on.
+// reports whether to go on. A body bufferBody read already is returned as
+// it is.
 func readBody(w http.ResponseWriter, r *http.Request, reject func(int, string, error)) ([]byte, bool) {
+	if b, ok := r.Body.(buffered); ok {
+		return b.body, true
+	}
 	rc := http.NewResponseController(w)
 	// Setting fails only where there is no connection (a test's recorder).
 	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
@@ -62,8 +66,17 @@ func bufferBody(logger *slog.Logger) func(http.Handler) http.Handler {
 			if !ok {
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.Body = buffered{Reader: bytes.NewReader(body), body: body}
 			next.ServeHTTP(w, r)
 		})
 	}
 }
+
+// buffered is a body bufferBody read before the handler ran.
+type buffered struct {
+	*bytes.Reader
+	body []byte
+}
+
+// Close implements io.Closer: there is nothing to release.
+func (buffered) Close() error { return nil }

@@ -1,16 +1,12 @@
 package webhooks
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/linear"
@@ -71,15 +67,15 @@ func handleLinearWebhook(logger *slog.Logger, ing *ingest.Ingester, secret []byt
 		meta := ev.Meta()
 		d := thread.Inbound{
 			DeliveryID: deliveryID, EventKey: clean(ev.IdentityKey()),
-			EventType: clean(meta.Type), Action: clean(meta.Action), Payload: ledgerPayload(body),
+			EventType: clean(meta.Type), Action: clean(meta.Action), Payload: body,
 		}
 		log := logger.With(slog.String("delivery_id", deliveryID), slog.String("event_type", d.EventType), slog.String("action", d.Action))
 		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ingestTimeout)
 		defer cancel()
 		res, err := ingestLinear(ictx, ing, d, ev)
 		if errors.Is(err, thread.ErrUnstorable) && d.Payload != nil {
-			// jsonb refused the body after all (jsonbTakes does not weigh
-			// numbers, which may lie beyond numeric's range): the ledger
+			// A body Go reads but jsonb refuses (\u0000, half an emoji,
+			// invalid UTF-8, a number beyond numeric's range): the ledger
 			// keeps the delivery without it, rather than refuse it forever.
 			d.Payload = nil
 			res, err = ingestLinear(ictx, ing, d, ev)
@@ -196,61 +192,3 @@ func linearPrompt(e *linear.AgentSessionEvent) ingest.LinearPrompt {
 // clean removes NUL characters, which JSON may carry (as \u0000) and
 // Postgres text cannot store.
 func clean(s string) string { return strings.ReplaceAll(s, "\x00", "") }
-
-// ledgerPayload is the body as the ledger keeps it, for replay and
-// debugging. A body that Go's decoder took but Postgres's jsonb refuses is
-// kept without payload rather than failing the delivery on every retry.
-func ledgerPayload(body []byte) []byte {
-	if !jsonbTakes(body) {
-		return nil
-	}
-	return body
-}
-
-// jsonbTakes reports whether jsonb takes the strings of a JSON text that
-// Go's decoder took. Go reads invalid UTF-8 and lone UTF-16 surrogate
-// escapes as U+FFFD and \u0000 as NUL; jsonb refuses all three. Numbers
-// are not weighed (the handler falls back on ErrUnstorable). Backslashes
-// stand only in strings, so every one starts an escape.
-func jsonbTakes(body []byte) bool {
-	if !utf8.Valid(body) {
-		return false
-	}
-	for i := bytes.IndexByte(body, '\\'); i >= 0; {
-		if i+1 >= len(body) {
-			return false
-		}
-		next := i + 2 // past a two-character escape
-		if body[i+1] == 'u' {
-			r, ok := hex4(body[i+2:])
-			switch {
-			case !ok || r == 0 || utf16.IsSurrogate(r) && r >= 0xDC00:
-				return false
-			case utf16.IsSurrogate(r):
-				// A high half must come with its low half.
-				low, ok := hex4(body[min(i+8, len(body)):])
-				if !ok || !bytes.HasPrefix(body[i+6:], []byte(`\u`)) || low < 0xDC00 || low > 0xDFFF {
-					return false
-				}
-				next = i + 12
-			default:
-				next = i + 6
-			}
-		}
-		j := bytes.IndexByte(body[next:], '\\')
-		if j < 0 {
-			break
-		}
-		i = next + j
-	}
-	return true
-}
-
-// hex4 reads the four hex digits of a \u escape.
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(b[:4]), 16, 16)
-	return rune(n), err == nil
-}

@@ -287,10 +287,9 @@ func (in *Ingester) opened(batch []*opening) {
 
 // openTogether opens sessions in one transaction: their writes in one
 // round trip, their jobs in one insert; it sets their results once that
-// has committed. Sessions are written in order
-// of id, so that two batches sharing sessions (concurrent redeliveries)
-// take their locks in the same order and wait for each other rather than
-// deadlock.
+// has committed. Sessions are written in order of id, so that two batches
+// sharing sessions (concurrent redeliveries) take their locks in the same
+// order and wait for each other rather than deadlock.
 func (in *Ingester) openTogether(ctx context.Context, batch []*opening) error {
 	sorted := slices.SortedFunc(slices.Values(batch), func(a, b *opening) int {
 		return strings.Compare(a.s.Attachment.SessionID, b.s.Attachment.SessionID)

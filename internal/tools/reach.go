@@ -45,9 +45,8 @@ type Reach struct {
 type places struct{ guild, workspace string }
 
 // Check returns nil when the conversation of thread from may read target
-// (a weft thread id or a Discord thread id), and an error wrapping
-// ErrOutOfReach when it may not. A target that is no thread at all is left
-// to the reader to refuse.
+// (a weft thread id or a Discord thread id), and ErrOutOfReach when it may
+// not. A target that is no thread at all is left to the reader to refuse.
 func (r *Reach) Check(ctx context.Context, from uuid.UUID, target string) error {
 	if target == "" || target == from.String() {
 		return nil
@@ -56,13 +55,16 @@ func (r *Reach) Check(ctx context.Context, from uuid.UUID, target string) error 
 	if err != nil || me == (places{}) {
 		return err
 	}
-	them, known, err := r.placesOfTarget(ctx, from, target)
-	if err != nil || !known {
+	id, them, found, err := r.resolve(ctx, target)
+	if err != nil || !found || id == from {
 		return err
 	}
+	if id != uuid.Nil {
+		if them, err = r.placesOf(ctx, id); err != nil {
+			return err
+		}
+	}
 	switch {
-	case them == nil: // the conversation itself, under another id
-		return nil
 	case me.guild != "" && them.guild == me.guild, me.workspace != "" && them.workspace == me.workspace:
 		return nil
 	case me.guild == "" && them.guild != "" && (len(r.Guilds) == 0 || slices.Contains(r.Guilds, them.guild)):
@@ -71,39 +73,30 @@ func (r *Reach) Check(ctx context.Context, from uuid.UUID, target string) error 
 	return ErrOutOfReach
 }
 
-// placesOfTarget finds where target lives: nil places for the conversation
-// itself, known false when there is no such thread.
-func (r *Reach) placesOfTarget(ctx context.Context, from uuid.UUID, target string) (_ *places, known bool, _ error) {
-	var id uuid.UUID
-	if parsed, err := uuid.Parse(target); err == nil {
+// resolve finds target's stored thread, or, for a Discord thread weft does
+// not track, the server it is in. found is false when there is neither.
+func (r *Reach) resolve(ctx context.Context, target string) (id uuid.UUID, untracked places, found bool, err error) {
+	if parsed, perr := uuid.Parse(target); perr == nil {
 		if _, err := r.Store.Thread(ctx, parsed); err != nil {
-			return nil, false, ignoreNotFound(err)
+			return uuid.Nil, places{}, false, ignoreNotFound(err)
 		}
-		id = parsed
-	} else if thread.IsSnowflake(target) {
-		th, err := r.Store.ThreadByDiscordThread(ctx, target)
-		switch {
-		case errors.Is(err, thread.ErrNotFound):
-			if r.Reader == nil {
-				return nil, false, nil
-			}
-			ch, err := r.Reader.Channel(ctx, target)
-			if err != nil {
-				return nil, false, ignoreNotFound(err)
-			}
-			return &places{guild: ch.GuildID}, true, nil
-		case err != nil:
-			return nil, false, err
-		}
-		id = th.ID
-	} else {
-		return nil, false, nil
+		return parsed, places{}, true, nil
 	}
-	if id == from {
-		return nil, true, nil
+	if !thread.IsSnowflake(target) {
+		return uuid.Nil, places{}, false, nil
 	}
-	p, err := r.placesOf(ctx, id)
-	return &p, err == nil, err
+	th, err := r.Store.ThreadByDiscordThread(ctx, target)
+	switch {
+	case err == nil:
+		return th.ID, places{}, true, nil
+	case !errors.Is(err, thread.ErrNotFound) || r.Reader == nil:
+		return uuid.Nil, places{}, false, ignoreNotFound(err)
+	}
+	ch, err := r.Reader.Channel(ctx, target)
+	if err != nil {
+		return uuid.Nil, places{}, false, ignoreNotFound(err)
+	}
+	return uuid.Nil, places{guild: ch.GuildID}, true, nil
 }
 
 // placesOf reads a stored thread's server and workspace.
