@@ -12,9 +12,9 @@ import (
 	"github.com/vektah/gqlparser/v2/validator"
 )
 
-// fullSchemaPath is Linear's complete SDL, kept in the shared tree (and in
-// CI) next to its provenance.
-const fullSchemaPath = "../../../shared/linear/schema.graphql"
+// fullSchemaPath is Linear's complete SDL, vendored with its provenance
+// in testdata/SOURCE.md.
+const fullSchemaPath = "testdata/linear-full-schema.graphql"
 
 func loadSchema(t *testing.T, path string) *ast.Schema {
 	t.Helper()
