@@ -25,14 +25,16 @@ build:
 run:
 	url="$$(bash db/devdb.sh url weft)" && DATABASE_URL="$$url" $(GO) run ./cmd/weft serve
 
-# test: vet, staticcheck, then all tests with the race detector
+# test: generated code current, vet, staticcheck, then all tests with the race detector
 test:
+	$(GO) tool sqlc -f db/sqlc.yaml diff
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 	$(WITH_DB) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-# generate: run go:generate directives
+# generate: sqlc's query code (db/queries -> db/internal/dbsqlc), then go:generate directives
 generate:
+	$(GO) tool sqlc -f db/sqlc.yaml generate
 	$(GO) generate ./...
 
 # bench: store benchmark

@@ -6,31 +6,43 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/weft-dev/weft/db/internal/dbsqlc"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-func queueAttachDiscord(b *pgx.Batch, d *thread.DiscordAttachment) {
-	b.Queue(`INSERT INTO discord_thread_metadata
-		(thread_id, discord_thread_id, channel_id, guild_id, created_by, thread_name, last_message_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		d.ThreadID, d.DiscordThreadID, d.ChannelID, d.GuildID, d.CreatedBy, d.ThreadName, nullString(d.LastMessageID))
+func queueAttachDiscord(ctx context.Context, p *pipeline, d *thread.DiscordAttachment) {
+	arg := dbsqlc.InsertDiscordAttachmentParams{
+		ThreadID:        d.ThreadID,
+		DiscordThreadID: d.DiscordThreadID,
+		ChannelID:       d.ChannelID,
+		GuildID:         d.GuildID,
+		CreatedBy:       d.CreatedBy,
+		ThreadName:      d.ThreadName,
+		LastMessageID:   nullString(d.LastMessageID),
+	}
+	p.add(func(q *dbsqlc.Queries) error { return translate(q.InsertDiscordAttachment(ctx, arg)) })
 }
 
-func queueAttachLinear(b *pgx.Batch, l *thread.LinearAttachment) {
+func queueAttachLinear(ctx context.Context, p *pipeline, l *thread.LinearAttachment) {
 	status := l.SessionStatus
 	if status == "" {
 		status = thread.SessionPending
 	}
-	b.Queue(`INSERT INTO linear_thread_metadata
-		(thread_id, session_id, workspace_id, issue_id, issue_identifier, issue_title, project_id, team_id,
-		 comment_id, created_by_user_id, session_status)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		l.ThreadID, l.SessionID, l.WorkspaceID, nullString(l.IssueID), nullString(l.IssueIdentifier),
-		nullString(l.IssueTitle), nullString(l.ProjectID), nullString(l.TeamID), nullString(l.CommentID),
-		l.CreatedByUserID, status)
+	arg := dbsqlc.InsertLinearAttachmentParams{
+		ThreadID:        l.ThreadID,
+		SessionID:       l.SessionID,
+		WorkspaceID:     l.WorkspaceID,
+		IssueID:         nullString(l.IssueID),
+		IssueIdentifier: nullString(l.IssueIdentifier),
+		IssueTitle:      nullString(l.IssueTitle),
+		ProjectID:       nullString(l.ProjectID),
+		TeamID:          nullString(l.TeamID),
+		CommentID:       nullString(l.CommentID),
+		CreatedByUserID: l.CreatedByUserID,
+		SessionStatus:   string(status),
+	}
+	p.add(func(q *dbsqlc.Queries) error { return translate(q.InsertLinearAttachment(ctx, arg)) })
 }
 
 // AttachDiscord attaches an existing thread to a Discord thread: how a Linear
@@ -40,7 +52,7 @@ func (q *Queries) AttachDiscord(ctx context.Context, d thread.DiscordAttachment)
 	if err := d.Validate(); err != nil {
 		return err
 	}
-	return q.attach(ctx, d.ThreadID, func(b *pgx.Batch) { queueAttachDiscord(b, &d) })
+	return q.attach(ctx, d.ThreadID, func(p *pipeline) { queueAttachDiscord(ctx, p, &d) })
 }
 
 // AttachLinear attaches an existing thread to a Linear agent session.
@@ -48,18 +60,18 @@ func (q *Queries) AttachLinear(ctx context.Context, l thread.LinearAttachment) e
 	if err := l.Validate(); err != nil {
 		return err
 	}
-	return q.attach(ctx, l.ThreadID, func(b *pgx.Batch) { queueAttachLinear(b, &l) })
+	return q.attach(ctx, l.ThreadID, func(p *pipeline) { queueAttachLinear(ctx, p, &l) })
 }
 
-func (q *Queries) attach(ctx context.Context, threadID uuid.UUID, queue func(*pgx.Batch)) error {
-	b := &pgx.Batch{}
-	queue(b)
-	b.Queue(`UPDATE threads SET updated_at = now() WHERE thread_id = $1`, threadID)
+func (q *Queries) attach(ctx context.Context, threadID uuid.UUID, queue func(*pipeline)) error {
+	var p pipeline
+	queue(&p)
+	p.add(func(q *dbsqlc.Queries) error { return translate(q.TouchThread(ctx, threadID)) })
 	err := q.atomic(ctx, func(q *Queries) error {
 		if _, err := q.Thread(ctx, threadID); err != nil {
 			return err
 		}
-		return translate(q.db.SendBatch(ctx, b).Close())
+		return p.run(ctx, q.db)
 	})
 	if err != nil {
 		return fmt.Errorf("attach thread %s: %w", threadID, err)
@@ -67,24 +79,9 @@ func (q *Queries) attach(ctx context.Context, threadID uuid.UUID, queue func(*pg
 	return nil
 }
 
-const discordColumns = `thread_id, discord_thread_id, channel_id, guild_id, created_by, thread_name,
-	last_message_id, is_active, created_at, updated_at`
-
-func scanDiscord(row pgx.Row) (*thread.DiscordAttachment, error) {
-	var d thread.DiscordAttachment
-	var last pgtype.Text
-	err := row.Scan(&d.ThreadID, &d.DiscordThreadID, &d.ChannelID, &d.GuildID, &d.CreatedBy, &d.ThreadName,
-		&last, &d.Active, &d.CreatedAt, &d.UpdatedAt)
-	if err != nil {
-		return nil, translate(err)
-	}
-	d.LastMessageID = str(last)
-	return &d, nil
-}
-
 // DiscordAttachment returns a thread's Discord attachment, or thread.ErrNotFound.
 func (q *Queries) DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error) {
-	d, err := scanDiscord(q.db.QueryRow(ctx, `SELECT `+discordColumns+` FROM discord_thread_metadata WHERE thread_id = $1`, threadID))
+	d, err := discordOf(q.gen.DiscordAttachment(ctx, threadID))
 	if err != nil {
 		return nil, fmt.Errorf("discord attachment: %w", err)
 	}
@@ -94,36 +91,19 @@ func (q *Queries) DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*t
 // SetDiscordActive marks a Discord attachment active or not (archived or
 // deleted on Discord). The weft thread itself is untouched.
 func (q *Queries) SetDiscordActive(ctx context.Context, discordThreadID string, active bool) error {
-	tag, err := q.db.Exec(ctx, `UPDATE discord_thread_metadata SET is_active = $2, updated_at = now()
-		WHERE discord_thread_id = $1`, discordThreadID, active)
+	n, err := q.gen.SetDiscordActive(ctx, dbsqlc.SetDiscordActiveParams{DiscordThreadID: discordThreadID, IsActive: active})
 	if err != nil {
 		return fmt.Errorf("set discord active: %w", translate(err))
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("set discord active: %w", thread.ErrNotFound)
 	}
 	return nil
 }
 
-const linearColumns = `thread_id, session_id, workspace_id, issue_id, issue_identifier, issue_title, project_id,
-	team_id, comment_id, created_by_user_id, session_status, is_active, last_activity_at, created_at, updated_at`
-
-func scanLinear(row pgx.Row) (*thread.LinearAttachment, error) {
-	var l thread.LinearAttachment
-	var issueID, ident, title, project, team, comment pgtype.Text
-	err := row.Scan(&l.ThreadID, &l.SessionID, &l.WorkspaceID, &issueID, &ident, &title, &project,
-		&team, &comment, &l.CreatedByUserID, &l.SessionStatus, &l.Active, &l.LastActivityAt, &l.CreatedAt, &l.UpdatedAt)
-	if err != nil {
-		return nil, translate(err)
-	}
-	l.IssueID, l.IssueIdentifier, l.IssueTitle = str(issueID), str(ident), str(title)
-	l.ProjectID, l.TeamID, l.CommentID = str(project), str(team), str(comment)
-	return &l, nil
-}
-
 // LinearAttachment returns a thread's Linear attachment, or thread.ErrNotFound.
 func (q *Queries) LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error) {
-	l, err := scanLinear(q.db.QueryRow(ctx, `SELECT `+linearColumns+` FROM linear_thread_metadata WHERE thread_id = $1`, threadID))
+	l, err := linearOf(q.gen.LinearAttachment(ctx, threadID))
 	if err != nil {
 		return nil, fmt.Errorf("linear attachment: %w", err)
 	}
@@ -136,28 +116,23 @@ func (q *Queries) SetLinearSessionStatus(ctx context.Context, sessionID string, 
 	if !status.Valid() {
 		return fmt.Errorf("set linear session status: %w", thread.ErrInvalid)
 	}
-	tag, err := q.db.Exec(ctx, setSessionStatusSQL, sessionID, status)
+	n, err := q.gen.SetLinearSessionStatus(ctx, dbsqlc.SetLinearSessionStatusParams{SessionID: sessionID, SessionStatus: string(status)})
 	if err != nil {
 		return fmt.Errorf("set linear session status: %w", translate(err))
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("set linear session status: %w", thread.ErrNotFound)
 	}
 	return nil
 }
 
-const setSessionStatusSQL = `UPDATE linear_thread_metadata
-	SET session_status = $2, last_activity_at = now(), updated_at = now() WHERE session_id = $1`
-
 // MarkStaleLinearSessions records as stale the sessions Linear itself
 // considers stale: pending or active with no activity for idle. It returns
 // how many it marked.
 func (q *Queries) MarkStaleLinearSessions(ctx context.Context, idle time.Duration) (int64, error) {
-	tag, err := q.db.Exec(ctx, `UPDATE linear_thread_metadata SET session_status = 'stale', updated_at = now()
-		WHERE session_status IN ('pending', 'active') AND last_activity_at < now() - $1 * interval '1 millisecond'`,
-		idle.Milliseconds())
+	n, err := q.gen.MarkStaleLinearSessions(ctx, idle.Milliseconds())
 	if err != nil {
 		return 0, fmt.Errorf("mark stale linear sessions: %w", translate(err))
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }

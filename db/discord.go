@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weft-dev/weft/db/internal/dbsqlc"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -19,9 +20,9 @@ func (q *Queries) SetDiscordLastMessage(ctx context.Context, discordThreadID, me
 	if !thread.IsSnowflake(messageID) {
 		return fmt.Errorf("set discord last message: %w", thread.ErrInvalidSnowflake)
 	}
-	_, err := q.db.Exec(ctx, `UPDATE discord_thread_metadata SET last_message_id = $2, updated_at = now()
-		WHERE discord_thread_id = $1 AND (last_message_id IS NULL
-			OR (length($2), $2) > (length(last_message_id), last_message_id))`, discordThreadID, messageID)
+	err := q.gen.SetDiscordLastMessage(ctx, dbsqlc.SetDiscordLastMessageParams{
+		DiscordThreadID: discordThreadID, MessageID: messageID,
+	})
 	if err != nil {
 		return fmt.Errorf("set discord last message: %w", translate(err))
 	}
@@ -39,13 +40,8 @@ func (q *Queries) ActiveDiscordThreads(ctx context.Context, after string, limit 
 	if limit <= 0 || limit > MaxActiveDiscordThreads {
 		limit = MaxActiveDiscordThreads
 	}
-	rows, err := q.db.Query(ctx, `SELECT `+discordColumns+` FROM discord_thread_metadata
-		WHERE is_active AND (length(discord_thread_id), discord_thread_id) > (length($1), $1)
-		ORDER BY length(discord_thread_id), discord_thread_id LIMIT $2`, after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("active discord threads: %w", translate(err))
-	}
-	out, err := collect(rows, scanDiscord)
+	rows, err := q.gen.ActiveDiscordThreads(ctx, dbsqlc.ActiveDiscordThreadsParams{After: after, MaxRows: int32(limit)})
+	out, err := mapAll(rows, err, discordOf)
 	if err != nil {
 		return nil, fmt.Errorf("active discord threads: %w", err)
 	}
@@ -57,12 +53,7 @@ func (q *Queries) ActiveDiscordThreads(ctx context.Context, after string, limit 
 // Otherwise it fails with thread.ErrNotFound. The typing indicator asks it
 // as a turn starts.
 func (q *Queries) DiscordSurface(ctx context.Context, threadID uuid.UUID) (string, error) {
-	var id string
-	err := q.db.QueryRow(ctx, `SELECT d.discord_thread_id FROM discord_thread_metadata d
-		WHERE d.thread_id = $1 AND d.is_active AND (
-			SELECT s.source_platform FROM stitches s
-			WHERE s.thread_id = $1 AND s.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity')
-			ORDER BY s.seq DESC LIMIT 1) = 'discord'`, threadID).Scan(&id)
+	id, err := q.gen.DiscordSurface(ctx, threadID)
 	if err != nil {
 		return "", fmt.Errorf("discord surface: %w", translate(err))
 	}
@@ -78,11 +69,7 @@ func (q *Queries) ThreadByLinearRef(ctx context.Context, ref string) (*thread.Th
 	if ref == "" {
 		return nil, fmt.Errorf("thread by linear ref: %w", thread.ErrNotFound)
 	}
-	t, err := scanThread(q.db.QueryRow(ctx, `
-		SELECT `+threadColumns+` FROM threads WHERE thread_id = (
-			SELECT thread_id FROM linear_thread_metadata
-			WHERE session_id = $1 OR issue_id = $1 OR upper(issue_identifier) = upper($1)
-			ORDER BY (session_id = $1) DESC, last_activity_at DESC LIMIT 1)`, ref))
+	t, err := threadOf(q.gen.ThreadByLinearRef(ctx, ref))
 	if err != nil {
 		if errors.Is(err, thread.ErrNotFound) {
 			return nil, fmt.Errorf("thread by linear ref %q: %w", ref, err)

@@ -3,13 +3,11 @@ package db
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/weft-dev/weft/db/internal/dbsqlc"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -53,15 +51,6 @@ type DiscordMessage struct {
 	StoredAt        time.Time
 }
 
-// discordMessageSelect reads DiscordMessage rows. Only stitches that came
-// from Discord messages qualify; ids are snowflakes (a CHECK constraint), so
-// ordering by (length, text) is numeric order.
-const discordMessageSelect = `SELECT s.external_id, s.thread_id, d.discord_thread_id, d.channel_id, d.guild_id,
-	s.author_id, s.author_name, s.author_is_bot, s.content, s.edited_at, s.deleted_at, s.created_at
-	FROM discord_thread_metadata d JOIN stitches s ON s.thread_id = d.thread_id
-	WHERE s.source_platform = 'discord' AND s.external_id IS NOT NULL
-		AND s.stitch_type IN ('discord_message', 'initial_prompt')`
-
 // StoredDiscordMessages reads stored messages of tracked Discord threads
 // (see DiscordMessageQuery for order and bounds), deleted ones flagged
 // unless Live leaves them out. This is how the Discord search tools read a tracked thread
@@ -78,38 +67,32 @@ func (q *Queries) StoredDiscordMessages(ctx context.Context, dq DiscordMessageQu
 	if dq.Limit <= 0 || dq.Limit > MaxDiscordMessages {
 		dq.Limit = MaxDiscordMessages
 	}
-	// Only the filters in use go into the statement, so each shape gets a
-	// plan that uses its index; "$1 = '' OR ..." would defeat it under
-	// pgx's cached generic plans.
-	var where strings.Builder
-	var args []any
-	add := func(cond, arg string) {
-		if arg != "" {
-			args = append(args, arg)
-			fmt.Fprintf(&where, " AND "+cond, len(args))
-		}
+	arg := dbsqlc.StoredDiscordMessagesNewestParams{
+		DiscordThreadID: nullString(dq.DiscordThreadID),
+		ChannelID:       nullString(dq.ChannelID),
+		AuthorID:        nullString(dq.AuthorID),
+		AuthorName:      nullString(escapeLike(dq.AuthorName)),
+		Before:          nullString(dq.Before),
+		Live:            dq.Live,
+		MaxRows:         int32(dq.Limit),
 	}
-	add("d.discord_thread_id = $%d", dq.DiscordThreadID)
-	add("d.channel_id = $%d", dq.ChannelID)
-	add("s.author_id = $%d", dq.AuthorID)
-	add("s.author_name ILIKE '%%' || $%d || '%%'", likeEscape(dq.AuthorName))
-	add("(length(s.external_id), s.external_id) < (length($%[1]d), $%[1]d)", dq.Before)
-	add("(length(s.external_id), s.external_id) > (length($%[1]d), $%[1]d)", dq.After)
-	if dq.Live {
-		where.WriteString(" AND s.deleted_at IS NULL")
-	}
-	order := ` ORDER BY length(s.external_id) DESC, s.external_id DESC`
+	var rows []dbsqlc.StoredDiscordMessagesNewestRow
+	var err error
 	if dq.After != "" {
-		order = ` ORDER BY length(s.external_id), s.external_id`
+		var after []dbsqlc.StoredDiscordMessagesAfterRow
+		after, err = q.gen.StoredDiscordMessagesAfter(ctx, dbsqlc.StoredDiscordMessagesAfterParams{
+			DiscordThreadID: arg.DiscordThreadID, ChannelID: arg.ChannelID, AuthorID: arg.AuthorID,
+			AuthorName: arg.AuthorName, Before: arg.Before, After: dq.After, Live: arg.Live, MaxRows: arg.MaxRows,
+		})
+		for _, r := range after {
+			rows = append(rows, dbsqlc.StoredDiscordMessagesNewestRow(r))
+		}
+	} else {
+		rows, err = q.gen.StoredDiscordMessagesNewest(ctx, arg)
 	}
-	args = append(args, dq.Limit)
-	rows, err := q.db.Query(ctx, discordMessageSelect+where.String()+order+fmt.Sprintf(" LIMIT $%d", len(args)), args...)
+	out, err := mapAll(rows, err, discordMessageOf)
 	if err != nil {
-		return nil, fmt.Errorf("stored discord messages: %w", translate(err))
-	}
-	out, err := pgx.CollectRows(rows, scanDiscordMessage)
-	if err != nil {
-		return nil, fmt.Errorf("stored discord messages: %w", translate(err))
+		return nil, fmt.Errorf("stored discord messages: %w", err)
 	}
 	return out, nil
 }
@@ -118,37 +101,28 @@ func (q *Queries) StoredDiscordMessages(ctx context.Context, dq DiscordMessageQu
 // by its message id; a message weft did not store fails with
 // thread.ErrNotFound.
 func (q *Queries) StoredDiscordMessage(ctx context.Context, messageID string) (*DiscordMessage, error) {
-	rows, err := q.db.Query(ctx, discordMessageSelect+` AND s.external_id = $1`, messageID)
+	r, err := q.gen.StoredDiscordMessage(ctx, messageID)
+	m, err := discordMessageOf(dbsqlc.StoredDiscordMessagesNewestRow(r), err)
 	if err != nil {
-		return nil, fmt.Errorf("stored discord message: %w", translate(err))
+		return nil, fmt.Errorf("stored discord message %s: %w", messageID, err)
 	}
-	m, err := pgx.CollectExactlyOneRow(rows, scanDiscordMessage)
-	if err != nil {
-		return nil, fmt.Errorf("stored discord message %s: %w", messageID, translate(err))
-	}
-	return &m, nil
-}
-
-func scanDiscordMessage(row pgx.CollectableRow) (DiscordMessage, error) {
-	var (
-		m                    DiscordMessage
-		authorID, authorName pgtype.Text
-		content              pgtype.Text
-		bot                  pgtype.Bool
-		edited, deleted      pgtype.Timestamptz
-	)
-	err := row.Scan(&m.ID, &m.ThreadID, &m.DiscordThreadID, &m.ChannelID, &m.GuildID,
-		&authorID, &authorName, &bot, &content, &edited, &deleted, &m.StoredAt)
-	if err != nil {
-		return m, err
-	}
-	m.Author = thread.Author{ID: str(authorID), Name: str(authorName), Bot: bot.Bool}
-	m.Content, m.EditedAt, m.DeletedAt = str(content), tm(edited), tm(deleted)
 	return m, nil
 }
 
-// likeEscape makes s match literally inside an ILIKE pattern: a name
-// searched for "a_b" or "100%" must not act as a wildcard.
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+func discordMessageOf(r dbsqlc.StoredDiscordMessagesNewestRow, err error) (*DiscordMessage, error) {
+	if err != nil {
+		return nil, translate(err)
+	}
+	return &DiscordMessage{
+		ID:              r.MessageID,
+		ThreadID:        r.ThreadID,
+		DiscordThreadID: r.DiscordThreadID,
+		ChannelID:       r.ChannelID,
+		GuildID:         r.GuildID,
+		Author:          thread.Author{ID: str(r.AuthorID), Name: str(r.AuthorName), Bot: r.AuthorIsBot != nil && *r.AuthorIsBot},
+		Content:         str(r.Content),
+		EditedAt:        tm(r.EditedAt),
+		DeletedAt:       tm(r.DeletedAt),
+		StoredAt:        r.CreatedAt,
+	}, nil
 }

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
-
+	"github.com/weft-dev/weft/db/internal/dbsqlc"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -27,21 +25,22 @@ type LinearInstallation struct {
 	RevokedAt       time.Time // zero while active
 }
 
-const installationColumns = `organization_id, app_user_id, access_token_enc, refresh_token_enc, expires_at,
-	scopes, is_active, installed_at, updated_at, revoked_at`
-
-func scanInstallation(row pgx.Row) (*LinearInstallation, error) {
-	var (
-		in               LinearInstallation
-		expires, revoked pgtype.Timestamptz
-	)
-	err := row.Scan(&in.OrganizationID, &in.AppUserID, &in.AccessTokenEnc, &in.RefreshTokenEnc, &expires,
-		&in.Scopes, &in.Active, &in.InstalledAt, &in.UpdatedAt, &revoked)
+func installationOf(r dbsqlc.LinearInstallation, err error) (*LinearInstallation, error) {
 	if err != nil {
 		return nil, translate(err)
 	}
-	in.ExpiresAt, in.RevokedAt = tm(expires), tm(revoked)
-	return &in, nil
+	return &LinearInstallation{
+		OrganizationID:  r.OrganizationID,
+		AppUserID:       r.AppUserID,
+		AccessTokenEnc:  r.AccessTokenEnc,
+		RefreshTokenEnc: r.RefreshTokenEnc,
+		ExpiresAt:       tm(r.ExpiresAt),
+		Scopes:          r.Scopes,
+		Active:          r.IsActive,
+		InstalledAt:     r.InstalledAt,
+		UpdatedAt:       r.UpdatedAt,
+		RevokedAt:       tm(r.RevokedAt),
+	}, nil
 }
 
 // SaveLinearInstallation stores a workspace's installation: a new one, or
@@ -54,16 +53,14 @@ func (q *Queries) SaveLinearInstallation(ctx context.Context, in LinearInstallat
 	if scopes == nil {
 		scopes = []string{}
 	}
-	_, err := q.db.Exec(ctx, `
-		INSERT INTO linear_installations
-			(organization_id, app_user_id, access_token_enc, refresh_token_enc, expires_at, scopes)
-		VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT (organization_id) DO UPDATE SET
-			app_user_id = EXCLUDED.app_user_id, access_token_enc = EXCLUDED.access_token_enc,
-			refresh_token_enc = EXCLUDED.refresh_token_enc, expires_at = EXCLUDED.expires_at,
-			scopes = EXCLUDED.scopes, is_active = true, revoked_at = NULL,
-			installed_at = now(), updated_at = now()`,
-		in.OrganizationID, in.AppUserID, in.AccessTokenEnc, in.RefreshTokenEnc, nullTime(in.ExpiresAt), scopes)
+	err := q.gen.SaveLinearInstallation(ctx, dbsqlc.SaveLinearInstallationParams{
+		OrganizationID:  in.OrganizationID,
+		AppUserID:       in.AppUserID,
+		AccessTokenEnc:  in.AccessTokenEnc,
+		RefreshTokenEnc: in.RefreshTokenEnc,
+		ExpiresAt:       nullTime(in.ExpiresAt),
+		Scopes:          scopes,
+	})
 	if err != nil {
 		return fmt.Errorf("save linear installation: %w", translate(err))
 	}
@@ -73,8 +70,7 @@ func (q *Queries) SaveLinearInstallation(ctx context.Context, in LinearInstallat
 // LinearInstallation returns a workspace's installation, active or not, or
 // thread.ErrNotFound.
 func (q *Queries) LinearInstallation(ctx context.Context, organizationID string) (*LinearInstallation, error) {
-	in, err := scanInstallation(q.db.QueryRow(ctx, `SELECT `+installationColumns+`
-		FROM linear_installations WHERE organization_id = $1`, organizationID))
+	in, err := installationOf(q.gen.LinearInstallation(ctx, organizationID))
 	if err != nil {
 		return nil, fmt.Errorf("linear installation: %w", err)
 	}
@@ -87,8 +83,7 @@ func (q *Queries) LinearInstallation(ctx context.Context, organizationID string)
 // same one would leave one of them with a dead token. The second waits
 // here, then reads the row the first committed and finds it fresh.
 func (q *Queries) LockLinearInstallation(ctx context.Context, organizationID string) (*LinearInstallation, error) {
-	in, err := scanInstallation(q.db.QueryRow(ctx, `SELECT `+installationColumns+`
-		FROM linear_installations WHERE organization_id = $1 FOR UPDATE`, organizationID))
+	in, err := installationOf(q.gen.LockLinearInstallation(ctx, organizationID))
 	if err != nil {
 		return nil, fmt.Errorf("lock linear installation: %w", err)
 	}
@@ -97,13 +92,13 @@ func (q *Queries) LockLinearInstallation(ctx context.Context, organizationID str
 
 // UpdateLinearTokens stores the token pair a refresh returned.
 func (q *Queries) UpdateLinearTokens(ctx context.Context, organizationID string, accessEnc, refreshEnc []byte, expiresAt time.Time) error {
-	tag, err := q.db.Exec(ctx, `UPDATE linear_installations
-		SET access_token_enc = $2, refresh_token_enc = $3, expires_at = $4, updated_at = now()
-		WHERE organization_id = $1`, organizationID, accessEnc, refreshEnc, nullTime(expiresAt))
+	n, err := q.gen.UpdateLinearTokens(ctx, dbsqlc.UpdateLinearTokensParams{
+		OrganizationID: organizationID, AccessTokenEnc: accessEnc, RefreshTokenEnc: refreshEnc, ExpiresAt: nullTime(expiresAt),
+	})
 	if err != nil {
 		return fmt.Errorf("update linear tokens: %w", translate(err))
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("update linear tokens: %w", thread.ErrNotFound)
 	}
 	return nil
@@ -113,11 +108,9 @@ func (q *Queries) UpdateLinearTokens(ctx context.Context, organizationID string,
 // (the app was uninstalled). It reports whether an active installation was
 // deactivated; an unknown or already revoked one changes nothing.
 func (q *Queries) DeactivateLinearInstallation(ctx context.Context, organizationID string) (bool, error) {
-	tag, err := q.db.Exec(ctx, `UPDATE linear_installations
-		SET is_active = false, revoked_at = now(), updated_at = now()
-		WHERE organization_id = $1 AND is_active`, organizationID)
+	n, err := q.gen.DeactivateLinearInstallation(ctx, organizationID)
 	if err != nil {
 		return false, fmt.Errorf("deactivate linear installation: %w", translate(err))
 	}
-	return tag.RowsAffected() == 1, nil
+	return n == 1, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/weft-dev/weft/db/internal/dbsqlc"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -14,31 +15,34 @@ import (
 // duplicate waits on the unique index and then reports false, so exactly one
 // of them acts.
 func (q *Queries) RecordInbound(ctx context.Context, in thread.Inbound) (bool, error) {
-	tag, err := q.db.Exec(ctx, insertInboundSQL+` ON CONFLICT DO NOTHING`, inboundArgs(in)...)
+	n, err := q.gen.RecordInbound(ctx, dbsqlc.RecordInboundParams(inboundParams(in)))
 	if err != nil {
 		return false, fmt.Errorf("record inbound delivery: %w", translate(err))
 	}
-	return tag.RowsAffected() == 1, nil
+	return n == 1, nil
 }
 
-const insertInboundSQL = `
-	INSERT INTO webhook_deliveries (platform, delivery_id, event_key, event_type, action, outcome, thread_id, payload)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
-
-// inboundArgs are insertInboundSQL's arguments for in.
-func inboundArgs(in thread.Inbound) []any {
+// inboundParams are the ledger row of in.
+func inboundParams(in thread.Inbound) dbsqlc.InsertInboundParams {
 	if in.Outcome == "" {
 		in.Outcome = thread.InboundProcessed
 	}
-	return []any{in.Platform, in.DeliveryID, nullString(in.EventKey), in.EventType, nullString(in.Action), in.Outcome,
-		nullUUID(in.ThreadID), nullJSON(in.Payload)}
+	return dbsqlc.InsertInboundParams{
+		Platform:   string(in.Platform),
+		DeliveryID: in.DeliveryID,
+		EventKey:   nullString(in.EventKey),
+		EventType:  in.EventType,
+		Action:     nullString(in.Action),
+		Outcome:    string(in.Outcome),
+		ThreadID:   nullUUID(in.ThreadID),
+		Payload:    nullJSON(in.Payload),
+	}
 }
 
 // SetInboundThread links a recorded delivery to the thread it led to, once
 // that thread exists.
 func (q *Queries) SetInboundThread(ctx context.Context, platform thread.Platform, deliveryID string, threadID string) error {
-	_, err := q.db.Exec(ctx, `UPDATE webhook_deliveries SET thread_id = $3 WHERE platform = $1 AND delivery_id = $2`,
-		platform, deliveryID, threadID)
+	err := q.gen.SetInboundThread(ctx, dbsqlc.SetInboundThreadParams{Platform: string(platform), DeliveryID: deliveryID, ThreadID: threadID})
 	if err != nil {
 		return fmt.Errorf("set inbound thread: %w", translate(err))
 	}

@@ -6,13 +6,13 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
+	"github.com/weft-dev/weft/db/internal/dbsqlc"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
 // StitchSearch is a text search over the conversations: the messages (see
-// isMessage) whose text contains Query, case-insensitively.
+// ThreadReplies) whose text contains Query, case-insensitively.
 type StitchSearch struct {
 	Query string
 	Limit int // threads, at most MaxSearchResults
@@ -41,39 +41,21 @@ func (q *Queries) SearchStitches(ctx context.Context, s StitchSearch) ([]SearchH
 	if s.Limit <= 0 || s.Limit > MaxSearchResults {
 		s.Limit = MaxSearchResults
 	}
-	// The index predicate (deleted_at IS NULL AND stitch_type <>
-	// 'system_prompt') is repeated literally so the planner can use it.
-	rows, err := q.db.Query(ctx, `
-		SELECT * FROM (
-			SELECT DISTINCT ON (thread_id) `+stitchColumns+`, count(*) OVER (PARTITION BY thread_id) AS matches
-			FROM stitches
-			WHERE content ILIKE $1 ESCAPE '\' AND deleted_at IS NULL AND stitch_type <> 'system_prompt'
-			  AND `+isMessage+`
-			ORDER BY thread_id, seq DESC
-		) m
-		ORDER BY created_at DESC, thread_id
-		LIMIT $2`, "%"+escapeLike(s.Query)+"%", s.Limit)
+	rows, err := q.gen.SearchStitches(ctx, dbsqlc.SearchStitchesParams{
+		Pattern: "%" + escapeLike(s.Query) + "%", MaxRows: int32(s.Limit),
+	})
 	if err != nil {
 		return nil, fmt.Errorf("search stitches: %w", translate(err))
 	}
-	defer rows.Close()
-	var out []SearchHit
-	var ids []uuid.UUID
-	for rows.Next() {
-		var hit SearchHit
-		st, err := scanStitch(extraRow{Row: rows, extra: []any{&hit.Matches}})
-		if err != nil {
-			return nil, fmt.Errorf("search stitches: %w", err)
-		}
-		hit.Stitch = *st
-		out = append(out, hit)
-		ids = append(ids, st.ThreadID)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search stitches: %w", translate(err))
-	}
-	if len(out) == 0 {
+	if len(rows) == 0 {
 		return nil, nil
+	}
+	out := make([]SearchHit, len(rows))
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		st, _ := stitchOf(r.Stitch, nil)
+		out[i] = SearchHit{Stitch: *st, Matches: int(r.Matches)}
+		ids[i] = st.ThreadID
 	}
 	threads, err := q.threadsByID(ctx, ids)
 	if err != nil {
@@ -87,30 +69,17 @@ func (q *Queries) SearchStitches(ctx context.Context, s StitchSearch) ([]SearchH
 
 // threadsByID loads threads by id.
 func (q *Queries) threadsByID(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]thread.Thread, error) {
-	rows, err := q.db.Query(ctx, `SELECT `+threadColumns+` FROM threads WHERE thread_id = ANY($1)`, ids)
+	rows, err := q.gen.ThreadsByID(ctx, ids)
+	threads, err := mapAll(rows, err, threadOf)
 	if err != nil {
-		return nil, translate(err)
+		return nil, err
 	}
-	defer rows.Close()
-	out := make(map[uuid.UUID]thread.Thread, len(ids))
-	for rows.Next() {
-		t, err := scanThread(rows)
-		if err != nil {
-			return nil, err
-		}
-		out[t.ID] = *t
+	out := make(map[uuid.UUID]thread.Thread, len(threads))
+	for _, t := range threads {
+		out[t.ID] = t
 	}
-	return out, translate(rows.Err())
+	return out, nil
 }
-
-// extraRow scans a row that has columns after the ones a scanner knows:
-// they go to extra.
-type extraRow struct {
-	pgx.Row
-	extra []any
-}
-
-func (r extraRow) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.extra...)...) }
 
 // escapeLike makes q match literally inside a LIKE pattern.
 func escapeLike(q string) string {

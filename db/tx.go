@@ -46,7 +46,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) e
 			_ = ptx.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
-	tx := &Tx{Queries: Queries{db: ptx}, tx: ptx}
+	tx := &Tx{Queries: newQueries(ptx), tx: ptx}
 	if err := fn(context.WithValue(ctx, inTxKey{}, true), tx); err != nil {
 		return err
 	}
@@ -60,7 +60,8 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) e
 // already a transaction, so a multi-statement query is all-or-nothing either way.
 func (q *Queries) atomic(ctx context.Context, fn func(q *Queries) error) error {
 	return pgx.BeginFunc(ctx, q.db, func(tx pgx.Tx) error {
-		return fn(&Queries{db: tx})
+		q := newQueries(tx)
+		return fn(&q)
 	})
 }
 
@@ -68,6 +69,6 @@ func (q *Queries) atomic(ctx context.Context, fn func(q *Queries) error) error {
 // undone and t goes on.
 func (t *Tx) Savepoint(ctx context.Context, fn func(tx *Tx) error) error {
 	return pgx.BeginFunc(ctx, t.tx, func(sp pgx.Tx) error {
-		return fn(&Tx{Queries: Queries{db: sp}, tx: sp})
+		return fn(&Tx{Queries: newQueries(sp), tx: sp})
 	})
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
+	"github.com/weft-dev/weft/db/internal/dbsqlc"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -96,92 +96,73 @@ func (q *Queries) Write(ctx context.Context, w Write) (*Written, error) {
 // in order: the statements of a batch of deliveries that share a
 // transaction. The first part that fails fails them all, as Write would.
 func (q *Queries) WriteAll(ctx context.Context, ws []Write) ([]*Written, error) {
-	b := &pgx.Batch{}
-	var read []func(pgx.BatchResults) error
+	var p pipeline
 	outs := make([]*Written, len(ws))
 	for i, w := range ws {
 		outs[i] = &Written{}
-		r, err := queueWrite(b, w, outs[i])
-		if err != nil {
+		if err := queueWrite(ctx, &p, w, outs[i]); err != nil {
 			return nil, err
 		}
-		read = append(read, r...)
 	}
-	if b.Len() == 0 {
+	if p.len() == 0 {
 		return outs, nil
 	}
-
-	res := q.db.SendBatch(ctx, b)
-	for _, fn := range read {
-		if err := fn(res); err != nil {
-			_ = res.Close()
-			if r := (refusal{}); errors.As(err, &r) {
-				// The transaction is intact: no row is no error.
-				return nil, q.refused(ctx, r.thread, r.to)
-			}
-			return nil, fmt.Errorf("write: %w", err)
+	if err := p.run(ctx, q.db); err != nil {
+		if r := (refusal{}); errors.As(err, &r) {
+			// The transaction is intact: no row is no error.
+			return nil, q.refused(ctx, r.thread, r.to)
 		}
-	}
-	if err := res.Close(); err != nil {
-		return nil, fmt.Errorf("write: %w", translate(err))
+		return nil, fmt.Errorf("write: %w", err)
 	}
 	return outs, nil
 }
 
-// queueWrite queues w's statements on b and returns, in order, the reads
-// of their results into out.
-func queueWrite(b *pgx.Batch, w Write, out *Written) ([]func(pgx.BatchResults) error, error) {
+// queueWrite queues w's statements on p, each reading its result into out.
+func queueWrite(ctx context.Context, p *pipeline, w Write, out *Written) error {
 	id := w.ThreadID
 	if w.New != nil {
 		id = w.New.Thread.ID
 	}
-	var read []func(pgx.BatchResults) error
-	execRead := func(r pgx.BatchResults) error {
-		_, err := r.Exec()
-		return translate(err)
-	}
 
 	if h := w.Turn; h != nil {
-		b.Queue(`SELECT weft_hold_turn($1, $2)`, id, h.Owner)
-		read = append(read, execRead)
+		p.add(func(q *dbsqlc.Queries) error {
+			return translate(q.HoldTurn(ctx, dbsqlc.HoldTurnParams{ThreadID: id, Owner: h.Owner}))
+		})
 	}
 	if d := w.New; d != nil {
-		b.Queue(insertThreadSQL, insertThreadArgs(d)...)
-		read = append(read, func(r pgx.BatchResults) (err error) {
-			out.Thread, err = scanThread(r.QueryRow())
+		arg := insertThreadParams(d)
+		p.add(func(q *dbsqlc.Queries) (err error) {
+			out.Thread, err = threadOf(q.InsertThread(ctx, arg))
 			return err
 		})
-		n := b.Len()
 		if d.Discord != nil {
-			queueAttachDiscord(b, d.Discord)
+			queueAttachDiscord(ctx, p, d.Discord)
 		}
 		if d.Linear != nil {
-			queueAttachLinear(b, d.Linear)
+			queueAttachLinear(ctx, p, d.Linear)
 		}
 		for i := range d.Stitches {
-			queueInsertStitch(b, &d.Stitches[i])
-		}
-		for range b.Len() - n {
-			read = append(read, execRead)
+			arg := insertStitchParams(&d.Stitches[i])
+			p.add(func(q *dbsqlc.Queries) error { return translate(q.InsertStitch(ctx, arg)) })
 		}
 	}
 	if w.Inbound != nil {
 		in := *w.Inbound
 		in.ThreadID = id
-		b.Queue(insertInboundSQL, inboundArgs(in)...)
-		read = append(read, execRead)
+		arg := inboundParams(in)
+		p.add(func(q *dbsqlc.Queries) error { return translate(q.InsertInbound(ctx, arg)) })
 	}
 	for _, s := range w.Stitches {
 		s.ThreadID = id
 		if err := s.Validate(); err != nil {
-			return nil, err
+			return err
 		}
 		if s.ID == uuid.Nil {
 			s.ID = thread.NewID()
 		}
-		b.Queue(appendStitchSQL, append([]any{s.ID, s.ThreadID}, stitchArgs(&s)...)...)
-		read = append(read, func(r pgx.BatchResults) error {
-			got, err := scanStitch(r.QueryRow())
+		arg := appendStitchParams(&s)
+		p.add(func(q *dbsqlc.Queries) error {
+			got, err := stitchOf(q.AppendStitch(ctx, arg))
 			if err == nil {
 				out.Stitches = append(out.Stitches, *got)
 			}
@@ -193,13 +174,13 @@ func queueWrite(b *pgx.Batch, w Write, out *Written) ([]func(pgx.BatchResults) e
 		if o.ID == uuid.Nil {
 			o.ID = thread.NewID()
 		}
+		arg := insertOutboxParams(o)
 		if w.SendingFor > 0 {
-			b.Queue(insertSendingOutboxSQL, append(insertOutboxArgs(o), w.SendingFor.Milliseconds())...)
-		} else {
-			b.Queue(insertOutboxSQL, insertOutboxArgs(o)...)
+			claim := w.SendingFor.Milliseconds()
+			arg.ClaimMs = &claim
 		}
-		read = append(read, func(r pgx.BatchResults) error {
-			got, err := scanOutbox(r.QueryRow())
+		p.add(func(q *dbsqlc.Queries) error {
+			got, err := outboxOf(q.InsertOutbox(ctx, arg))
 			if err == nil {
 				out.Outbox = append(out.Outbox, *got)
 			}
@@ -208,12 +189,12 @@ func queueWrite(b *pgx.Batch, w Write, out *Written) ([]func(pgx.BatchResults) e
 	}
 	if s := w.Session; s != nil {
 		if !s.Status.Valid() {
-			return nil, fmt.Errorf("write: %w: linear session status %q", thread.ErrInvalid, s.Status)
+			return fmt.Errorf("write: %w: linear session status %q", thread.ErrInvalid, s.Status)
 		}
-		b.Queue(setSessionStatusSQL, s.SessionID, s.Status)
-		read = append(read, func(r pgx.BatchResults) error {
-			tag, err := r.Exec()
-			if err == nil && tag.RowsAffected() == 0 {
+		arg := dbsqlc.SetLinearSessionStatusParams{SessionID: s.SessionID, SessionStatus: string(s.Status)}
+		p.add(func(q *dbsqlc.Queries) error {
+			n, err := q.SetLinearSessionStatus(ctx, arg)
+			if err == nil && n == 0 {
 				return thread.ErrNotFound
 			}
 			return translate(err)
@@ -221,11 +202,11 @@ func queueWrite(b *pgx.Batch, w Write, out *Written) ([]func(pgx.BatchResults) e
 	}
 	if c := w.Status; c != nil {
 		if err := c.Validate(); err != nil {
-			return nil, err
+			return err
 		}
-		b.Queue(setStatusSQL, setStatusArgs(id, *c)...)
-		read = append(read, func(r pgx.BatchResults) error {
-			th, err := scanThread(r.QueryRow())
+		arg := setStatusParams(id, *c)
+		p.add(func(q *dbsqlc.Queries) error {
+			th, err := threadOf(q.SetStatus(ctx, arg))
 			if errors.Is(err, thread.ErrNotFound) {
 				return refusal{thread: id, to: c.To}
 			}
@@ -236,15 +217,14 @@ func queueWrite(b *pgx.Batch, w Write, out *Written) ([]func(pgx.BatchResults) e
 		})
 	}
 	if h := w.Turn; h != nil && h.Release {
-		b.Queue(`UPDATE threads SET lease_owner = NULL, lease_expires_at = NULL
-			WHERE thread_id = $1 AND lease_owner = $2 AND stitch_count = $3`, id, h.Owner, h.Count)
-		read = append(read, func(r pgx.BatchResults) error {
-			tag, err := r.Exec()
-			out.Released = err == nil && tag.RowsAffected() == 1
+		arg := dbsqlc.ReleaseTurnParams{ThreadID: id, Owner: h.Owner, StitchCount: h.Count}
+		p.add(func(q *dbsqlc.Queries) error {
+			n, err := q.ReleaseTurn(ctx, arg)
+			out.Released = err == nil && n == 1
 			return translate(err)
 		})
 	}
-	return read, nil
+	return nil
 }
 
 // refusal is a status change that matched no row.

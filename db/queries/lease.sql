@@ -1,0 +1,69 @@
+-- name: StartTurn :one
+-- The lease is taken only from nobody, from the owner itself, or from an
+-- owner whose lease lapsed, and only on the thread as the turn read it.
+UPDATE threads SET lease_owner = sqlc.arg(owner)::text, lease_expires_at = now() + sqlc.arg(ttl_ms)::bigint * interval '1 millisecond'
+WHERE thread_id = @thread_id AND (lease_owner IS NULL OR lease_owner = @owner OR lease_expires_at < now())
+  AND status = @status AND head_stitch_id IS NOT DISTINCT FROM @head_stitch_id
+RETURNING *;
+
+-- name: StartTurnRunning :one
+-- StartTurnRunning is StartTurn moving the thread to running as well (the
+-- caller checks the status machine allows it from status), as SetStatus
+-- would.
+UPDATE threads SET lease_owner = sqlc.arg(owner)::text, lease_expires_at = now() + sqlc.arg(ttl_ms)::bigint * interval '1 millisecond',
+    status = 'running', waiting_reason = NULL, result = NULL, error = NULL,
+    updated_at = now(), last_activity_at = now()
+WHERE thread_id = @thread_id AND (lease_owner IS NULL OR lease_owner = @owner OR lease_expires_at < now())
+  AND status = @status AND head_stitch_id IS NOT DISTINCT FROM @head_stitch_id
+RETURNING *;
+
+-- name: LeaseHeld :one
+-- LeaseHeld says, on the database's clock, whether another owner holds a
+-- live lease on the thread.
+SELECT lease_owner IS NOT NULL AND lease_owner <> sqlc.arg(owner)::text AND lease_expires_at >= now() AS held
+FROM threads WHERE thread_id = @thread_id;
+
+-- name: SkipCommitFlush :exec
+SELECT set_config('synchronous_commit', 'off', true);
+
+-- name: RenewLease :one
+UPDATE threads SET lease_expires_at = now() + sqlc.arg(ttl_ms)::bigint * interval '1 millisecond'
+WHERE thread_id = @thread_id AND lease_owner = sqlc.arg(owner)::text
+RETURNING status;
+
+-- name: TurnStatus :one
+SELECT status, lease_owner IS NOT DISTINCT FROM sqlc.arg(owner)::text AS held FROM threads WHERE thread_id = @thread_id;
+
+-- name: ReleaseLease :exec
+UPDATE threads SET lease_owner = NULL, lease_expires_at = NULL
+WHERE thread_id = @thread_id AND lease_owner = sqlc.arg(owner)::text;
+
+-- name: ReleaseTurn :execrows
+-- ReleaseTurn gives the lease up only while the chain is stitch_count
+-- stitches long: no stitch the turn has not seen was appended meanwhile.
+UPDATE threads SET lease_owner = NULL, lease_expires_at = NULL
+WHERE thread_id = @thread_id AND lease_owner = sqlc.arg(owner)::text AND stitch_count = @stitch_count;
+
+-- name: HoldTurn :exec
+-- HoldTurn raises WT001 unless owner holds the thread's lease and the
+-- thread is not aborted (migration 00012).
+SELECT weft_hold_turn(@thread_id, sqlc.arg(owner)::text);
+
+-- name: LapsedThreads :many
+SELECT thread_id FROM threads
+WHERE status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())
+ORDER BY last_activity_at LIMIT @max_rows;
+
+-- name: StuckTurnJobs :many
+-- StuckTurnJobs lists running River jobs of kind (whose args name a
+-- thread_id) older than grace_ms that never held their thread's lease
+-- (TurnOwner ends in owner_job_sep and the job id) while nobody else
+-- holds it either, and not yet marked for cancelling.
+SELECT j.id AS job_id, t.thread_id FROM river_job j
+JOIN threads t ON t.thread_id = (j.args->>'thread_id')::uuid
+WHERE j.state = 'running' AND j.kind = @kind
+  AND j.attempted_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond'
+  AND NOT j.metadata ? 'cancel_attempted_at'
+  AND (t.lease_expires_at IS NULL OR t.lease_expires_at < now())
+  AND (t.lease_owner IS NULL OR t.lease_owner NOT LIKE ('%' || sqlc.arg(owner_job_sep)::text || j.id))
+ORDER BY j.id LIMIT @max_rows;

@@ -1,0 +1,113 @@
+-- name: InsertStitch :exec
+-- InsertStitch adds a stitch whose position the caller already knows (a
+-- new thread's first stitches).
+INSERT INTO stitches (stitch_id, thread_id, previous_stitch_id, seq,
+    stitch_type, content, llm_request, llm_response, model,
+    input_tokens, output_tokens, latency_ms, tool_name, tool_input, tool_output, tool_error, metadata,
+    source_platform, external_id, author_id, author_name, author_is_bot, edited_at, deleted_at)
+VALUES (@stitch_id, @thread_id, @previous_stitch_id, @seq,
+    @stitch_type, @content, @llm_request, @llm_response, @model,
+    @input_tokens, @output_tokens, @latency_ms, @tool_name, @tool_input, @tool_output, @tool_error, @metadata,
+    @source_platform, @external_id, @author_id, @author_name, @author_is_bot, @edited_at, @deleted_at);
+
+-- name: AppendStitch :one
+-- AppendStitch appends a stitch at the head of its thread's chain in one
+-- statement. The first CTE locks the thread row (FOR UPDATE re-reads the
+-- row as last committed, even when it had to wait), so concurrent appends
+-- to one thread queue on that lock and each sees its predecessor's head and
+-- count.
+WITH head AS (
+    SELECT thread_id, head_stitch_id, stitch_count FROM threads WHERE thread_id = @thread_id FOR UPDATE
+), moved AS (
+    UPDATE threads t SET head_stitch_id = @stitch_id, stitch_count = head.stitch_count + 1,
+        last_activity_at = now(), updated_at = now()
+    FROM head WHERE t.thread_id = head.thread_id
+    RETURNING head.head_stitch_id AS previous, head.stitch_count + 1 AS seq
+)
+INSERT INTO stitches (stitch_id, thread_id, previous_stitch_id, seq,
+    stitch_type, content, llm_request, llm_response, model,
+    input_tokens, output_tokens, latency_ms, tool_name, tool_input, tool_output, tool_error, metadata,
+    source_platform, external_id, author_id, author_name, author_is_bot, edited_at, deleted_at)
+SELECT @stitch_id, @thread_id, moved.previous, moved.seq,
+    @stitch_type, @content, @llm_request, @llm_response, @model,
+    @input_tokens, @output_tokens, @latency_ms, @tool_name, @tool_input, @tool_output, @tool_error, @metadata,
+    @source_platform, @external_id, @author_id, @author_name, @author_is_bot, @edited_at, @deleted_at
+FROM moved
+RETURNING *;
+
+-- name: Stitch :one
+SELECT * FROM stitches WHERE stitch_id = @stitch_id;
+
+-- name: StitchByExternalID :one
+SELECT * FROM stitches WHERE source_platform = sqlc.arg(source_platform)::text AND external_id = sqlc.arg(external_id)::text;
+
+-- name: EditStitch :one
+-- EditStitch records an edit (edited_at) or a delete (deleted_at) of a
+-- platform's message: the latest text, and when.
+UPDATE stitches SET
+    content = CASE WHEN sqlc.narg(deleted_at)::timestamptz IS NULL THEN @content ELSE content END,
+    edited_at = coalesce(sqlc.narg(edited_at), edited_at),
+    deleted_at = coalesce(sqlc.narg(deleted_at), deleted_at)
+WHERE source_platform = sqlc.arg(source_platform)::text AND external_id = sqlc.arg(external_id)::text
+RETURNING *;
+
+-- name: StitchWindowAsc :many
+-- The windows of a thread's stitches: seq after after and before before
+-- (0: unbounded), at most max_rows, in chain order (Asc) or newest first
+-- (Desc); with messages_only, only the messages of the conversation (see
+-- db.isMessage). The (thread_id, seq) unique index serves the range and the
+-- order.
+SELECT * FROM stitches
+WHERE thread_id = @thread_id AND (sqlc.arg(after)::bigint = 0 OR seq > @after) AND (sqlc.arg(before)::bigint = 0 OR seq < @before)
+  AND (NOT sqlc.arg(messages_only)::boolean OR
+    stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'agent_thought', 'clarification_request', 'error')
+    OR (stitch_type = 'llm_call' AND coalesce(content, '') <> '' AND coalesce(llm_response->'tool_calls', '[]') IN ('[]', 'null'))
+    OR (stitch_type = 'thread_result' AND tool_name IS NOT NULL))
+ORDER BY seq ASC LIMIT @max_rows;
+
+-- name: StitchWindowDesc :many
+SELECT * FROM stitches
+WHERE thread_id = @thread_id AND (sqlc.arg(after)::bigint = 0 OR seq > @after) AND (sqlc.arg(before)::bigint = 0 OR seq < @before)
+  AND (NOT sqlc.arg(messages_only)::boolean OR
+    stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'agent_thought', 'clarification_request', 'error')
+    OR (stitch_type = 'llm_call' AND coalesce(content, '') <> '' AND coalesce(llm_response->'tool_calls', '[]') IN ('[]', 'null'))
+    OR (stitch_type = 'thread_result' AND tool_name IS NOT NULL))
+ORDER BY seq DESC LIMIT @max_rows;
+
+-- name: ThreadParent :one
+-- ThreadParent is a thread's first input stitch: its initial prompt, or the
+-- first message people wrote.
+SELECT * FROM stitches
+WHERE thread_id = @thread_id AND stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity')
+ORDER BY seq LIMIT 1;
+
+-- name: InputSurface :one
+-- InputSurface is where the thread's newest input came from, and its
+-- attachments there.
+SELECT s.source_platform, l.session_id, d.discord_thread_id, d.is_active
+FROM (SELECT i.source_platform FROM stitches i
+      WHERE i.thread_id = @thread_id AND i.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity')
+      ORDER BY i.seq DESC LIMIT 1) s
+LEFT JOIN linear_thread_metadata l ON l.thread_id = @thread_id
+LEFT JOIN discord_thread_metadata d ON d.thread_id = @thread_id;
+
+-- name: SearchStitches :many
+-- SearchStitches finds the threads whose messages (see StitchWindowAsc)
+-- match pattern, with each thread's newest match and how many matched,
+-- most recently matching first. The trigram index's predicate (deleted_at
+-- IS NULL AND stitch_type <> 'system_prompt') is repeated literally so the
+-- planner can use it.
+SELECT sqlc.embed(s), m.matches FROM (
+    SELECT * FROM (
+        SELECT DISTINCT ON (thread_id) stitch_id, thread_id, created_at, count(*) OVER (PARTITION BY thread_id) AS matches
+        FROM stitches
+        WHERE content ILIKE sqlc.arg(pattern)::text ESCAPE '\' AND deleted_at IS NULL AND stitch_type <> 'system_prompt'
+          AND (stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'agent_thought', 'clarification_request', 'error')
+            OR (stitch_type = 'llm_call' AND coalesce(content, '') <> '' AND coalesce(llm_response->'tool_calls', '[]') IN ('[]', 'null'))
+            OR (stitch_type = 'thread_result' AND tool_name IS NOT NULL))
+        ORDER BY thread_id, seq DESC
+    ) newest
+    ORDER BY created_at DESC, thread_id
+    LIMIT @max_rows
+) m JOIN stitches s ON s.stitch_id = m.stitch_id
+ORDER BY m.created_at DESC, m.thread_id;
