@@ -24,7 +24,9 @@ WHERE d.thread_id = @thread_id AND d.is_active AND (
 -- from Discord messages qualify; ids are snowflakes (a CHECK constraint), so
 -- ordering by (length, text) is numeric order. A NULL filter does not
 -- filter; author_name matches as an ILIKE substring (escaped by the
--- caller). Newest reads newest first, After the oldest after after.
+-- caller). StoredDiscordMessagesNewest reads newest first, and
+-- StoredDiscordMessagesAfter the oldest after the cursor, oldest first: a
+-- parameter cannot choose the order an index serves, hence two statements.
 SELECT s.external_id::text AS message_id, s.thread_id, d.discord_thread_id, d.channel_id, d.guild_id,
     s.author_id, s.author_name, s.author_is_bot, s.content, s.edited_at, s.deleted_at, s.created_at
 FROM discord_thread_metadata d JOIN stitches s ON s.thread_id = d.thread_id

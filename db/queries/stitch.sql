@@ -52,11 +52,12 @@ WHERE source_platform = sqlc.arg(source_platform)::text AND external_id = sqlc.a
 RETURNING *;
 
 -- name: StitchWindowAsc :many
--- The windows of a thread's stitches: seq after after and before before
--- (0: unbounded), at most max_rows, in chain order (Asc) or newest first
--- (Desc); with messages_only, only the messages of the conversation (see
--- db.isMessage). The (thread_id, seq) unique index serves the range and the
--- order.
+-- The windows of a thread's stitches: seq between after and before,
+-- exclusive (0: unbounded), at most max_rows, in chain order (Asc) or
+-- newest first (Desc); with messages_only, only the messages of the
+-- conversation (see db.Queries.ThreadReplies; SearchStitches repeats the
+-- predicate). The (thread_id, seq) unique index serves the range and the
+-- order; a parameter cannot choose the order, hence two statements.
 SELECT * FROM stitches
 WHERE thread_id = @thread_id AND (sqlc.arg(after)::bigint = 0 OR seq > @after) AND (sqlc.arg(before)::bigint = 0 OR seq < @before)
   AND (NOT sqlc.arg(messages_only)::boolean OR

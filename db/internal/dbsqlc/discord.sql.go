@@ -263,7 +263,9 @@ type StoredDiscordMessagesNewestRow struct {
 // from Discord messages qualify; ids are snowflakes (a CHECK constraint), so
 // ordering by (length, text) is numeric order. A NULL filter does not
 // filter; author_name matches as an ILIKE substring (escaped by the
-// caller). Newest reads newest first, After the oldest after after.
+// caller). StoredDiscordMessagesNewest reads newest first, and
+// StoredDiscordMessagesAfter the oldest after the cursor, oldest first: a
+// parameter cannot choose the order an index serves, hence two statements.
 func (q *Queries) StoredDiscordMessagesNewest(ctx context.Context, arg StoredDiscordMessagesNewestParams) ([]StoredDiscordMessagesNewestRow, error) {
 	rows, err := q.db.Query(ctx, storedDiscordMessagesNewest,
 		arg.DiscordThreadID,

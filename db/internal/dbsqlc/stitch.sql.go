@@ -453,11 +453,12 @@ type StitchWindowAscParams struct {
 	MaxRows      int32
 }
 
-// The windows of a thread's stitches: seq after after and before before
-// (0: unbounded), at most max_rows, in chain order (Asc) or newest first
-// (Desc); with messages_only, only the messages of the conversation (see
-// db.isMessage). The (thread_id, seq) unique index serves the range and the
-// order.
+// The windows of a thread's stitches: seq between after and before,
+// exclusive (0: unbounded), at most max_rows, in chain order (Asc) or
+// newest first (Desc); with messages_only, only the messages of the
+// conversation (see db.Queries.ThreadReplies; SearchStitches repeats the
+// predicate). The (thread_id, seq) unique index serves the range and the
+// order; a parameter cannot choose the order, hence two statements.
 func (q *Queries) StitchWindowAsc(ctx context.Context, arg StitchWindowAscParams) ([]Stitch, error) {
 	rows, err := q.db.Query(ctx, stitchWindowAsc,
 		arg.ThreadID,
