@@ -129,6 +129,8 @@ func TestTools(t *testing.T) {
 		{"ListBadStatus", "list-threads", map[string]any{"status": "asleep"}, httpapi.CodeInvalidArgument},
 		{"ListBadTime", "list-threads", map[string]any{"updated_since": "yesterday"}, httpapi.CodeInvalidArgument},
 		{"SearchEmpty", "search-threads", map[string]any{"query": " "}, httpapi.CodeInvalidArgument},
+		{"RepliesLimitNotANumber", "get-thread-replies", map[string]any{"thread_id": other.ID.String(), "limit": "many"}, httpapi.CodeInvalidArgument},
+		{"RepliesUnknownArgument", "get-thread-replies", map[string]any{"thread_id": other.ID.String(), "colour": "red"}, httpapi.CodeInvalidArgument},
 		{"SearchLimitAboveMaximum", "search-threads", map[string]any{"query": "x", "limit": 101}, httpapi.CodeInvalidArgument},
 		{"RepliesLimitAboveMaximum", "get-thread-replies", map[string]any{"thread_id": other.ID.String(), "limit": 201}, httpapi.CodeInvalidArgument},
 		{"ListLimitAboveMaximum", "list-threads", map[string]any{"limit": 201}, httpapi.CodeInvalidArgument},

@@ -182,13 +182,26 @@ func (t *tools) fail(ctx context.Context, tool string, err error) *mcp.CallToolR
 	return toolError(e)
 }
 
+// toolErrorBody is a tool error's text, as JSON.
+type toolErrorBody struct {
+	Code    httpapi.Code `json:"code"`
+	Message string       `json:"message"`
+}
+
 // toolError is e as a tool error.
 func toolError(e *httpapi.Error) *mcp.CallToolResult {
-	body, _ := json.Marshal(struct {
-		Code    httpapi.Code `json:"code"`
-		Message string       `json:"message"`
-	}{e.Code, e.Message})
+	body, _ := json.Marshal(toolErrorBody{e.Code, e.Message})
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}}
+}
+
+// isToolError reports whether r is one toolError made.
+func isToolError(r *mcp.CallToolResult) bool {
+	if len(r.Content) != 1 {
+		return false
+	}
+	tc, ok := r.Content[0].(*mcp.TextContent)
+	var b toolErrorBody
+	return ok && json.Unmarshal([]byte(tc.Text), &b) == nil && b.Code != ""
 }
 
 // clip cuts text to n runes.
