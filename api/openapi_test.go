@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/api"
 	"github.com/weft-dev/weft/api/apitest"
+	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/logtest"
 )
 
@@ -50,4 +51,25 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	slices.Sort(routed)
 	// Every route documented, and every documented operation routed.
 	require.Equal(t, routed, documented)
+}
+
+func TestOpenAPIDocumentsEveryCode(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				Error struct {
+					Properties struct {
+						Code struct {
+							Enum []httpapi.Code `json:"enum"`
+						} `json:"code"`
+					} `json:"properties"`
+				} `json:"Error"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(api.OpenAPI(), &doc))
+	documented := doc.Components.Schemas.Error.Properties.Code.Enum
+	slices.Sort(documented)
+	require.Equal(t, httpapi.Codes(), documented)
 }
