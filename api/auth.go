@@ -18,7 +18,7 @@ func requireToken(token string) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if token == "" {
 				httpapi.Encode(w, http.StatusServiceUnavailable, httpapi.ErrorBody{
-					Error: "the API is off: WEFT_API_TOKEN is not set", Code: "api_disabled", RequestID: httpapi.RequestID(r.Context()),
+					Error: "the API is off: WEFT_API_TOKEN is not set", Code: httpapi.CodeUnavailable, RequestID: httpapi.RequestID(r.Context()),
 				})
 				return
 			}
@@ -27,7 +27,7 @@ func requireToken(token string) func(http.Handler) http.Handler {
 			if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="weft"`)
 				httpapi.Encode(w, http.StatusUnauthorized, httpapi.ErrorBody{
-					Error: "missing or invalid bearer token", Code: "unauthorized", RequestID: httpapi.RequestID(r.Context()),
+					Error: "missing or invalid bearer token", Code: httpapi.CodeUnauthorized, RequestID: httpapi.RequestID(r.Context()),
 				})
 				return
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/api"
+	"github.com/weft-dev/weft/api/apitest"
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/logtest"
 )
@@ -34,26 +35,27 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 	t.Parallel()
 	// No store or ingester: a request that got past the token would panic
 	// into a 500, which the test would see.
-	h := api.NewServer(api.Deps{Logger: logtest.New(t), DB: pinger{}, Token: token})
-	off := api.NewServer(api.Deps{Logger: logtest.New(t), DB: pinger{}})
+	srv := api.NewServer(api.Deps{Logger: logtest.New(t), DB: pinger{}, Token: token})
+	h := apitest.Handler(t, srv)
+	off := apitest.Handler(t, api.NewServer(api.Deps{Logger: logtest.New(t), DB: pinger{}}))
 
 	tests := []struct {
 		name    string
 		handler http.Handler
 		header  string
 		status  int
-		code    string
+		code    httpapi.Code
 	}{
-		{"MissingToken", h, "", http.StatusUnauthorized, "unauthorized"},
-		{"WrongToken", h, "Bearer " + token + "x", http.StatusUnauthorized, "unauthorized"},
-		{"TokenPrefix", h, "Bearer " + token[:len(token)-1], http.StatusUnauthorized, "unauthorized"},
-		{"WrongScheme", h, "Basic " + token, http.StatusUnauthorized, "unauthorized"},
-		{"BareToken", h, token, http.StatusUnauthorized, "unauthorized"},
-		{"EmptyBearer", h, "Bearer ", http.StatusUnauthorized, "unauthorized"},
-		{"NoTokenConfiguredFailsClosed", off, "Bearer ", http.StatusServiceUnavailable, "api_disabled"},
-		{"NoTokenConfiguredAnyToken", off, "Bearer anything", http.StatusServiceUnavailable, "api_disabled"},
+		{"MissingToken", h, "", http.StatusUnauthorized, httpapi.CodeUnauthorized},
+		{"WrongToken", h, "Bearer " + token + "x", http.StatusUnauthorized, httpapi.CodeUnauthorized},
+		{"TokenPrefix", h, "Bearer " + token[:len(token)-1], http.StatusUnauthorized, httpapi.CodeUnauthorized},
+		{"WrongScheme", h, "Basic " + token, http.StatusUnauthorized, httpapi.CodeUnauthorized},
+		{"BareToken", h, token, http.StatusUnauthorized, httpapi.CodeUnauthorized},
+		{"EmptyBearer", h, "Bearer ", http.StatusUnauthorized, httpapi.CodeUnauthorized},
+		{"NoTokenConfiguredFailsClosed", off, "Bearer ", http.StatusServiceUnavailable, httpapi.CodeUnavailable},
+		{"NoTokenConfiguredAnyToken", off, "Bearer anything", http.StatusServiceUnavailable, httpapi.CodeUnavailable},
 	}
-	all := routes(t, h)
+	all := routes(t, srv)
 	require.Greater(t, len(all), 10)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

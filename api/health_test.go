@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/api"
+	"github.com/weft-dev/weft/api/apitest"
 	"github.com/weft-dev/weft/internal/logtest"
 )
 
@@ -33,13 +34,11 @@ func TestHealth(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := api.NewServer(api.Deps{Logger: logtest.New(t), DB: pinger{tt.db}})
+			h := apitest.Handler(t, api.NewServer(api.Deps{Logger: logtest.New(t), DB: pinger{tt.db}}))
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.path, nil))
 			require.Equal(t, tt.status, rec.Code)
-			if tt.status != http.StatusNotFound {
-				require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
-			}
+			require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/api"
+	"github.com/weft-dev/weft/api/apitest"
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/ingest"
@@ -47,11 +48,11 @@ func setup(t *testing.T) *testBundle {
 		Logger: logger, DB: store, Token: token, Store: store, Ingester: ingest.New(store, rc, nil, logger),
 		Replies: svc, Metrics: reg,
 	})
-	return &testBundle{store: store, handler: h, reg: reg}
+	return &testBundle{store: store, handler: apitest.Handler(t, h), reg: reg}
 }
 
-// do sends a request with the token and decodes a JSON answer into out
-// (when not nil); it returns the status.
+// do sends a request with the token (and a body, as JSON) and decodes a
+// JSON answer into out (when not nil); it returns the status.
 func (b *testBundle) do(t *testing.T, method, path, body string, out any) int {
 	t.Helper()
 	var r io.Reader
@@ -60,6 +61,9 @@ func (b *testBundle) do(t *testing.T, method, path, body string, out any) int {
 	}
 	req := httptest.NewRequest(method, path, r)
 	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	rec := httptest.NewRecorder()
 	b.handler.ServeHTTP(rec, req)
 	if out != nil {

@@ -25,12 +25,18 @@ func handleMCP(h http.Handler) http.Handler {
 	return h
 }
 
+// handleMCPStateless answers GET and DELETE /mcp: the MCP server is
+// stateless, so there is no session stream to open or session to end.
+func handleMCPStateless() http.Handler {
+	return httpapi.MethodNotAllowed(func(string) []string { return []string{http.MethodPost} })
+}
+
 // unavailable answers 503 for a part of the API this replica was built
 // without.
 func unavailable(msg string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httpapi.Encode(w, http.StatusServiceUnavailable, httpapi.ErrorBody{
-			Error: msg, Code: "unavailable", RequestID: httpapi.RequestID(r.Context()),
+			Error: msg, Code: httpapi.CodeUnavailable, RequestID: httpapi.RequestID(r.Context()),
 		})
 	})
 }

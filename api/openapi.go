@@ -11,6 +11,10 @@ import (
 //go:embed openapi.json
 var openAPI []byte
 
+// OpenAPI returns the document, for tests that check answers against it
+// (apitest); the caller must not modify it.
+func OpenAPI() []byte { return openAPI }
+
 // handleOpenAPI serves the document.
 func handleOpenAPI() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -11,12 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/api"
+	"github.com/weft-dev/weft/api/apitest"
+	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/logtest"
 )
 
 func TestOpenAPIMatchesRoutes(t *testing.T) {
 	t.Parallel()
-	h := api.NewServer(api.Deps{Logger: logtest.New(t), DB: pinger{}, Token: token})
+	srv := api.NewServer(api.Deps{Logger: logtest.New(t), DB: pinger{}, Token: token})
+	h := apitest.Handler(t, srv)
 	req := httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	rec := httptest.NewRecorder()
@@ -43,9 +46,30 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			require.NotEmpty(t, o.Responses, "%s %s", method, path)
 		}
 	}
-	routed := routes(t, h)
+	routed := routes(t, srv)
 	slices.Sort(documented)
 	slices.Sort(routed)
 	// Every route documented, and every documented operation routed.
 	require.Equal(t, routed, documented)
+}
+
+func TestOpenAPIDocumentsEveryCode(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				Error struct {
+					Properties struct {
+						Code struct {
+							Enum []httpapi.Code `json:"enum"`
+						} `json:"code"`
+					} `json:"properties"`
+				} `json:"Error"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(api.OpenAPI(), &doc))
+	documented := doc.Components.Schemas.Error.Properties.Code.Enum
+	slices.Sort(documented)
+	require.Equal(t, httpapi.Codes(), documented)
 }

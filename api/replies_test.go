@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/api"
+	"github.com/weft-dev/weft/api/apitest"
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/replies"
@@ -52,12 +53,13 @@ func TestRepliesAPI(t *testing.T) {
 		name   string
 		path   string
 		status int
-		code   string
+		code   httpapi.Code
 	}{
-		{"UnknownThread", "/api/v1/threads/" + thread.NewID().String() + "/replies", http.StatusNotFound, "NotFound"},
-		{"NotAnID", "/api/v1/threads/general/replies", http.StatusBadRequest, "InvalidArgument"},
-		{"BadOrder", "/api/v1/threads/" + conv.Thread.ID.String() + "/replies?order=up", http.StatusBadRequest, "InvalidArgument"},
-		{"BadLimit", "/api/v1/threads/" + conv.Thread.ID.String() + "/replies?limit=many", http.StatusBadRequest, "invalid"},
+		{"UnknownThread", "/api/v1/threads/" + thread.NewID().String() + "/replies", http.StatusNotFound, httpapi.CodeNotFound},
+		{"NotAnID", "/api/v1/threads/general/replies", http.StatusBadRequest, httpapi.CodeInvalidArgument},
+		{"BadOrder", "/api/v1/threads/" + conv.Thread.ID.String() + "/replies?order=up", http.StatusBadRequest, httpapi.CodeInvalidArgument},
+		{"BadLimit", "/api/v1/threads/" + conv.Thread.ID.String() + "/replies?limit=many", http.StatusBadRequest, httpapi.CodeInvalidArgument},
+		{"LimitAboveMaximum", "/api/v1/threads/" + conv.Thread.ID.String() + "/replies?limit=201", http.StatusBadRequest, httpapi.CodeInvalidArgument},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,21 +79,21 @@ func (f failing) Get(context.Context, replies.Request) (*replies.Response, error
 func TestRepliesAPIErrorCodes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		code   replies.Code
+		code   httpapi.Code
 		status int
 	}{
-		{replies.CodeNotFound, http.StatusNotFound},
-		{replies.CodeInvalid, http.StatusBadRequest},
-		{replies.CodeAuthentication, http.StatusBadGateway},
-		{replies.CodeAuthorization, http.StatusForbidden},
-		{replies.CodeRateLimit, http.StatusTooManyRequests},
-		{replies.CodeUnavailable, http.StatusServiceUnavailable},
+		{httpapi.CodeNotFound, http.StatusNotFound},
+		{httpapi.CodeInvalidArgument, http.StatusBadRequest},
+		{httpapi.CodeAuthentication, http.StatusBadGateway},
+		{httpapi.CodeAuthorization, http.StatusForbidden},
+		{httpapi.CodeRateLimit, http.StatusTooManyRequests},
+		{httpapi.CodeUnavailable, http.StatusServiceUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.code), func(t *testing.T) {
 			t.Parallel()
-			e := &replies.Error{Code: tt.code, Message: "safe text", RetryAfter: 1500 * time.Millisecond, Err: io.ErrUnexpectedEOF}
-			h := api.NewServer(api.Deps{Logger: logtest.New(t), DB: pinger{}, Token: token, Replies: failing{e}})
+			e := &httpapi.Error{Code: tt.code, Message: "safe text", RetryAfter: 1500 * time.Millisecond, Err: io.ErrUnexpectedEOF}
+			h := apitest.Handler(t, api.NewServer(api.Deps{Logger: logtest.New(t), DB: pinger{}, Token: token, Replies: failing{e}}))
 			req := httptest.NewRequest(http.MethodGet, "/api/v1/threads/"+thread.NewID().String()+"/replies", nil)
 			req.Header.Set("Authorization", "Bearer "+token)
 			rec := httptest.NewRecorder()
@@ -100,7 +102,7 @@ func TestRepliesAPIErrorCodes(t *testing.T) {
 			require.Contains(t, rec.Body.String(), `"code":"`+string(tt.code)+`"`)
 			require.Contains(t, rec.Body.String(), `"error":"safe text"`)
 			require.NotContains(t, rec.Body.String(), "unexpected EOF", "the cause stays in the logs")
-			if tt.code == replies.CodeRateLimit {
+			if tt.code == httpapi.CodeRateLimit {
 				require.Equal(t, "2", rec.Header().Get("Retry-After"))
 			}
 		})

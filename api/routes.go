@@ -1,19 +1,23 @@
 package api
 
-import "github.com/go-chi/chi/v5"
+import (
+	"github.com/go-chi/chi/v5"
+
+	"github.com/weft-dev/weft/internal/httpapi"
+)
 
 func addRoutes(r chi.Router, d Deps) {
 	r.Method("GET", "/healthz", handleHealthz())
 	r.Method("GET", "/readyz", handleReadyz(d.Logger, d.DB))
 	r.Group(func(r chi.Router) {
-		r.Use(requireToken(d.Token))
+		r.Use(requireToken(d.Token), httpapi.RequireJSON)
 		r.Method("GET", "/metrics", handleMetrics(d.Metrics))
-		// Streamable HTTP: POST carries the client's messages, GET opens the
-		// server's event stream, DELETE ends a session.
-		mcp := handleMCP(d.MCP)
-		r.Method("POST", "/mcp", mcp)
-		r.Method("GET", "/mcp", mcp)
-		r.Method("DELETE", "/mcp", mcp)
+		// Streamable HTTP, stateless: POST carries the client's messages.
+		// There is no session to stream from (GET) or to end (DELETE); they
+		// are routed to say so, documented, behind the token.
+		r.Method("POST", "/mcp", handleMCP(d.MCP))
+		r.Method("GET", "/mcp", handleMCPStateless())
+		r.Method("DELETE", "/mcp", handleMCPStateless())
 		r.Route("/api/v1", func(r chi.Router) {
 			r.Method("GET", "/openapi.json", handleOpenAPI())
 			r.Method("GET", "/threads", handleThreadList(d.Logger, d.Store))

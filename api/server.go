@@ -5,8 +5,12 @@
 // Everything but the health checks needs the bearer token WEFT_API_TOKEN,
 // compared in constant time. The API fails closed: a missing or wrong token
 // is a 401, and with no token configured every protected route answers 503
-// (code api_disabled), so an unconfigured replica never serves threads to
+// (code Unavailable), so an unconfigured replica never serves threads to
 // anyone.
+//
+// Every error is JSON in one vocabulary (httpapi.Code), an unknown route's
+// and a wrong method's too; api/openapi.json documents each answer, and the
+// tests check every answer against it (apitest).
 package api
 
 import (
@@ -73,6 +77,24 @@ type Deps struct {
 func NewServer(d Deps) http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, httpapi.Log(d.Logger), httpapi.Recover(d.Logger))
+	// Set before the routes, so the subrouters inherit them: every error
+	// is JSON, an unknown route's and a wrong method's too.
+	r.NotFound(httpapi.NotFound)
+	r.MethodNotAllowed(httpapi.MethodNotAllowed(func(path string) []string { return allowed(r, path) }))
 	addRoutes(r, d)
 	return r
+}
+
+// methods are those a route may serve, in the order Allow lists them.
+var methods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// allowed lists the methods r routes for path.
+func allowed(r chi.Routes, path string) []string {
+	var out []string
+	for _, m := range methods {
+		if r.Match(chi.NewRouteContext(), m, path) {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -45,13 +45,16 @@ func handleStitchList(logger *slog.Logger, store stitchReader) http.Handler {
 			httpapi.WriteError(w, r, logger, err)
 			return
 		}
-		if limit == 0 {
+		switch {
+		case limit == 0:
 			limit = replies.DefaultLimit
+		case limit > replies.MaxLimit:
+			httpapi.WriteError(w, r, logger, httpapi.Invalid("limit must be at most %d", replies.MaxLimit))
+			return
 		}
-		limit = min(limit, replies.MaxLimit)
 		var after stitchCursor
 		if c := r.URL.Query().Get("cursor"); c != "" {
-			if err := replies.DecodeCursor(c, &after); err != nil {
+			if err := replies.DecodeCursor(c, replies.CursorStitches, id.String(), &after); err != nil {
 				httpapi.WriteError(w, r, logger, err)
 				return
 			}
@@ -69,7 +72,7 @@ func handleStitchList(logger *slog.Logger, store stitchReader) http.Handler {
 		out := stitchList{Stitches: make([]replies.StitchView, 0, min(len(stitches), limit))}
 		if len(stitches) > limit {
 			stitches = stitches[:limit]
-			out.HasMore, out.NextCursor = true, replies.EncodeCursor(stitchCursor{Seq: stitches[limit-1].Seq})
+			out.HasMore, out.NextCursor = true, replies.EncodeCursor(replies.CursorStitches, id.String(), stitchCursor{Seq: stitches[limit-1].Seq})
 		}
 		for i := range stitches {
 			out.Stitches = append(out.Stitches, replies.ViewStitch(&stitches[i]))

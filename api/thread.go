@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -34,7 +33,7 @@ func handleThreadList(logger *slog.Logger, store replies.ThreadLister) http.Hand
 		}
 		if v := q.Get("updated_since"); v != "" {
 			if query.UpdatedSince, err = time.Parse(time.RFC3339Nano, v); err != nil {
-				httpapi.WriteError(w, r, logger, fmt.Errorf("%w: updated_since must be an RFC 3339 time", thread.ErrInvalid))
+				httpapi.WriteError(w, r, logger, httpapi.Invalid("updated_since must be an RFC 3339 time"))
 				return
 			}
 		}
@@ -165,7 +164,7 @@ func handleThreadAbort(logger *slog.Logger, in Ingester, store replies.ThreadRea
 func refuseNUL(texts ...string) error {
 	for _, s := range texts {
 		if strings.ContainsRune(s, 0) {
-			return fmt.Errorf("%w: text must not contain NUL characters", thread.ErrInvalid)
+			return httpapi.Invalid("text must not contain NUL characters")
 		}
 	}
 	return nil
@@ -175,7 +174,7 @@ func refuseNUL(texts ...string) error {
 func threadID(r *http.Request) (uuid.UUID, error) {
 	id, err := uuid.Parse(chi.URLParam(r, "id"))
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("%w: thread id is not a UUID", thread.ErrInvalid)
+		return uuid.Nil, httpapi.Invalid("thread id is not a UUID")
 	}
 	return id, nil
 }
@@ -188,7 +187,7 @@ func intParam(r *http.Request, name string) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%w: %s must be a non-negative integer", thread.ErrInvalid, name)
+		return 0, httpapi.Invalid("%s must be a non-negative integer", name)
 	}
 	return n, nil
 }

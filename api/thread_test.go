@@ -85,30 +85,44 @@ func TestThreadsAPI(t *testing.T) {
 		tests := []struct {
 			method, path, body string
 			status             int
-			code               string
+			code               httpapi.Code
 		}{
-			{http.MethodGet, "/api/v1/threads/" + thread.NewID().String(), "", http.StatusNotFound, "not_found"},
-			{http.MethodGet, "/api/v1/threads/nope", "", http.StatusBadRequest, "invalid"},
-			{http.MethodGet, "/api/v1/threads/" + thread.NewID().String() + "/stitches", "", http.StatusNotFound, "not_found"},
-			{http.MethodPost, "/api/v1/threads/" + thread.NewID().String() + "/abort", "", http.StatusNotFound, "not_found"},
-			{http.MethodPost, "/api/v1/threads", `{"goal":"  "}`, http.StatusBadRequest, "invalid"},
-			{http.MethodPost, "/api/v1/threads", `{"goal":"x","colour":"red"}`, http.StatusBadRequest, "invalid"},
-			{http.MethodPost, "/api/v1/threads", `{"goal":"a\u0000b"}`, http.StatusBadRequest, "invalid"},
-			{http.MethodPost, "/api/v1/threads", `{"goal":"x","agent":"\u0000"}`, http.StatusBadRequest, "invalid"},
-			{http.MethodPost, "/api/v1/threads", `{"goal":"x"} and more`, http.StatusBadRequest, "invalid"},
-			{http.MethodPost, "/api/v1/threads", `{"goal":"x"}{"goal":"y"}`, http.StatusBadRequest, "invalid"},
-			{http.MethodPost, "/api/v1/threads", `{"goal":"x"`, http.StatusBadRequest, "invalid"},
-			{http.MethodPost, "/api/v1/threads/" + thread.NewID().String() + "/abort", `{"reason":"\u0000"}`, http.StatusBadRequest, "invalid"},
-			{http.MethodGet, "/api/v1/threads?status=sleeping", "", http.StatusBadRequest, "invalid"},
-			{http.MethodGet, "/api/v1/threads?platform=api", "", http.StatusBadRequest, "invalid"},
-			{http.MethodGet, "/api/v1/threads?updated_since=yesterday", "", http.StatusBadRequest, "invalid"},
-			{http.MethodGet, "/api/v1/threads?limit=-1", "", http.StatusBadRequest, "invalid"},
-			{http.MethodGet, "/api/v1/threads?cursor=zzz", "", http.StatusBadRequest, "invalid"},
+			{http.MethodGet, "/api/v1/threads/" + thread.NewID().String(), "", http.StatusNotFound, httpapi.CodeNotFound},
+			{http.MethodGet, "/api/v1/threads/nope", "", http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodGet, "/api/v1/threads/" + thread.NewID().String() + "/stitches", "", http.StatusNotFound, httpapi.CodeNotFound},
+			{http.MethodPost, "/api/v1/threads/" + thread.NewID().String() + "/abort", "", http.StatusNotFound, httpapi.CodeNotFound},
+			{http.MethodPost, "/api/v1/threads", `{"goal":"  "}`, http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodPost, "/api/v1/threads", `{"goal":"x","colour":"red"}`, http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodPost, "/api/v1/threads", `{"goal":"a\u0000b"}`, http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodPost, "/api/v1/threads", `{"goal":"x","agent":"\u0000"}`, http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodPost, "/api/v1/threads", `{"goal":"x"} and more`, http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodPost, "/api/v1/threads", `{"goal":"x"}{"goal":"y"}`, http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodPost, "/api/v1/threads", `{"goal":"x"`, http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodPost, "/api/v1/threads/" + thread.NewID().String() + "/abort", `{"reason":"\u0000"}`, http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodGet, "/api/v1/threads?status=sleeping", "", http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodGet, "/api/v1/threads?platform=api", "", http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodGet, "/api/v1/threads?updated_since=yesterday", "", http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodGet, "/api/v1/threads?limit=-1", "", http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodGet, "/api/v1/threads?cursor=zzz", "", http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodGet, "/api/v1/threads?limit=201", "", http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodGet, "/api/v1/threads/" + thread.NewID().String() + "/stitches?limit=201", "", http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodPost, "/api/v1/threads", `{"goal":7}`, http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodPost, "/api/v1/threads", `[]`, http.StatusBadRequest, httpapi.CodeInvalidArgument},
+			{http.MethodGet, "/api/v1/nope", "", http.StatusNotFound, httpapi.CodeNotFound},
+			{http.MethodDelete, "/api/v1/threads", "", http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed},
+			{http.MethodGet, "/api/v1/threads/" + thread.NewID().String() + "/abort", "", http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed},
+			{http.MethodGet, "/mcp", "", http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed},
+			{http.MethodDelete, "/mcp", "", http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed},
 		}
 		for _, tt := range tests {
 			var body httpapi.ErrorBody
 			require.Equal(t, tt.status, b.do(t, tt.method, tt.path, tt.body, &body), "%s %s", tt.method, tt.path)
 			require.Equal(t, tt.code, body.Code, "%s %s", tt.method, tt.path)
+			require.NotEmpty(t, body.RequestID)
+			// Messages speak JSON and the API, not Go.
+			for _, internal := range []string{"Go ", "struct", "json:", "api.", "thread."} {
+				require.NotContains(t, body.Error, internal, "%s %s", tt.method, tt.path)
+			}
 		}
 	})
 

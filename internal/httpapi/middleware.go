@@ -1,9 +1,13 @@
 package httpapi
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"log/slog"
+	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
@@ -46,10 +50,60 @@ func Recover(logger *slog.Logger) func(http.Handler) http.Handler {
 					}
 					logger.ErrorContext(r.Context(), "handler panicked",
 						slog.String("request_id", RequestID(r.Context())), slog.Any("panic", p))
-					Encode(w, http.StatusInternalServerError, ErrorBody{Error: "internal error", Code: "internal", RequestID: RequestID(r.Context())})
+					Encode(w, http.StatusInternalServerError, ErrorBody{Error: "internal error", Code: CodeInternal, RequestID: RequestID(r.Context())})
 				}
 			}()
 			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// RequireJSON refuses a request whose body is not declared
+// application/json with a 415, before any handler reads it. A request
+// without a body passes whatever it declares; the first byte is peeked, as
+// a chunked body's length is unknown until then.
+func RequireJSON(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			br := bufio.NewReader(r.Body)
+			if _, err := br.Peek(1); err == nil && !isJSON(r.Header.Get("Content-Type")) {
+				Encode(w, http.StatusUnsupportedMediaType, ErrorBody{
+					Error: "the body must be application/json", Code: CodeUnsupportedMediaType, RequestID: RequestID(r.Context()),
+				})
+				return
+			}
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{br, r.Body}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isJSON reports whether a Content-Type is application/json, with or
+// without parameters.
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
+
+// NotFound answers a path no route serves.
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	Encode(w, http.StatusNotFound, ErrorBody{
+		Error: "no route serves " + r.URL.Path, Code: CodeNotFound, RequestID: RequestID(r.Context()),
+	})
+}
+
+// MethodNotAllowed answers a method a path does not serve, saying in Allow
+// which it does: allowed reports the methods routed for a path.
+func MethodNotAllowed(allowed func(path string) []string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		methods := allowed(r.URL.Path)
+		w.Header().Set("Allow", strings.Join(methods, ", "))
+		Encode(w, http.StatusMethodNotAllowed, ErrorBody{
+			Error: r.Method + " is not allowed here; use " + strings.Join(methods, " or "), Code: CodeMethodNotAllowed,
+			RequestID: RequestID(r.Context()),
 		})
 	}
 }

@@ -30,24 +30,26 @@ const (
 	RoleTool      Role = "tool"
 )
 
-// Message is one turn of a conversation.
+// Message is one turn of a conversation. Its JSON form is what an llm_call
+// stitch stores in llm_request (snake_case, as all stored JSON).
 type Message struct {
-	Role    Role
-	Content string
+	Role    Role   `json:"role"`
+	Content string `json:"content"`
 	// ToolCalls holds the calls an assistant message made.
-	ToolCalls []ToolCall
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID is set on RoleTool messages: the call this is the result of.
-	ToolCallID string
+	ToolCallID string `json:"tool_call_id,omitempty"`
 }
 
-// ToolCall is a model's request to run a tool.
+// ToolCall is a model's request to run a tool. Its JSON form is what an
+// llm_call stitch stores in llm_response.tool_calls.
 type ToolCall struct {
-	ID   string
-	Name string
+	ID   string `json:"id"`
+	Name string `json:"name"`
 	// Arguments is always valid JSON: an adapter that receives arguments the
 	// model got wrong passes them on as a JSON string, so the Response can
 	// still be stored and the tool can report the mistake back to the model.
-	Arguments json.RawMessage
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // ToolSpec describes a tool the model may call.

@@ -12,8 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/api"
+	"github.com/weft-dev/weft/api/apitest"
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/mcpserver"
 	"github.com/weft-dev/weft/internal/replies"
@@ -41,12 +43,13 @@ func connectInMemory(t *testing.T, s *mcp.Server) *mcp.ClientSession {
 	return connect(t, clientT)
 }
 
-// serveHTTP serves s at /mcp of weft's real API, behind the token.
+// serveHTTP serves s at /mcp of weft's real API, behind the token, each
+// answer checked against the API's OpenAPI document.
 func serveHTTP(t *testing.T, s *mcp.Server) *httptest.Server {
 	t.Helper()
 	logger := logtest.New(t)
 	h := api.NewServer(api.Deps{Logger: logger, DB: nil, Token: token, MCP: mcpserver.Handler(s, logger)})
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(apitest.Handler(t, h))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -96,11 +99,11 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any,
 }
 
 // toolError reads a tool error's code.
-func toolError(t *testing.T, res *mcp.CallToolResult) replies.Code {
+func toolError(t *testing.T, res *mcp.CallToolResult) httpapi.Code {
 	t.Helper()
 	require.True(t, res.IsError)
 	var body struct {
-		Code    replies.Code `json:"code"`
+		Code    httpapi.Code `json:"code"`
 		Message string       `json:"message"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &body))

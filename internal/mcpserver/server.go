@@ -13,10 +13,12 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
 )
 
@@ -61,7 +63,30 @@ func New(d Deps) *mcp.Server {
 	})
 	t := &tools{store: d.Store, replies: d.Replies, logger: logger.With("component", "mcp")}
 	t.register(s)
+	s.AddReceivingMiddleware(argumentErrors)
 	return s
+}
+
+// argumentErrors gives the SDK's own tool errors, arguments that do not
+// match a tool's input schema, the shape and code of weft's: every tool
+// error is JSON {"code", "message"} in the API's one vocabulary.
+func argumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		r, ok := res.(*mcp.CallToolResult)
+		if err != nil || !ok || !r.IsError || isToolError(r) {
+			return res, err
+		}
+		msg := "the arguments do not match the tool's input schema"
+		if len(r.Content) == 1 {
+			// The SDK's schema validation speaks JSON Schema; its decoding
+			// (past validation) would speak Go, and is not shown.
+			if tc, ok := r.Content[0].(*mcp.TextContent); ok && strings.HasPrefix(tc.Text, `validating "arguments"`) {
+				msg = tc.Text
+			}
+		}
+		return toolError(httpapi.Invalid("%s", msg)), nil
+	}
 }
 
 // Handler serves s over streamable HTTP. It is stateless: any replica can

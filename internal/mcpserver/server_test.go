@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/replies/repliestest"
 	"github.com/weft-dev/weft/internal/thread"
@@ -119,15 +120,21 @@ func TestTools(t *testing.T) {
 		name string
 		tool string
 		args map[string]any
-		code replies.Code
+		code httpapi.Code
 	}{
-		{"RepliesUnknownThread", "get-thread-replies", map[string]any{"thread_id": thread.NewID().String()}, replies.CodeNotFound},
-		{"RepliesBadOrder", "get-thread-replies", map[string]any{"thread_id": other.ID.String(), "order": "up"}, replies.CodeInvalid},
-		{"GetUnknownThread", "get-thread", map[string]any{"thread_id": thread.NewID().String()}, replies.CodeNotFound},
-		{"GetNotAUUID", "get-thread", map[string]any{"thread_id": "general"}, replies.CodeInvalid},
-		{"ListBadStatus", "list-threads", map[string]any{"status": "asleep"}, replies.CodeInvalid},
-		{"ListBadTime", "list-threads", map[string]any{"updated_since": "yesterday"}, replies.CodeInvalid},
-		{"SearchEmpty", "search-threads", map[string]any{"query": " "}, replies.CodeInvalid},
+		{"RepliesUnknownThread", "get-thread-replies", map[string]any{"thread_id": thread.NewID().String()}, httpapi.CodeNotFound},
+		{"RepliesBadOrder", "get-thread-replies", map[string]any{"thread_id": other.ID.String(), "order": "up"}, httpapi.CodeInvalidArgument},
+		{"GetUnknownThread", "get-thread", map[string]any{"thread_id": thread.NewID().String()}, httpapi.CodeNotFound},
+		{"GetNotAUUID", "get-thread", map[string]any{"thread_id": "general"}, httpapi.CodeInvalidArgument},
+		{"ListBadStatus", "list-threads", map[string]any{"status": "asleep"}, httpapi.CodeInvalidArgument},
+		{"ListBadTime", "list-threads", map[string]any{"updated_since": "yesterday"}, httpapi.CodeInvalidArgument},
+		{"SearchEmpty", "search-threads", map[string]any{"query": " "}, httpapi.CodeInvalidArgument},
+		{"RepliesLimitNotANumber", "get-thread-replies", map[string]any{"thread_id": other.ID.String(), "limit": "many"}, httpapi.CodeInvalidArgument},
+		{"RepliesUnknownArgument", "get-thread-replies", map[string]any{"thread_id": other.ID.String(), "colour": "red"}, httpapi.CodeInvalidArgument},
+		{"SearchLimitAboveMaximum", "search-threads", map[string]any{"query": "x", "limit": 101}, httpapi.CodeInvalidArgument},
+		{"RepliesLimitAboveMaximum", "get-thread-replies", map[string]any{"thread_id": other.ID.String(), "limit": 201}, httpapi.CodeInvalidArgument},
+		{"ListLimitAboveMaximum", "list-threads", map[string]any{"limit": 201}, httpapi.CodeInvalidArgument},
+		{"ListCursorOfReplies", "list-threads", map[string]any{"cursor": replies.EncodeCursor(replies.CursorReplies, "", "1")}, httpapi.CodeInvalidArgument},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

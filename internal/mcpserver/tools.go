@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -109,7 +111,7 @@ func (t *tools) getReplies(ctx context.Context, _ *mcp.CallToolRequest, in repli
 	resp, err := t.replies.Get(ctx, replies.Request{ThreadID: in.ThreadID, Limit: in.Limit, Cursor: in.Cursor, Order: replies.Order(in.Order)})
 	if err != nil {
 		// The service logged it already.
-		return toolError(replies.ErrorOf(err)), nil, nil
+		return toolError(httpapi.ErrorOf(err)), nil, nil
 	}
 	return nil, resp, nil
 }
@@ -120,7 +122,7 @@ func (t *tools) listThreads(ctx context.Context, _ *mcp.CallToolRequest, in list
 	if in.UpdatedSince != "" {
 		since, err := time.Parse(time.RFC3339Nano, in.UpdatedSince)
 		if err != nil {
-			return t.fail(ctx, "list-threads", &replies.Error{Code: replies.CodeInvalid, Message: "updated_since must be an RFC 3339 time"}), nil, nil
+			return t.fail(ctx, "list-threads", httpapi.Invalid("updated_since must be an RFC 3339 time")), nil, nil
 		}
 		q.UpdatedSince = since
 	}
@@ -134,7 +136,7 @@ func (t *tools) listThreads(ctx context.Context, _ *mcp.CallToolRequest, in list
 func (t *tools) getThread(ctx context.Context, _ *mcp.CallToolRequest, in getArgs) (*mcp.CallToolResult, any, error) {
 	id, err := uuid.Parse(in.ThreadID)
 	if err != nil {
-		return t.fail(ctx, "get-thread", &replies.Error{Code: replies.CodeInvalid, Message: "thread_id is not a weft thread id"}), nil, nil
+		return t.fail(ctx, "get-thread", httpapi.Invalid("thread_id is not a weft thread id")), nil, nil
 	}
 	detail, err := replies.GetThread(ctx, t.store, id)
 	if err != nil {
@@ -145,10 +147,15 @@ func (t *tools) getThread(ctx context.Context, _ *mcp.CallToolRequest, in getArg
 
 func (t *tools) searchThreads(ctx context.Context, _ *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, any, error) {
 	limit := in.Limit
-	if limit <= 0 {
+	switch {
+	case strings.TrimSpace(in.Query) == "":
+		return t.fail(ctx, "search-threads", httpapi.Invalid("query must not be empty")), nil, nil
+	case limit < 0 || limit > db.MaxSearchResults:
+		return t.fail(ctx, "search-threads", httpapi.Invalid("limit must be between 0 and %d", db.MaxSearchResults)), nil, nil
+	case limit == 0:
 		limit = defaultSearchLimit
 	}
-	hits, err := t.store.SearchStitches(ctx, db.StitchSearch{Query: in.Query, Limit: min(limit, db.MaxSearchResults)})
+	hits, err := t.store.SearchStitches(ctx, db.StitchSearch{Query: in.Query, Limit: limit})
 	if err != nil {
 		return t.fail(ctx, "search-threads", err), nil, nil
 	}
@@ -166,22 +173,35 @@ func (t *tools) searchThreads(ctx context.Context, _ *mcp.CallToolRequest, in se
 // fail is a tool error: the code and the safe message as JSON, the cause
 // in the logs.
 func (t *tools) fail(ctx context.Context, tool string, err error) *mcp.CallToolResult {
-	e := replies.ErrorOf(err)
+	e := httpapi.ErrorOf(err)
 	level := slog.LevelWarn
-	if e.Code == replies.CodeUnavailable {
+	if e.Code == httpapi.CodeInternal || e.Code == httpapi.CodeUnavailable {
 		level = slog.LevelError
 	}
 	t.logger.Log(ctx, level, "mcp tool failed", slog.String("tool", tool), slog.String("code", string(e.Code)), slog.Any("error", err))
 	return toolError(e)
 }
 
+// toolErrorBody is a tool error's text, as JSON.
+type toolErrorBody struct {
+	Code    httpapi.Code `json:"code"`
+	Message string       `json:"message"`
+}
+
 // toolError is e as a tool error.
-func toolError(e *replies.Error) *mcp.CallToolResult {
-	body, _ := json.Marshal(struct {
-		Code    replies.Code `json:"code"`
-		Message string       `json:"message"`
-	}{e.Code, e.Message})
+func toolError(e *httpapi.Error) *mcp.CallToolResult {
+	body, _ := json.Marshal(toolErrorBody{e.Code, e.Message})
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}}
+}
+
+// isToolError reports whether r is one toolError made.
+func isToolError(r *mcp.CallToolResult) bool {
+	if len(r.Content) != 1 {
+		return false
+	}
+	tc, ok := r.Content[0].(*mcp.TextContent)
+	var b toolErrorBody
+	return ok && json.Unmarshal([]byte(tc.Text), &b) == nil && b.Code != ""
 }
 
 // clip cuts text to n runes.

@@ -5,28 +5,44 @@ import (
 	"encoding/json"
 )
 
-// EncodeCursor makes a page position opaque: clients pass it back and never
-// look inside, so its shape may change. Positions are plain structs.
-func EncodeCursor(pos any) string {
-	b, _ := json.Marshal(pos) // positions are structs of plain fields
+// Cursor kinds: the endpoint that issues a cursor, and alone accepts it
+// back. The REST API and the MCP server share each (one implementation
+// answers both), so a cursor of one is good for the other.
+const (
+	CursorReplies  = "replies"
+	CursorThreads  = "threads"
+	CursorStitches = "stitches"
+)
+
+// cursor is what a cursor carries: where it was issued (the endpoint, and
+// the scope it paged: a thread, an order, a listing's filters) and the
+// position the page ended at.
+type cursor struct {
+	Kind  string          `json:"k"`
+	Scope string          `json:"s,omitempty"`
+	Pos   json.RawMessage `json:"p"`
+}
+
+// EncodeCursor makes a page position opaque, bound to the endpoint (kind)
+// and the scope it was issued for: clients pass it back and never look
+// inside, so its shape may change. Positions are plain values.
+func EncodeCursor(kind, scope string, pos any) string {
+	p, _ := json.Marshal(pos) // positions are plain values
+	b, _ := json.Marshal(cursor{Kind: kind, Scope: scope, Pos: p})
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// DecodeCursor reads a cursor made by EncodeCursor into pos. A cursor that
-// was not is an InvalidArgument.
-func DecodeCursor(cursor string, pos any) error {
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || json.Unmarshal(b, pos) != nil {
+// DecodeCursor reads into pos a cursor EncodeCursor made for the same kind
+// and scope. Anything else is an InvalidArgument: a cursor is refused
+// rather than read as a position in another thread, order or listing.
+func DecodeCursor(s, kind, scope string, pos any) error {
+	var c cursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || json.Unmarshal(b, &c) != nil || c.Kind == "" || json.Unmarshal(c.Pos, pos) != nil {
 		return invalid("cursor is not one this API returned")
 	}
+	if c.Kind != kind || c.Scope != scope {
+		return invalid("cursor was issued for another endpoint, thread, order or filter")
+	}
 	return nil
-}
-
-// replyCursor is where a page of replies ended. It is bound to the thread
-// and the order it was made for.
-type replyCursor struct {
-	Thread string `json:"t"`
-	Order  Order  `json:"o"`
-	// Pos is the last reply returned: a stitch's seq, or a Discord message id.
-	Pos string `json:"p"`
 }

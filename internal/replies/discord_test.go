@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
+	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/replies/repliestest"
@@ -98,17 +99,17 @@ func TestGetDiscordFailures(t *testing.T) {
 		name  string
 		fault discordtest.Fault
 		times int
-		code  replies.Code // "" for success
+		code  httpapi.Code // "" for success
 		// GET /channels/{id} requests made: one per attempt, and one more
 		// when the history is read (the client looks the thread up again).
 		requests int
 	}{
 		{"ServerErrorThenSuccess", discordtest.ServerError(http.StatusBadGateway), 2, "", 4},
-		{"ServerErrorThreeTimes", discordtest.ServerError(http.StatusInternalServerError), 3, replies.CodeUnavailable, 3},
-		{"BadTokenIsNotRetried", discordtest.Fault{Status: http.StatusUnauthorized, Body: `{"code":0,"message":"401: Unauthorized"}`}, 3, replies.CodeAuthentication, 1},
-		{"ForbiddenIsNotRetried", discordtest.Fault{Status: http.StatusForbidden, Body: `{"code":50001,"message":"Missing Access"}`}, 3, replies.CodeAuthorization, 1},
-		{"RateLimitAtOnce", discordtest.RateLimit(time.Hour), 3, replies.CodeRateLimit, 1},
-		{"UnknownChannel", discordtest.Fault{Status: http.StatusNotFound, Body: `{"code":10003,"message":"Unknown Channel"}`}, 3, replies.CodeNotFound, 1},
+		{"ServerErrorThreeTimes", discordtest.ServerError(http.StatusInternalServerError), 3, httpapi.CodeUnavailable, 3},
+		{"BadTokenIsNotRetried", discordtest.Fault{Status: http.StatusUnauthorized, Body: `{"code":0,"message":"401: Unauthorized"}`}, 3, httpapi.CodeAuthentication, 1},
+		{"ForbiddenIsNotRetried", discordtest.Fault{Status: http.StatusForbidden, Body: `{"code":50001,"message":"Missing Access"}`}, 3, httpapi.CodeAuthorization, 1},
+		{"RateLimitAtOnce", discordtest.RateLimit(time.Hour), 3, httpapi.CodeRateLimit, 1},
+		{"UnknownChannel", discordtest.Fault{Status: http.StatusNotFound, Body: `{"code":10003,"message":"Unknown Channel"}`}, 3, httpapi.CodeNotFound, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,12 +130,12 @@ func TestGetDiscordFailures(t *testing.T) {
 				require.Len(t, resp.Replies, 3)
 				return
 			}
-			var e *replies.Error
+			var e *httpapi.Error
 			require.ErrorAs(t, err, &e)
 			require.Equal(t, tt.code, e.Code)
 			require.Equal(t, 1.0, metricValue(t, reg, "weft_thread_replies_failures_total", "code", string(tt.code)))
 			rateLimited := 0.0
-			if tt.code == replies.CodeRateLimit {
+			if tt.code == httpapi.CodeRateLimit {
 				rateLimited = 1
 				require.Positive(t, e.RetryAfter)
 			}
@@ -150,9 +151,9 @@ func TestGetDiscordFailures(t *testing.T) {
 		svc, err := replies.New(replies.Config{Store: dbtest.NewStore(t), Discord: newDiscordClient(t, fake), Logger: logtest.New(t)})
 		require.NoError(t, err)
 		_, err = svc.Get(ctx, replies.Request{ThreadID: channel})
-		var e *replies.Error
+		var e *httpapi.Error
 		require.ErrorAs(t, err, &e)
-		require.Equal(t, replies.CodeInvalid, e.Code)
+		require.Equal(t, httpapi.CodeInvalidArgument, e.Code)
 	})
 }
 

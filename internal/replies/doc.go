@@ -29,9 +29,9 @@
 // bound to the thread and order; order oldest (default) or newest. The
 // parent comes with every page.
 //
-// Failures are *Error values with the origin's codes (NotFound,
+// Failures are *httpapi.Error values with the origin's codes (NotFound,
 // AuthenticationError, AuthorizationError, RateLimit, plus InvalidArgument
-// and Unavailable). Transient failures are retried: three attempts in all,
+// and Unavailable), the vocabulary of the whole API. Transient failures are retried: three attempts in all,
 // with exponential backoff from one second; authentication and
 // authorization failures never are, and a rate limit is returned at once.
 // Every call is counted in Prometheus metrics on the registry passed in.

@@ -1,6 +1,8 @@
 package replies
 
 import (
+	"github.com/weft-dev/weft/internal/httpapi"
+
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,7 +48,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	for _, src := range []Source{SourceWeft, SourceDiscord} {
 		m.successes.WithLabelValues(string(src))
 	}
-	for _, c := range []Code{CodeNotFound, CodeAuthentication, CodeAuthorization, CodeRateLimit, CodeInvalid, CodeUnavailable} {
+	for _, c := range []httpapi.Code{httpapi.CodeNotFound, httpapi.CodeAuthentication, httpapi.CodeAuthorization,
+		httpapi.CodeRateLimit, httpapi.CodeInvalidArgument, httpapi.CodeUnavailable} {
 		m.failures.WithLabelValues(string(c))
 	}
 	for _, o := range []string{"success", "failure"} {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/discord"
+	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -41,7 +42,7 @@ const (
 type Request struct {
 	// ThreadID is a weft thread id (UUID) or a Discord thread id (snowflake).
 	ThreadID string
-	Limit    int    // 0: DefaultLimit; above MaxLimit: MaxLimit
+	Limit    int    // 0: DefaultLimit; above MaxLimit: InvalidArgument
 	Cursor   string // "" for the first page; else a response's NextCursor
 	Order    Order  // "": Oldest
 }
@@ -142,7 +143,7 @@ func New(cfg Config) (*Service, error) {
 }
 
 // Get returns one page of a thread's replies with its parent. Failures are
-// *Error values.
+// *httpapi.Error values.
 func (s *Service) Get(ctx context.Context, req Request) (*Response, error) {
 	start := time.Now()
 	s.metrics.requests.Inc()
@@ -150,7 +151,7 @@ func (s *Service) Get(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		e, _ := classify(err)
 		s.metrics.failures.WithLabelValues(string(e.Code)).Inc()
-		if e.Code == CodeRateLimit {
+		if e.Code == httpapi.CodeRateLimit {
 			s.metrics.rateLimits.Inc()
 		}
 		s.metrics.latency.WithLabelValues("failure").Observe(time.Since(start).Seconds())
@@ -175,10 +176,12 @@ type page struct {
 
 func (p page) newest() bool { return p.order == Newest }
 
-// next is the cursor after a page that ended at pos.
-func (p page) next(pos string) string {
-	return EncodeCursor(replyCursor{Thread: p.threadID, Order: p.order, Pos: pos})
-}
+// scope is what a page's cursor is bound to: the thread and the order.
+func (p page) scope() string { return p.threadID + " " + string(p.order) }
+
+// next is the cursor after a page that ended at pos: a stitch's seq, or a
+// Discord message id.
+func (p page) next(pos string) string { return EncodeCursor(CursorReplies, p.scope(), pos) }
 
 func (s *Service) get(ctx context.Context, req Request) (*Response, error) {
 	p, err := validate(req)
@@ -211,7 +214,7 @@ func validate(req Request) (page, error) {
 	case p.limit == 0:
 		p.limit = DefaultLimit
 	case p.limit > MaxLimit:
-		p.limit = MaxLimit
+		return p, invalid("limit must be at most %d", MaxLimit)
 	}
 	switch p.order {
 	case "":
@@ -221,14 +224,12 @@ func validate(req Request) (page, error) {
 		return p, invalid("order must be oldest or newest")
 	}
 	if req.Cursor != "" {
-		var c replyCursor
-		if err := DecodeCursor(req.Cursor, &c); err != nil {
+		if err := DecodeCursor(req.Cursor, CursorReplies, p.scope(), &p.pos); err != nil {
 			return p, err
 		}
-		if c.Thread != p.threadID || c.Order != p.order || c.Pos == "" {
-			return p, invalid("cursor belongs to another thread or order")
+		if p.pos == "" {
+			return p, invalid("cursor is not one this API returned")
 		}
-		p.pos = c.Pos
 	}
 	return p, nil
 }

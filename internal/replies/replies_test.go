@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/replies/repliestest"
@@ -32,18 +33,15 @@ func TestGetStoredThread(t *testing.T) {
 		{"NewestDefaultLimit", conv.Thread.ID.String(), 0, replies.Newest},
 		{"OldestOddLimit", conv.Thread.ID.String(), 7, replies.Oldest},
 		{"NewestOddLimit", conv.Thread.ID.String(), 7, replies.Newest},
-		{"OldestMaxLimit", conv.Thread.ID.String(), 1000, replies.Oldest},
+		{"OldestMaxLimit", conv.Thread.ID.String(), replies.MaxLimit, replies.Oldest},
 		{"ByTrackedDiscordThread", conv.DiscordThreadID, 100, replies.Newest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			limit := tt.limit
-			switch {
-			case limit == 0:
+			if limit == 0 {
 				limit = replies.DefaultLimit
-			case limit > replies.MaxLimit:
-				limit = replies.MaxLimit
 			}
 			got := repliestest.Walk(t, limit, func(cursor string) *replies.Response {
 				resp, err := svc.Get(ctx, replies.Request{ThreadID: tt.id, Limit: tt.limit, Order: tt.order, Cursor: cursor})
@@ -84,23 +82,26 @@ func TestGetInvalid(t *testing.T) {
 	tests := []struct {
 		name string
 		req  replies.Request
-		code replies.Code
+		code httpapi.Code
 	}{
-		{"NotAThreadID", replies.Request{ThreadID: "general"}, replies.CodeInvalid},
-		{"EmptyThreadID", replies.Request{}, replies.CodeInvalid},
-		{"UnknownOrder", replies.Request{ThreadID: id, Order: "random"}, replies.CodeInvalid},
-		{"NegativeLimit", replies.Request{ThreadID: id, Limit: -1}, replies.CodeInvalid},
-		{"GarbageCursor", replies.Request{ThreadID: id, Cursor: "not a cursor!"}, replies.CodeInvalid},
-		{"CursorOfAnotherOrder", replies.Request{ThreadID: id, Cursor: first.NextCursor, Order: replies.Newest}, replies.CodeInvalid},
-		{"CursorOfAnotherThread", replies.Request{ThreadID: other.thread.ID.String(), Cursor: first.NextCursor}, replies.CodeInvalid},
-		{"UnknownThread", replies.Request{ThreadID: thread.NewID().String()}, replies.CodeNotFound},
-		{"UntrackedDiscordThreadWithoutDiscord", replies.Request{ThreadID: "123456789012345678"}, replies.CodeNotFound},
+		{"NotAThreadID", replies.Request{ThreadID: "general"}, httpapi.CodeInvalidArgument},
+		{"EmptyThreadID", replies.Request{}, httpapi.CodeInvalidArgument},
+		{"UnknownOrder", replies.Request{ThreadID: id, Order: "random"}, httpapi.CodeInvalidArgument},
+		{"NegativeLimit", replies.Request{ThreadID: id, Limit: -1}, httpapi.CodeInvalidArgument},
+		{"LimitAboveMaximum", replies.Request{ThreadID: id, Limit: replies.MaxLimit + 1}, httpapi.CodeInvalidArgument},
+		{"GarbageCursor", replies.Request{ThreadID: id, Cursor: "not a cursor!"}, httpapi.CodeInvalidArgument},
+		{"CursorOfAnotherOrder", replies.Request{ThreadID: id, Cursor: first.NextCursor, Order: replies.Newest}, httpapi.CodeInvalidArgument},
+		{"CursorOfAnotherThread", replies.Request{ThreadID: other.thread.ID.String(), Cursor: first.NextCursor}, httpapi.CodeInvalidArgument},
+		{"CursorOfAnotherEndpoint", replies.Request{ThreadID: id, Cursor: replies.EncodeCursor(replies.CursorThreads, id+" oldest", "2")}, httpapi.CodeInvalidArgument},
+		{"CursorWithoutPosition", replies.Request{ThreadID: id, Cursor: replies.EncodeCursor(replies.CursorReplies, id+" oldest", "")}, httpapi.CodeInvalidArgument},
+		{"UnknownThread", replies.Request{ThreadID: thread.NewID().String()}, httpapi.CodeNotFound},
+		{"UntrackedDiscordThreadWithoutDiscord", replies.Request{ThreadID: "123456789012345678"}, httpapi.CodeNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := svc.Get(ctx, tt.req)
-			var e *replies.Error
+			var e *httpapi.Error
 			require.ErrorAs(t, err, &e)
 			require.Equal(t, tt.code, e.Code)
 			require.NotEmpty(t, e.Message)
@@ -125,11 +126,11 @@ func TestGetRetriesStore(t *testing.T) {
 		failures int
 		fail     error
 		attempts int
-		code     replies.Code // "" for success
+		code     httpapi.Code // "" for success
 	}{
 		{"TransientThenSuccess", 2, nil, 3, ""},
-		{"ThreeTransientFailures", 5, nil, 3, replies.CodeUnavailable},
-		{"NotFoundIsNotRetried", 5, thread.ErrNotFound, 1, replies.CodeNotFound},
+		{"ThreeTransientFailures", 5, nil, 3, httpapi.CodeUnavailable},
+		{"NotFoundIsNotRetried", 5, thread.ErrNotFound, 1, httpapi.CodeNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,7 +147,7 @@ func TestGetRetriesStore(t *testing.T) {
 				require.Equal(t, 1.0, metricValue(t, reg, "weft_thread_replies_successes_total", "source", "weft"))
 				return
 			}
-			var e *replies.Error
+			var e *httpapi.Error
 			require.ErrorAs(t, err, &e)
 			require.Equal(t, tt.code, e.Code)
 			require.Equal(t, 1.0, metricValue(t, reg, "weft_thread_replies_failures_total", "code", string(tt.code)))
@@ -163,9 +164,9 @@ func TestGetRetriesStore(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		_, err = svc.Get(cctx, replies.Request{ThreadID: store.thread.ID.String()})
-		var e *replies.Error
+		var e *httpapi.Error
 		require.ErrorAs(t, err, &e)
-		require.Equal(t, replies.CodeUnavailable, e.Code)
+		require.Equal(t, httpapi.CodeUnavailable, e.Code)
 		require.Equal(t, 1, store.Calls())
 	})
 }

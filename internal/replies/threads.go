@@ -3,6 +3,7 @@ package replies
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -104,7 +105,7 @@ type ThreadQuery struct {
 	Type         thread.Type
 	Platform     thread.Platform // discord or linear
 	UpdatedSince time.Time
-	Limit        int // 0: DefaultLimit; above MaxLimit: MaxLimit
+	Limit        int // 0: DefaultLimit; above MaxLimit: InvalidArgument
 	Cursor       string
 }
 
@@ -133,16 +134,19 @@ func ListThreads(ctx context.Context, store ThreadLister, q ThreadQuery) (*Threa
 		return nil, invalid("platform must be discord or linear")
 	case q.Limit < 0:
 		return nil, invalid("limit must not be negative")
+	case q.Limit > MaxLimit:
+		return nil, invalid("limit must be at most %d", MaxLimit)
 	}
 	limit := q.Limit
 	if limit == 0 {
 		limit = DefaultLimit
 	}
-	limit = min(limit, MaxLimit)
+	// A cursor pages one listing: the same filters.
+	scope := fmt.Sprintf("%s %s %s %s", q.Status, q.Type, q.Platform, q.UpdatedSince.Format(time.RFC3339Nano))
 	f := db.ThreadFilter{Status: q.Status, Type: q.Type, Platform: q.Platform, UpdatedSince: q.UpdatedSince, Limit: limit + 1}
 	if q.Cursor != "" {
 		var c threadCursor
-		if err := DecodeCursor(q.Cursor, &c); err != nil {
+		if err := DecodeCursor(q.Cursor, CursorThreads, scope, &c); err != nil {
 			return nil, err
 		}
 		if c.Updated.IsZero() {
@@ -158,7 +162,7 @@ func ListThreads(ctx context.Context, store ThreadLister, q ThreadQuery) (*Threa
 	if len(threads) > limit {
 		threads = threads[:limit]
 		last := threads[limit-1]
-		out.HasMore, out.NextCursor = true, EncodeCursor(threadCursor{Updated: last.UpdatedAt, ID: last.ID})
+		out.HasMore, out.NextCursor = true, EncodeCursor(CursorThreads, scope, threadCursor{Updated: last.UpdatedAt, ID: last.ID})
 	}
 	for i := range threads {
 		out.Threads = append(out.Threads, ViewThread(&threads[i]))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
 )
 
@@ -46,14 +47,14 @@ func Replies(svc RepliesGetter, reach *Reach) Tool {
 				args.ThreadID = c.ThreadID.String()
 			}
 			if err := reach.Check(ctx, c.ThreadID, args.ThreadID); errors.Is(err, ErrOutOfReach) {
-				return "", fmt.Errorf("%s: %w", replies.CodeAuthorization, err)
+				return "", fmt.Errorf("%s: %w", httpapi.CodeAuthorization, err)
 			} else if err != nil {
-				return "", fmt.Errorf("%s: the thread could not be read; try again later", replies.CodeUnavailable)
+				return "", fmt.Errorf("%s: the thread could not be read; try again later", httpapi.CodeUnavailable)
 			}
 			resp, err := svc.Get(ctx, replies.Request{ThreadID: args.ThreadID, Limit: args.Limit, Cursor: args.Cursor, Order: args.Order})
 			if err != nil {
 				// The model sees the code and the safe message, never the cause.
-				var e *replies.Error
+				var e *httpapi.Error
 				if errors.As(err, &e) {
 					return "", fmt.Errorf("%s: %s", e.Code, e.Message)
 				}
