@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/internal/retry"
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 // Rate-limit policy of the transport.
@@ -266,7 +267,7 @@ func routeKey(method, path string) string {
 	for i, s := range segs {
 		major := i > 0 && (segs[i-1] == "channels" || segs[i-1] == "guilds" || segs[i-1] == "webhooks")
 		webhookToken := i > 1 && segs[i-2] == "webhooks"
-		if !major && !webhookToken && isSnowflake(s) {
+		if !major && !webhookToken && thread.IsSnowflake(s) {
 			segs[i] = ":id"
 		}
 	}
