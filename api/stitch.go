@@ -9,8 +9,8 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/httpapi"
-	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/threadview"
 )
 
 // stitchReader reads a thread's chain.
@@ -26,9 +26,9 @@ type stitchCursor struct {
 
 // stitchList is a page of a thread's stitches, in chain order.
 type stitchList struct {
-	Stitches   []replies.StitchView `json:"stitches"`
-	NextCursor string               `json:"next_cursor,omitempty"`
-	HasMore    bool                 `json:"has_more"`
+	Stitches   []threadview.Stitch `json:"stitches"`
+	NextCursor string              `json:"next_cursor,omitempty"`
+	HasMore    bool                `json:"has_more"`
 }
 
 // handleStitchList returns a thread's stitches in chain order, a page at a
@@ -46,12 +46,12 @@ func handleStitchList(logger *slog.Logger, store stitchReader) http.Handler {
 			return
 		}
 		if limit == 0 {
-			limit = replies.DefaultLimit
+			limit = threadview.DefaultLimit
 		}
-		limit = min(limit, replies.MaxLimit)
+		limit = min(limit, threadview.MaxLimit)
 		var after stitchCursor
 		if c := r.URL.Query().Get("cursor"); c != "" {
-			if err := replies.DecodeCursor(c, &after); err != nil {
+			if err := threadview.DecodeCursor(c, &after); err != nil {
 				httpapi.WriteError(w, r, logger, err)
 				return
 			}
@@ -66,13 +66,13 @@ func handleStitchList(logger *slog.Logger, store stitchReader) http.Handler {
 			httpapi.WriteError(w, r, logger, err)
 			return
 		}
-		out := stitchList{Stitches: make([]replies.StitchView, 0, min(len(stitches), limit))}
+		out := stitchList{Stitches: make([]threadview.Stitch, 0, min(len(stitches), limit))}
 		if len(stitches) > limit {
 			stitches = stitches[:limit]
-			out.HasMore, out.NextCursor = true, replies.EncodeCursor(stitchCursor{Seq: stitches[limit-1].Seq})
+			out.HasMore, out.NextCursor = true, threadview.EncodeCursor(stitchCursor{Seq: stitches[limit-1].Seq})
 		}
 		for i := range stitches {
-			out.Stitches = append(out.Stitches, replies.ViewStitch(&stitches[i]))
+			out.Stitches = append(out.Stitches, threadview.OfStitch(&stitches[i]))
 		}
 		httpapi.Encode(w, http.StatusOK, out)
 	})

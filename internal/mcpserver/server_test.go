@@ -12,6 +12,7 @@ import (
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/replies/repliestest"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/threadview"
 )
 
 func TestRepliesOverBothTransports(t *testing.T) {
@@ -80,7 +81,7 @@ func TestTools(t *testing.T) {
 
 	t.Run("ListThreads", func(t *testing.T) {
 		t.Parallel()
-		var list replies.ThreadList
+		var list threadview.Page
 		call(t, cs, "list-threads", map[string]any{"platform": "discord"}, &list)
 		require.Len(t, list.Threads, 1)
 		require.Equal(t, discordThread.ID, list.Threads[0].ID)
@@ -93,7 +94,7 @@ func TestTools(t *testing.T) {
 
 	t.Run("GetThread", func(t *testing.T) {
 		t.Parallel()
-		var detail replies.ThreadDetail
+		var detail threadview.Detail
 		call(t, cs, "get-thread", map[string]any{"thread_id": discordThread.ID.String()}, &detail)
 		require.Equal(t, "why is the deploy stuck?", detail.Goal)
 		require.Equal(t, att.DiscordThreadID, detail.Discord.DiscordThreadID)
@@ -103,7 +104,7 @@ func TestTools(t *testing.T) {
 		t.Parallel()
 		var result struct {
 			Results []struct {
-				Thread replies.ThreadView `json:"thread"`
+				Thread threadview.Thread `json:"thread"`
 				Match  struct {
 					Text string `json:"text"`
 				} `json:"match"`

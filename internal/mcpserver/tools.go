@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/threadview"
 )
 
 // tools holds the handlers' dependencies.
@@ -53,9 +54,9 @@ type searchArgs struct {
 
 // searchHit is one thread search-threads found.
 type searchHit struct {
-	Thread  replies.ThreadView `json:"thread"`
-	Match   searchMatch        `json:"match"`
-	Matches int                `json:"matches"`
+	Thread  threadview.Thread `json:"thread"`
+	Match   searchMatch       `json:"match"`
+	Matches int               `json:"matches"`
 }
 
 // searchMatch is a thread's newest matching message.
@@ -115,7 +116,7 @@ func (t *tools) getReplies(ctx context.Context, _ *mcp.CallToolRequest, in repli
 }
 
 func (t *tools) listThreads(ctx context.Context, _ *mcp.CallToolRequest, in listArgs) (*mcp.CallToolResult, any, error) {
-	q := replies.ThreadQuery{Status: thread.Status(in.Status), Type: thread.Type(in.Type), Platform: thread.Platform(in.Platform),
+	q := threadview.Query{Status: thread.Status(in.Status), Type: thread.Type(in.Type), Platform: thread.Platform(in.Platform),
 		Limit: in.Limit, Cursor: in.Cursor}
 	if in.UpdatedSince != "" {
 		since, err := time.Parse(time.RFC3339Nano, in.UpdatedSince)
@@ -124,7 +125,7 @@ func (t *tools) listThreads(ctx context.Context, _ *mcp.CallToolRequest, in list
 		}
 		q.UpdatedSince = since
 	}
-	list, err := replies.ListThreads(ctx, t.store, q)
+	list, err := threadview.List(ctx, t.store, q)
 	if err != nil {
 		return t.fail(ctx, "list-threads", err), nil, nil
 	}
@@ -136,7 +137,7 @@ func (t *tools) getThread(ctx context.Context, _ *mcp.CallToolRequest, in getArg
 	if err != nil {
 		return t.fail(ctx, "get-thread", &replies.Error{Code: replies.CodeInvalid, Message: "thread_id is not a weft thread id"}), nil, nil
 	}
-	detail, err := replies.GetThread(ctx, t.store, id)
+	detail, err := threadview.Get(ctx, t.store, id)
 	if err != nil {
 		return t.fail(ctx, "get-thread", err), nil, nil
 	}
@@ -155,7 +156,7 @@ func (t *tools) searchThreads(ctx context.Context, _ *mcp.CallToolRequest, in se
 	out := searchResult{Results: make([]searchHit, 0, len(hits))}
 	for _, h := range hits {
 		out.Results = append(out.Results, searchHit{
-			Thread: replies.ViewThread(&h.Thread), Matches: h.Matches,
+			Thread: threadview.Of(&h.Thread), Matches: h.Matches,
 			Match: searchMatch{StitchID: h.Stitch.ID, Seq: h.Stitch.Seq, Type: h.Stitch.Type,
 				Text: clip(h.Stitch.Content, maxMatchText), CreatedAt: h.Stitch.CreatedAt},
 		})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -61,35 +60,23 @@ func notFound(format string, args ...any) *Error {
 }
 
 // classify turns any failure into an *Error and says whether trying again
-// may help. It is the one place the platforms' and the store's errors are
-// read.
+// may help. It is the one place the store's errors are read; a platform
+// reader's come as *Error values already.
 func classify(err error) (e *Error, retry bool) {
-	if errors.As(err, &e) {
-		return e, false
-	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return &Error{Code: CodeUnavailable, Message: "the request was cancelled or timed out", Err: err}, false
 	}
-	var de *discord.Error
-	if errors.As(err, &de) {
-		switch de.Kind {
-		case discord.KindRateLimited:
-			return &Error{Code: CodeRateLimit, Message: "Discord is rate limiting weft; try again later", RetryAfter: de.RetryAfter, Err: err}, false
-		case discord.KindAuth:
-			return &Error{Code: CodeAuthentication, Message: "Discord rejected weft's bot token", Err: err}, false
-		case discord.KindForbidden:
-			return &Error{Code: CodeAuthorization, Message: "weft may not read this Discord thread", Err: err}, false
-		case discord.KindNotFound:
-			return &Error{Code: CodeNotFound, Message: "no such Discord thread", Err: err}, false
-		case discord.KindInvalid:
-			return &Error{Code: CodeInvalid, Message: "Discord rejected the request", Err: err}, false
-		}
-		// KindServer: Discord failed; another try may not.
-		return &Error{Code: CodeUnavailable, Message: "Discord failed; try again later", Err: err}, true
+	if errors.As(err, &e) {
+		// A platform that failed may not on another try.
+		return e, e.Code == CodeUnavailable
 	}
+	// A domain error made to be shown (a bad cursor, say) keeps its message.
+	var te *thread.Error
 	switch {
 	case errors.Is(err, thread.ErrNotFound):
 		return &Error{Code: CodeNotFound, Message: "no such thread", Err: err}, false
+	case errors.As(err, &te) && te.Kind == thread.ErrInvalid:
+		return &Error{Code: CodeInvalid, Message: te.Msg, Err: err}, false
 	case errors.Is(err, thread.ErrInvalid):
 		return &Error{Code: CodeInvalid, Message: "invalid request", Err: err}, false
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/replies/repliestest"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/threadview"
 )
 
 func TestGetStoredThread(t *testing.T) {
@@ -61,10 +62,10 @@ func TestGetStoredThread(t *testing.T) {
 		t.Parallel()
 		resp, err := svc.Get(ctx, replies.Request{ThreadID: conv.Thread.ID.String(), Limit: 2})
 		require.NoError(t, err)
-		require.Equal(t, &replies.Author{ID: "42", Name: "alice"}, resp.Replies[0].Author)
+		require.Equal(t, &threadview.Author{ID: "42", Name: "alice"}, resp.Replies[0].Author)
 		require.Equal(t, string(thread.StitchDiscordMessage), resp.Replies[0].Subtype)
 		require.NotEmpty(t, resp.Replies[0].ExternalID)
-		require.Equal(t, &replies.Author{Name: "weft", Bot: true}, resp.Replies[1].Author)
+		require.Equal(t, &threadview.Author{Name: "weft", Bot: true}, resp.Replies[1].Author)
 		require.Nil(t, resp.Parent.Author, "a prompt from the API has no author")
 	})
 }

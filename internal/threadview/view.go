@@ -1,18 +1,26 @@
-package replies
+// Package threadview holds threads and stitches as the REST API and the
+// MCP server show them, the thread listing and detail both answer with, and
+// the opaque page cursors of every listing, so the surfaces answer alike.
+package threadview
 
 import (
-	"context"
 	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-// ThreadView is a thread as the REST API and the MCP server show it.
-type ThreadView struct {
+// Author is who wrote a message.
+type Author struct {
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name"`
+	Bot  bool   `json:"bot"`
+}
+
+// Thread is a thread as the REST API and the MCP server show it.
+type Thread struct {
 	ID             uuid.UUID       `json:"id"`
 	Type           thread.Type     `json:"type"`
 	Goal           string          `json:"goal"`
@@ -28,9 +36,9 @@ type ThreadView struct {
 	FinishedAt     *time.Time      `json:"finished_at,omitempty"`
 }
 
-// ViewThread is t's view.
-func ViewThread(t *thread.Thread) ThreadView {
-	v := ThreadView{
+// Of is t's view.
+func Of(t *thread.Thread) Thread {
+	v := Thread{
 		ID: t.ID, Type: t.Type, Goal: t.Goal, Status: t.Status, WaitingReason: string(t.WaitingReason),
 		Result: t.Result, Error: t.Error, AgentName: t.AgentName, StitchCount: t.StitchCount,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, LastActivityAt: t.LastActivityAt,
@@ -42,10 +50,10 @@ func ViewThread(t *thread.Thread) ThreadView {
 	return v
 }
 
-// StitchView is a stitch as the REST API shows it. The LLM request is left
+// Stitch is a stitch as the REST API shows it. The LLM request is left
 // out: it repeats the whole conversation in every call, so a page of them
 // would grow with the square of the thread's length.
-type StitchView struct {
+type Stitch struct {
 	ID          uuid.UUID         `json:"id"`
 	Seq         int64             `json:"seq"`
 	Type        thread.StitchType `json:"type"`
@@ -68,9 +76,9 @@ type StitchView struct {
 	CreatedAt    time.Time       `json:"created_at"`
 }
 
-// ViewStitch is s's view.
-func ViewStitch(s *thread.Stitch) StitchView {
-	v := StitchView{
+// OfStitch is s's view.
+func OfStitch(s *thread.Stitch) Stitch {
+	v := Stitch{
 		ID: s.ID, Seq: s.Seq, Type: s.Type, LLMResponse: s.LLMResponse, Model: s.Model,
 		InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, LatencyMS: s.Latency.Milliseconds(),
 		ToolName: s.ToolName, ToolInput: s.ToolInput, ToolOutput: s.ToolOutput, ToolError: s.ToolError,
@@ -91,77 +99,4 @@ func ViewStitch(s *thread.Stitch) StitchView {
 		v.DeletedAt = &at
 	}
 	return v
-}
-
-// ThreadLister lists threads. *db.Store implements it.
-type ThreadLister interface {
-	ListThreads(ctx context.Context, f db.ThreadFilter) ([]thread.Thread, error)
-}
-
-// ThreadQuery is a listing's filters and page. Zero fields do not filter.
-type ThreadQuery struct {
-	Status       thread.Status
-	Type         thread.Type
-	Platform     thread.Platform // discord or linear
-	UpdatedSince time.Time
-	Limit        int // 0: DefaultLimit; above MaxLimit: MaxLimit
-	Cursor       string
-}
-
-// ThreadList is one page of a listing, newest updated first.
-type ThreadList struct {
-	Threads    []ThreadView `json:"threads"`
-	NextCursor string       `json:"next_cursor,omitempty"`
-	HasMore    bool         `json:"has_more"`
-}
-
-// threadCursor is where a listing's page ended.
-type threadCursor struct {
-	Updated time.Time `json:"u"`
-	ID      uuid.UUID `json:"i"`
-}
-
-// ListThreads lists threads for the REST API and the MCP server. Bad
-// filters are InvalidArgument errors.
-func ListThreads(ctx context.Context, store ThreadLister, q ThreadQuery) (*ThreadList, error) {
-	switch {
-	case q.Status != "" && !q.Status.Valid():
-		return nil, invalid("unknown status %q", q.Status)
-	case q.Type != "" && !q.Type.Valid():
-		return nil, invalid("unknown thread type %q", q.Type)
-	case q.Platform != "" && q.Platform != thread.PlatformDiscord && q.Platform != thread.PlatformLinear:
-		return nil, invalid("platform must be discord or linear")
-	case q.Limit < 0:
-		return nil, invalid("limit must not be negative")
-	}
-	limit := q.Limit
-	if limit == 0 {
-		limit = DefaultLimit
-	}
-	limit = min(limit, MaxLimit)
-	f := db.ThreadFilter{Status: q.Status, Type: q.Type, Platform: q.Platform, UpdatedSince: q.UpdatedSince, Limit: limit + 1}
-	if q.Cursor != "" {
-		var c threadCursor
-		if err := DecodeCursor(q.Cursor, &c); err != nil {
-			return nil, err
-		}
-		if c.Updated.IsZero() {
-			return nil, invalid("cursor is not one this API returned")
-		}
-		f.AfterUpdated, f.AfterID = c.Updated, c.ID
-	}
-	threads, err := store.ListThreads(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	out := &ThreadList{Threads: make([]ThreadView, 0, min(len(threads), limit))}
-	if len(threads) > limit {
-		threads = threads[:limit]
-		last := threads[limit-1]
-		out.HasMore, out.NextCursor = true, EncodeCursor(threadCursor{Updated: last.UpdatedAt, ID: last.ID})
-	}
-	for i := range threads {
-		out.Threads = append(out.Threads, ViewThread(&threads[i]))
-	}
-	return out, nil
 }
