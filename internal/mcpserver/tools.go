@@ -14,6 +14,7 @@ import (
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/threadview"
+	"github.com/weft-dev/weft/internal/toolschema"
 )
 
 // tools holds the handlers' dependencies.
@@ -79,25 +80,31 @@ const (
 	maxMatchText       = 300
 )
 
+// register adds the tools, their input schemas made as the agent's tools'
+// are (toolschema), not left to the SDK.
 func (t *tools) register(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{
-		Name: "get-thread-replies",
+		Name:        "get-thread-replies",
+		InputSchema: toolschema.For[repliesArgs](),
 		Description: "A thread's parent message and a page of its replies, with edited and deleted flags (deleted text is null). " +
 			"Pass next_cursor back as cursor to read on.",
 		Annotations: readOnly,
 	}, t.getReplies)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "list-threads",
+		InputSchema: toolschema.For[listArgs](),
 		Description: "weft's threads, newest updated first, filtered by status, type, platform and update time.",
 		Annotations: readOnly,
 	}, t.listThreads)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "get-thread",
+		InputSchema: toolschema.For[getArgs](),
 		Description: "One thread: goal, status, result, and where it is attached (Discord thread, Linear session).",
 		Annotations: readOnly,
 	}, t.getThread)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "search-threads",
+		InputSchema: toolschema.For[searchArgs](),
 		Description: "Threads whose messages contain the query, most recent match first, with the newest matching message.",
 		Annotations: readOnly,
 	}, t.searchThreads)

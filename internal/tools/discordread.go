@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -277,14 +276,6 @@ func count(n, def, most int) int {
 	}
 	return min(n, most)
 }
-
-func schema(s string) json.RawMessage { return json.RawMessage(s) }
-
-// The optional channel_id and thread_id arguments, shared by the schemas.
-const (
-	channelArg = `"channel_id":{"type":"string","description":"Discord channel id to read instead of the channel this conversation is in"}`
-	threadArg  = `"thread_id":{"type":"string","description":"Discord thread id to read instead of this conversation's thread"}`
-)
 
 // maxCacheEntries bounds each cache of discovery; expired entries go first.
 const maxCacheEntries = 1000
