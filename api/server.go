@@ -27,6 +27,7 @@ import (
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/threadview"
 )
 
 // Pinger checks the database answers.
@@ -36,8 +37,8 @@ type Pinger interface {
 
 // Store is what the REST API reads. *db.Store implements it.
 type Store interface {
-	replies.ThreadLister
-	replies.ThreadReader
+	threadview.Lister
+	threadview.Reader
 	Stitches(ctx context.Context, threadID uuid.UUID, p db.StitchPage) ([]thread.Stitch, error)
 }
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/httpapi"
-	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/threadview"
 )
 
 // stitchReader reads a thread's chain.
@@ -26,9 +26,9 @@ type stitchCursor struct {
 
 // stitchList is a page of a thread's stitches, in chain order.
 type stitchList struct {
-	Stitches   []replies.StitchView `json:"stitches"`
-	NextCursor string               `json:"next_cursor,omitempty"`
-	HasMore    bool                 `json:"has_more"`
+	Stitches   []threadview.Stitch `json:"stitches"`
+	NextCursor string              `json:"next_cursor,omitempty"`
+	HasMore    bool                `json:"has_more"`
 }
 
 // handleStitchList returns a thread's stitches in chain order, a page at a
@@ -47,14 +47,14 @@ func handleStitchList(logger *slog.Logger, store stitchReader) http.Handler {
 		}
 		switch {
 		case limit == 0:
-			limit = replies.DefaultLimit
-		case limit > replies.MaxLimit:
-			httpapi.WriteError(w, r, logger, httpapi.Invalid("limit must be at most %d", replies.MaxLimit))
+			limit = threadview.DefaultLimit
+		case limit > threadview.MaxLimit:
+			httpapi.WriteError(w, r, logger, httpapi.Invalid("limit must be at most %d", threadview.MaxLimit))
 			return
 		}
 		var after stitchCursor
 		if c := r.URL.Query().Get("cursor"); c != "" {
-			if err := replies.DecodeCursor(c, replies.CursorStitches, id.String(), &after); err != nil {
+			if err := threadview.DecodeCursor(c, threadview.CursorStitches, id.String(), &after); err != nil {
 				httpapi.WriteError(w, r, logger, err)
 				return
 			}
@@ -69,13 +69,13 @@ func handleStitchList(logger *slog.Logger, store stitchReader) http.Handler {
 			httpapi.WriteError(w, r, logger, err)
 			return
 		}
-		out := stitchList{Stitches: make([]replies.StitchView, 0, min(len(stitches), limit))}
+		out := stitchList{Stitches: make([]threadview.Stitch, 0, min(len(stitches), limit))}
 		if len(stitches) > limit {
 			stitches = stitches[:limit]
-			out.HasMore, out.NextCursor = true, replies.EncodeCursor(replies.CursorStitches, id.String(), stitchCursor{Seq: stitches[limit-1].Seq})
+			out.HasMore, out.NextCursor = true, threadview.EncodeCursor(threadview.CursorStitches, id.String(), stitchCursor{Seq: stitches[limit-1].Seq})
 		}
 		for i := range stitches {
-			out.Stitches = append(out.Stitches, replies.ViewStitch(&stitches[i]))
+			out.Stitches = append(out.Stitches, threadview.OfStitch(&stitches[i]))
 		}
 		httpapi.Encode(w, http.StatusOK, out)
 	})

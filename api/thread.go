@@ -13,16 +13,16 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/internal/httpapi"
-	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/threadview"
 )
 
 // handleThreadList lists threads, newest updated first, filtered by status,
 // type, platform and updated_since, a page at a time.
-func handleThreadList(logger *slog.Logger, store replies.ThreadLister) http.Handler {
+func handleThreadList(logger *slog.Logger, store threadview.Lister) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		query := replies.ThreadQuery{
+		query := threadview.Query{
 			Status: thread.Status(q.Get("status")), Type: thread.Type(q.Get("type")),
 			Platform: thread.Platform(q.Get("platform")), Cursor: q.Get("cursor"),
 		}
@@ -37,7 +37,7 @@ func handleThreadList(logger *slog.Logger, store replies.ThreadLister) http.Hand
 				return
 			}
 		}
-		list, err := replies.ListThreads(r.Context(), store, query)
+		list, err := threadview.List(r.Context(), store, query)
 		if err != nil {
 			httpapi.WriteError(w, r, logger, err)
 			return
@@ -47,14 +47,14 @@ func handleThreadList(logger *slog.Logger, store replies.ThreadLister) http.Hand
 }
 
 // handleThreadGet returns a thread with its platform attachments.
-func handleThreadGet(logger *slog.Logger, store replies.ThreadReader) http.Handler {
+func handleThreadGet(logger *slog.Logger, store threadview.Reader) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := threadID(r)
 		if err != nil {
 			httpapi.WriteError(w, r, logger, err)
 			return
 		}
-		detail, err := replies.GetThread(r.Context(), store, id)
+		detail, err := threadview.Get(r.Context(), store, id)
 		if err != nil {
 			httpapi.WriteError(w, r, logger, err)
 			return
@@ -103,7 +103,7 @@ func handleThreadCreate(logger *slog.Logger, in Ingester) http.Handler {
 			httpapi.WriteError(w, r, logger, err)
 			return
 		}
-		httpapi.Encode(w, http.StatusCreated, replies.ViewThread(th))
+		httpapi.Encode(w, http.StatusCreated, threadview.Of(th))
 	})
 }
 
@@ -116,8 +116,8 @@ type abortRequest struct {
 // abortResponse says whether the abort changed anything, and the thread
 // after it.
 type abortResponse struct {
-	Aborted bool               `json:"aborted"`
-	Thread  replies.ThreadView `json:"thread"`
+	Aborted bool              `json:"aborted"`
+	Thread  threadview.Thread `json:"thread"`
 }
 
 // defaultAbortText confirms an abort on the thread's surface.
@@ -125,7 +125,7 @@ const defaultAbortText = "Stopped through weft's API."
 
 // handleThreadAbort stops a thread. A finished thread is left as it is
 // (aborted false).
-func handleThreadAbort(logger *slog.Logger, in Ingester, store replies.ThreadReader) http.Handler {
+func handleThreadAbort(logger *slog.Logger, in Ingester, store threadview.Reader) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := threadID(r)
 		if err != nil {
@@ -155,7 +155,7 @@ func handleThreadAbort(logger *slog.Logger, in Ingester, store replies.ThreadRea
 			httpapi.WriteError(w, r, logger, err)
 			return
 		}
-		httpapi.Encode(w, http.StatusOK, abortResponse{Aborted: aborted, Thread: replies.ViewThread(th)})
+		httpapi.Encode(w, http.StatusOK, abortResponse{Aborted: aborted, Thread: threadview.Of(th)})
 	})
 }
 

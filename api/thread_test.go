@@ -14,14 +14,14 @@ import (
 
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/httpapi"
-	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/threadview"
 )
 
 type threadList struct {
-	Threads    []replies.ThreadView `json:"threads"`
-	NextCursor string               `json:"next_cursor"`
-	HasMore    bool                 `json:"has_more"`
+	Threads    []threadview.Thread `json:"threads"`
+	NextCursor string              `json:"next_cursor"`
+	HasMore    bool                `json:"has_more"`
 }
 
 func TestThreadsAPI(t *testing.T) {
@@ -31,13 +31,13 @@ func TestThreadsAPI(t *testing.T) {
 	t.Run("CreateGetAbort", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		var created replies.ThreadView
+		var created threadview.Thread
 		require.Equal(t, http.StatusCreated, b.do(t, http.MethodPost, "/api/v1/threads",
 			`{"goal":"summarize the incident","prompt":"read the postmortem first"}`, &created))
 		require.Equal(t, thread.TypeAutonomous, created.Type)
 		require.Equal(t, thread.StatusPending, created.Status)
 
-		var got replies.ThreadDetail
+		var got threadview.Detail
 		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads/"+created.ID.String(), "", &got))
 		require.Equal(t, "summarize the incident", got.Goal)
 		require.Nil(t, got.Discord)
@@ -48,8 +48,8 @@ func TestThreadsAPI(t *testing.T) {
 		require.Equal(t, thread.PlatformAPI, prompt.Source)
 
 		var aborted struct {
-			Aborted bool               `json:"aborted"`
-			Thread  replies.ThreadView `json:"thread"`
+			Aborted bool              `json:"aborted"`
+			Thread  threadview.Thread `json:"thread"`
 		}
 		path := "/api/v1/threads/" + created.ID.String() + "/abort"
 		require.Equal(t, http.StatusOK, b.do(t, http.MethodPost, path, `{"reason":"not needed"}`, &aborted))
@@ -71,7 +71,7 @@ func TestThreadsAPI(t *testing.T) {
 		b := setup(t)
 		att, lin := dbtest.DiscordAttachment(), dbtest.LinearAttachment()
 		th := dbtest.Thread(ctx, t, b.store, &dbtest.ThreadOpts{Discord: att, Linear: lin})
-		var got replies.ThreadDetail
+		var got threadview.Detail
 		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads/"+th.ID.String(), "", &got))
 		require.Equal(t, thread.TypeInteractive, got.Type)
 		require.Equal(t, att.DiscordThreadID, got.Discord.DiscordThreadID)
@@ -186,9 +186,9 @@ func TestThreadsAPI(t *testing.T) {
 		cursor := ""
 		for {
 			var page struct {
-				Stitches   []replies.StitchView `json:"stitches"`
-				NextCursor string               `json:"next_cursor"`
-				HasMore    bool                 `json:"has_more"`
+				Stitches   []threadview.Stitch `json:"stitches"`
+				NextCursor string              `json:"next_cursor"`
+				HasMore    bool                `json:"has_more"`
 			}
 			path := "/api/v1/threads/" + th.ID.String() + "/stitches?limit=4&cursor=" + cursor
 			require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, path, "", &page))

@@ -105,7 +105,7 @@ func TestDiscordSearchFetched(t *testing.T) {
 
 // snowflakeAt is a message id for a message sent at t.
 func snowflakeAt(t time.Time, seq int) string {
-	return strconv.FormatUint(uint64(t.UnixMilli()-1420070400000)<<22|uint64(seq), 10)
+	return strconv.FormatUint(thread.SnowflakeAt(t)|uint64(seq), 10)
 }
 
 func TestDiscordSearchStored(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/mcpserver"
 	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/replies/fromdiscord"
 )
 
 // newReplies builds get-thread-replies on the store and, when Discord is
@@ -17,8 +18,7 @@ import (
 func newReplies(store *db.Store, dis *discordApp, reg prometheus.Registerer, logger *slog.Logger) (*replies.Service, error) {
 	cfg := replies.Config{Store: store, Registry: reg, Logger: logger}
 	if dis.on() {
-		// Set only when on: a nil *discord.Client would be a non-nil interface.
-		cfg.Discord = dis.client
+		cfg.Discord = fromdiscord.New(dis.client)
 	}
 	return replies.New(cfg)
 }

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"encoding/json"
+
+	"github.com/weft-dev/weft/internal/toolschema"
 )
 
 // Control tools end a turn rather than feed a result back to the model, so
@@ -21,24 +23,21 @@ var controlTools = []controlTool{
 	{
 		name:        toolAskUser,
 		description: "Ask the user a question when you cannot go on without their answer. Offer options when the answer is a choice. The turn ends until they reply.",
-		schema: json.RawMessage(`{"type":"object","properties":{` +
-			`"question":{"type":"string"},` +
-			`"options":{"type":"array","items":{"type":"string"},"description":"choices to offer, if any"}},` +
-			`"required":["question"]}`),
+		schema:      toolschema.For[askUserArgs](),
 	},
 	{
 		name:           toolCompleteThread,
 		description:    "Finish the thread's goal and record its result.",
-		schema:         json.RawMessage(`{"type":"object","properties":{"result":{"type":"string","description":"the outcome, for whoever reads it later"}},"required":["result"]}`),
+		schema:         toolschema.For[completeArgs](),
 		autonomousOnly: true,
 	},
 }
 
 type askUserArgs struct {
 	Question string   `json:"question"`
-	Options  []string `json:"options"`
+	Options  []string `json:"options,omitempty" jsonschema:"choices to offer, if any"`
 }
 
 type completeArgs struct {
-	Result string `json:"result"`
+	Result string `json:"result" jsonschema:"the outcome, for whoever reads it later"`
 }

@@ -153,6 +153,9 @@ func (e *rateLimitedError) Error() string {
 	return fmt.Sprintf("%s rate limit, retry after %s", scope, e.retryAfter)
 }
 
+// RetryHint is how long Discord asked to wait, for the transport's retries.
+func (e *rateLimitedError) RetryHint() time.Duration { return e.retryAfter }
+
 // serverError is returned by the transport for a 5xx answer, so discordgo's
 // immediate, untyped 502 retries never run (see transport.go).
 type serverError struct {

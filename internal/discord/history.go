@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 // maxHistoryPage is Discord's page size limit for Get Channel Messages;
@@ -94,7 +96,7 @@ func (c *Client) history(ctx context.Context, op, channelID string, limit int, f
 }
 
 // byID orders messages by snowflake.
-func byID(a, b *discordgo.Message) int { return compareSnowflakes(a.ID, b.ID) }
+func byID(a, b *discordgo.Message) int { return thread.CompareSnowflakes(a.ID, b.ID) }
 
 // Message fetches one message.
 func (c *Client) Message(ctx context.Context, channelID, messageID string) (Message, error) {

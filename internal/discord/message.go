@@ -2,7 +2,6 @@ package discord
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"time"
 
@@ -183,29 +182,4 @@ func (c *Client) botUserID() string {
 		return ""
 	}
 	return c.session.State.User.ID
-}
-
-// isSnowflake reports whether s looks like a Discord id.
-func isSnowflake(s string) bool {
-	if s == "" || len(s) > 20 {
-		return false
-	}
-	_, err := strconv.ParseUint(s, 10, 64)
-	return err == nil
-}
-
-// compareSnowflakes orders ids numerically. Ids are decimal strings without
-// leading zeros of 17 to 20 digits, so string order alone is wrong (pitfall:
-// never ORDER BY a text snowflake) but length first, then text, is right.
-func compareSnowflakes(a, b string) int {
-	switch {
-	case len(a) != len(b):
-		return len(a) - len(b)
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	default:
-		return 0
-	}
 }

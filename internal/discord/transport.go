@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/weft-dev/weft/internal/retry"
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 // Rate-limit policy of the transport.
@@ -43,9 +47,9 @@ var rateLimitHeaders = []string{
 //   - a route whose bucket is exhausted (X-RateLimit-Remaining: 0) waits for
 //     X-RateLimit-Reset-After before its next request, avoiding 429s that
 //     count toward Cloudflare's invalid-request ban;
-//   - a 429 is waited out and retried at most maxRateLimitRetries times, a
-//     non-JSON 429 (Cloudflare HTML) is treated as global, and what cannot be
-//     waited out becomes a *rateLimitedError;
+//   - a 429 is waited out and retried (retry.Do) at most
+//     maxRateLimitRetries times, a non-JSON 429 (Cloudflare HTML) is treated
+//     as global, and what cannot be waited out becomes a *rateLimitedError;
 //   - a 5xx becomes a *serverError, replacing discordgo's immediate 502
 //     retries whose final error is an untyped string.
 //
@@ -84,46 +88,60 @@ func withoutRateLimitRetry(ctx context.Context) context.Context {
 	return context.WithValue(ctx, noRetryKey{}, true)
 }
 
-// RoundTrip implements http.RoundTripper.
+// RoundTrip implements http.RoundTripper. Only a 429 is retried, after the
+// wait it names, and only when the request may wait and its body can be
+// sent again.
 func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	route := routeKey(req.Method, req.URL.Path)
 	noRetry, _ := ctx.Value(noRetryKey{}).(bool)
-	for attempt := 0; ; attempt++ {
-		if err := t.waitTurn(ctx, route, noRetry); err != nil {
+	rewindable := req.Body == nil || req.GetBody != nil
+	attempt := 0
+	return retry.Do(ctx, retry.Policy{
+		Attempts: maxRateLimitRetries + 1,
+		MaxWait:  maxRateLimitWait,
+		Retryable: func(err error) bool {
+			var limited *rateLimitedError
+			return !noRetry && rewindable && errors.As(err, &limited)
+		},
+	}, func(ctx context.Context) (*http.Response, error) {
+		attempt++
+		return t.send(ctx, req, route, noRetry, attempt > 1)
+	})
+}
+
+// send makes one attempt of req, a copy of it with a fresh body when again.
+func (t *limitTransport) send(ctx context.Context, req *http.Request, route string, noRetry, again bool) (*http.Response, error) {
+	if err := t.waitTurn(ctx, route, noRetry); err != nil {
+		return nil, err
+	}
+	out := req
+	if again {
+		var err error
+		if out, err = rewind(req); err != nil {
 			return nil, err
-		}
-		out := req
-		if attempt > 0 {
-			var err error
-			if out, err = rewind(req); err != nil {
-				return nil, err
-			}
-		}
-		resp, err := t.next.RoundTrip(out)
-		if err != nil {
-			return nil, err
-		}
-		t.observe(route, resp.Header)
-		switch {
-		case resp.StatusCode == http.StatusTooManyRequests:
-			limited := t.onTooManyRequests(route, resp)
-			t.logger.WarnContext(ctx, "discord rate limited", slog.String("route", route),
-				slog.Bool("global", limited.global), slog.Duration("retry_after", limited.retryAfter))
-			if noRetry || attempt >= maxRateLimitRetries || !worthWaiting(ctx, limited.retryAfter) || req.Body != nil && req.GetBody == nil {
-				return nil, limited
-			}
-		case resp.StatusCode >= http.StatusInternalServerError:
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-			resp.Body.Close()
-			return nil, &serverError{status: resp.StatusCode, body: string(body)}
-		default:
-			for _, h := range rateLimitHeaders {
-				resp.Header.Del(h)
-			}
-			return resp, nil
 		}
 	}
+	resp, err := t.next.RoundTrip(out)
+	if err != nil {
+		return nil, err
+	}
+	t.observe(route, resp.Header)
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		limited := t.onTooManyRequests(route, resp)
+		t.logger.WarnContext(ctx, "discord rate limited", slog.String("route", route),
+			slog.Bool("global", limited.global), slog.Duration("retry_after", limited.retryAfter))
+		return nil, limited
+	case resp.StatusCode >= http.StatusInternalServerError:
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		return nil, &serverError{status: resp.StatusCode, body: string(body)}
+	}
+	for _, h := range rateLimitHeaders {
+		resp.Header.Del(h)
+	}
+	return resp, nil
 }
 
 // waitTurn waits for the global block, the route's reset and a slot. A
@@ -249,7 +267,7 @@ func routeKey(method, path string) string {
 	for i, s := range segs {
 		major := i > 0 && (segs[i-1] == "channels" || segs[i-1] == "guilds" || segs[i-1] == "webhooks")
 		webhookToken := i > 1 && segs[i-2] == "webhooks"
-		if !major && !webhookToken && isSnowflake(s) {
+		if !major && !webhookToken && thread.IsSnowflake(s) {
 			segs[i] = ":id"
 		}
 	}

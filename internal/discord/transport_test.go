@@ -52,8 +52,9 @@ func TestRouteKey(t *testing.T) {
 	tests := []struct{ method, path, want string }{
 		{"POST", "/api/v9/channels/123456789012345678/messages", "POST /api/v9/channels/123456789012345678/messages"},
 		{"PATCH", "/api/v9/channels/123456789012345678/messages/223456789012345678", "PATCH /api/v9/channels/123456789012345678/messages/:id"},
-		{"PUT", "/api/v9/applications/42/guilds/7/commands", "PUT /api/v9/applications/:id/guilds/7/commands"},
-		{"PATCH", "/api/v9/webhooks/42/tok123/messages/@original", "PATCH /api/v9/webhooks/42/tok123/messages/@original"},
+		{"PUT", "/api/v9/applications/323456789012345678/guilds/423456789012345678/commands", "PUT /api/v9/applications/:id/guilds/423456789012345678/commands"},
+		{"PATCH", "/api/v9/webhooks/323456789012345678/tok123/messages/@original", "PATCH /api/v9/webhooks/323456789012345678/tok123/messages/@original"},
+		{"GET", "/api/v9/channels/1/messages/42", "GET /api/v9/channels/1/messages/42"}, // not snowflakes: kept
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.want, routeKey(tt.method, tt.path))

@@ -6,11 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
+
+	"github.com/weft-dev/weft/internal/retry"
 )
 
 // DefaultEndpoint is Linear's GraphQL endpoint.
@@ -96,39 +97,26 @@ func (d exchangeDoer) Do(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// do runs one generated call with retries. op names the call in errors.
+// do runs one generated call with retries: rate limits after Linear's
+// reset, server errors after a backoff of base·2^(attempt-1) plus up to
+// half again. op names the call in errors.
 func (c *Client) do(ctx context.Context, op string, call func(ctx context.Context) error) error {
-	for attempt := 1; ; attempt++ {
+	_, err := retry.Do(ctx, retry.Policy{
+		Attempts: c.maxAttempts,
+		Backoff:  retry.Backoff{Base: c.backoff, Jitter: 0.5},
+		// A wait longer than allowed, or than the caller's deadline, is
+		// left to the caller: it can schedule the retry itself.
+		MaxWait: c.maxWait,
+		Retryable: func(err error) bool {
+			var e *Error
+			return errors.As(err, &e) && e.Retryable()
+		},
+	}, func(ctx context.Context) (struct{}, error) {
 		ex := &exchange{}
-		err := checkResponse(ctx, op, call(context.WithValue(ctx, exchangeKey{}, ex)), ex, time.Now())
-		var e *Error
-		if !errors.As(err, &e) || !e.Retryable() || attempt >= c.maxAttempts {
-			return err
-		}
-		wait := e.RetryAfter
-		if e.Kind == KindServer {
-			wait = c.backoffFor(attempt)
-		}
-		// A wait longer than allowed, or than the caller's deadline,
-		// is left to the caller: it can schedule the retry itself.
-		if deadline, ok := ctx.Deadline(); wait > c.maxWait || ok && time.Until(deadline) < wait {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("linear: %s: waiting to retry: %w (last error: %w)", op, context.Cause(ctx), err)
-		case <-t.C:
-		}
+		return struct{}{}, checkResponse(ctx, op, call(context.WithValue(ctx, exchangeKey{}, ex)), ex, time.Now())
+	})
+	if errors.Is(err, retry.ErrInterrupted) {
+		return fmt.Errorf("linear: %s: %w", op, err)
 	}
-}
-
-// backoffFor is base·2^(attempt-1) with up to 50% jitter.
-func (c *Client) backoffFor(attempt int) time.Duration {
-	d := c.backoff << (attempt - 1)
-	if d <= 0 {
-		return 0
-	}
-	return d + time.Duration(rand.Int64N(int64(d)/2+1))
+	return err
 }

@@ -87,6 +87,9 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// RetryHint is RetryAfter, for weft's retry loop.
+func (e *Error) RetryHint() time.Duration { return e.RetryAfter }
+
 // Retryable reports whether the same call may succeed later.
 func (e *Error) Retryable() bool {
 	return e.Kind == KindServer || e.Kind == KindRateLimited

@@ -113,6 +113,9 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error (the SDK's, a context's, …).
 func (e *Error) Unwrap() error { return e.Err }
 
+// RetryHint is the server's retry hint, for weft's retry loop.
+func (e *Error) RetryHint() time.Duration { return e.RetryAfter }
+
 // IsRetryable reports whether err is an [*Error] of a transient kind. By the
 // time Complete returns one, its own retries are spent; the caller may still
 // retry later (a job retry, say), honouring Error.RetryAfter.

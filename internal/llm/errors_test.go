@@ -57,13 +57,12 @@ func TestBackoffStaysInBounds(t *testing.T) {
 	r := newRetrier(Config{MinBackoff: 100 * time.Millisecond})
 	require.Equal(t, defaultMaxRetries, r.maxRetries)
 	for n, want := range []time.Duration{100, 200, 400, 800} {
-		d := r.delay(n, 0)
+		d := r.backoff.Jittered(n + 1)
 		want *= time.Millisecond
 		require.GreaterOrEqual(t, d, want/2, "retry %d", n)
 		require.LessOrEqual(t, d, want, "retry %d", n)
 	}
-	require.LessOrEqual(t, r.delay(200, 0), maxBackoff)
-	require.Equal(t, 3*time.Second, r.delay(0, 3*time.Second), "a server hint is used as it is")
+	require.LessOrEqual(t, r.backoff.Jittered(200), maxBackoff)
 	require.Zero(t, newRetrier(Config{MaxRetries: -1}).maxRetries)
 }
 

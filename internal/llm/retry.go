@@ -3,8 +3,9 @@ package llm
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
+
+	"github.com/weft-dev/weft/internal/retry"
 )
 
 // Retry policy limits.
@@ -18,11 +19,11 @@ const (
 	maxRetryAfter = time.Minute
 )
 
-// retrier is the one retry loop of this package.
+// retrier is how this package retries a call.
 //
 // Both SDKs can retry on their own, but they are configured with
-// option.WithMaxRetries(0) and this loop is used instead, because the SDK
-// loops differ and fall short of what weft needs:
+// option.WithMaxRetries(0) and weft's retry loop is used instead, because
+// the SDK loops differ and fall short of what weft needs:
 //   - neither retries a 200 whose body does not parse, and openai-go does not
 //     retry a body cut mid-read either (anthropic-sdk-go does); here every
 //     malformed reply is retried the same way;
@@ -34,23 +35,27 @@ const (
 // this loop or theirs, never both.
 type retrier struct {
 	maxRetries int
-	minBackoff time.Duration
+	// backoff is equal jitter: of each doubled wait (from MinBackoff, up to
+	// maxBackoff), half is fixed and half random.
+	backoff retry.Backoff
 	// wait sleeps for d or until ctx ends; tests replace it to record the
 	// delays the policy chose without sleeping.
 	wait func(ctx context.Context, d time.Duration) error
 }
 
 func newRetrier(cfg Config) *retrier {
-	r := &retrier{maxRetries: cfg.MaxRetries, minBackoff: cfg.MinBackoff, wait: sleep}
+	r := &retrier{maxRetries: cfg.MaxRetries, wait: retry.Sleep}
 	switch {
 	case r.maxRetries == 0:
 		r.maxRetries = defaultMaxRetries
 	case r.maxRetries < 0:
 		r.maxRetries = 0
 	}
-	if r.minBackoff <= 0 {
-		r.minBackoff = defaultMinBackoff
+	minBackoff := cfg.MinBackoff
+	if minBackoff <= 0 {
+		minBackoff = defaultMinBackoff
 	}
+	r.backoff = retry.Backoff{Base: minBackoff / 2, Max: maxBackoff / 2, Jitter: 1}
 	return r
 }
 
@@ -58,44 +63,15 @@ func newRetrier(cfg Config) *retrier {
 // spent. attempt must return an *Error on failure; any other error ends the
 // loop as it is.
 func (r *retrier) do(ctx context.Context, provider string, attempt func(context.Context) (*Response, error)) (*Response, error) {
-	for n := 0; ; n++ {
-		resp, err := attempt(ctx)
-		if err == nil {
-			return resp, nil
-		}
-		var e *Error
-		if !errors.As(err, &e) || !e.Kind.retryable() || n >= r.maxRetries || e.RetryAfter > maxRetryAfter {
-			return nil, err
-		}
-		if r.wait(ctx, r.delay(n, e.RetryAfter)) != nil {
-			return nil, canceled(ctx, provider)
-		}
+	resp, err := retry.Do(ctx, retry.Policy{
+		Attempts:  r.maxRetries + 1,
+		Backoff:   r.backoff,
+		MaxWait:   maxRetryAfter,
+		Retryable: IsRetryable,
+		Sleep:     r.wait,
+	}, attempt)
+	if errors.Is(err, retry.ErrInterrupted) {
+		return nil, canceled(ctx, provider)
 	}
-}
-
-// delay is how long to wait before retry number n+1: the server's hint when
-// it gave one, else exponential backoff with jitter, so replicas that failed
-// together do not retry together.
-func (r *retrier) delay(n int, hint time.Duration) time.Duration {
-	if hint > 0 {
-		return hint
-	}
-	d := maxBackoff
-	if n < 30 { // beyond that the shift overflows; the cap applies anyway
-		d = min(r.minBackoff<<n, maxBackoff)
-	}
-	// Equal jitter: half fixed, half random.
-	return d/2 + rand.N(d/2+1)
-}
-
-// sleep waits for d or until ctx ends, whichever comes first.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return resp, err
 }

@@ -20,12 +20,13 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/threadview"
 )
 
 // Store is what the thread tools read. *db.Store implements it.
 type Store interface {
-	replies.ThreadLister
-	replies.ThreadReader
+	threadview.Lister
+	threadview.Reader
 	SearchStitches(ctx context.Context, s db.StitchSearch) ([]db.SearchHit, error)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/replies/repliestest"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/threadview"
 )
 
 func TestRepliesOverBothTransports(t *testing.T) {
@@ -81,7 +82,7 @@ func TestTools(t *testing.T) {
 
 	t.Run("ListThreads", func(t *testing.T) {
 		t.Parallel()
-		var list replies.ThreadList
+		var list threadview.Page
 		call(t, cs, "list-threads", map[string]any{"platform": "discord"}, &list)
 		require.Len(t, list.Threads, 1)
 		require.Equal(t, discordThread.ID, list.Threads[0].ID)
@@ -94,7 +95,7 @@ func TestTools(t *testing.T) {
 
 	t.Run("GetThread", func(t *testing.T) {
 		t.Parallel()
-		var detail replies.ThreadDetail
+		var detail threadview.Detail
 		call(t, cs, "get-thread", map[string]any{"thread_id": discordThread.ID.String()}, &detail)
 		require.Equal(t, "why is the deploy stuck?", detail.Goal)
 		require.Equal(t, att.DiscordThreadID, detail.Discord.DiscordThreadID)
@@ -104,7 +105,7 @@ func TestTools(t *testing.T) {
 		t.Parallel()
 		var result struct {
 			Results []struct {
-				Thread replies.ThreadView `json:"thread"`
+				Thread threadview.Thread `json:"thread"`
 				Match  struct {
 					Text string `json:"text"`
 				} `json:"match"`
@@ -134,7 +135,7 @@ func TestTools(t *testing.T) {
 		{"SearchLimitAboveMaximum", "search-threads", map[string]any{"query": "x", "limit": 101}, httpapi.CodeInvalidArgument},
 		{"RepliesLimitAboveMaximum", "get-thread-replies", map[string]any{"thread_id": other.ID.String(), "limit": 201}, httpapi.CodeInvalidArgument},
 		{"ListLimitAboveMaximum", "list-threads", map[string]any{"limit": 201}, httpapi.CodeInvalidArgument},
-		{"ListCursorOfReplies", "list-threads", map[string]any{"cursor": replies.EncodeCursor(replies.CursorReplies, "", "1")}, httpapi.CodeInvalidArgument},
+		{"ListCursorOfReplies", "list-threads", map[string]any{"cursor": threadview.EncodeCursor(threadview.CursorReplies, "", "1")}, httpapi.CodeInvalidArgument},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

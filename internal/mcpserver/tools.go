@@ -15,6 +15,8 @@ import (
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/threadview"
+	"github.com/weft-dev/weft/internal/toolschema"
 )
 
 // tools holds the handlers' dependencies.
@@ -55,9 +57,9 @@ type searchArgs struct {
 
 // searchHit is one thread search-threads found.
 type searchHit struct {
-	Thread  replies.ThreadView `json:"thread"`
-	Match   searchMatch        `json:"match"`
-	Matches int                `json:"matches"`
+	Thread  threadview.Thread `json:"thread"`
+	Match   searchMatch       `json:"match"`
+	Matches int               `json:"matches"`
 }
 
 // searchMatch is a thread's newest matching message.
@@ -80,25 +82,31 @@ const (
 	maxMatchText       = 300
 )
 
+// register adds the tools, their input schemas made as the agent's tools'
+// are (toolschema), not left to the SDK.
 func (t *tools) register(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{
-		Name: "get-thread-replies",
+		Name:        "get-thread-replies",
+		InputSchema: toolschema.For[repliesArgs](),
 		Description: "A thread's parent message and a page of its replies, with edited and deleted flags (deleted text is null). " +
 			"Pass next_cursor back as cursor to read on.",
 		Annotations: readOnly,
 	}, t.getReplies)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "list-threads",
+		InputSchema: toolschema.For[listArgs](),
 		Description: "weft's threads, newest updated first, filtered by status, type, platform and update time.",
 		Annotations: readOnly,
 	}, t.listThreads)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "get-thread",
+		InputSchema: toolschema.For[getArgs](),
 		Description: "One thread: goal, status, result, and where it is attached (Discord thread, Linear session).",
 		Annotations: readOnly,
 	}, t.getThread)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "search-threads",
+		InputSchema: toolschema.For[searchArgs](),
 		Description: "Threads whose messages contain the query, most recent match first, with the newest matching message.",
 		Annotations: readOnly,
 	}, t.searchThreads)
@@ -117,7 +125,7 @@ func (t *tools) getReplies(ctx context.Context, _ *mcp.CallToolRequest, in repli
 }
 
 func (t *tools) listThreads(ctx context.Context, _ *mcp.CallToolRequest, in listArgs) (*mcp.CallToolResult, any, error) {
-	q := replies.ThreadQuery{Status: thread.Status(in.Status), Type: thread.Type(in.Type), Platform: thread.Platform(in.Platform),
+	q := threadview.Query{Status: thread.Status(in.Status), Type: thread.Type(in.Type), Platform: thread.Platform(in.Platform),
 		Limit: in.Limit, Cursor: in.Cursor}
 	if in.UpdatedSince != "" {
 		since, err := time.Parse(time.RFC3339Nano, in.UpdatedSince)
@@ -126,7 +134,7 @@ func (t *tools) listThreads(ctx context.Context, _ *mcp.CallToolRequest, in list
 		}
 		q.UpdatedSince = since
 	}
-	list, err := replies.ListThreads(ctx, t.store, q)
+	list, err := threadview.List(ctx, t.store, q)
 	if err != nil {
 		return t.fail(ctx, "list-threads", err), nil, nil
 	}
@@ -138,7 +146,7 @@ func (t *tools) getThread(ctx context.Context, _ *mcp.CallToolRequest, in getArg
 	if err != nil {
 		return t.fail(ctx, "get-thread", httpapi.Invalid("thread_id is not a weft thread id")), nil, nil
 	}
-	detail, err := replies.GetThread(ctx, t.store, id)
+	detail, err := threadview.Get(ctx, t.store, id)
 	if err != nil {
 		return t.fail(ctx, "get-thread", err), nil, nil
 	}
@@ -162,7 +170,7 @@ func (t *tools) searchThreads(ctx context.Context, _ *mcp.CallToolRequest, in se
 	out := searchResult{Results: make([]searchHit, 0, len(hits))}
 	for _, h := range hits {
 		out.Results = append(out.Results, searchHit{
-			Thread: replies.ViewThread(&h.Thread), Matches: h.Matches,
+			Thread: threadview.Of(&h.Thread), Matches: h.Matches,
 			Match: searchMatch{StitchID: h.Stitch.ID, Seq: h.Stitch.Seq, Type: h.Stitch.Type,
 				Text: clip(h.Stitch.Content, maxMatchText), CreatedAt: h.Stitch.CreatedAt},
 		})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,11 +13,19 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/job"
 	"github.com/weft-dev/weft/internal/outbox"
+	"github.com/weft-dev/weft/internal/retry"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
 // maxBackoff caps the doubling retry delays.
 const maxBackoff = 10 * time.Minute
+
+// backoff is the schedule of a job's retries, which River runs: first,
+// doubled per attempt, capped, plus up to half again at random so that
+// retries of many jobs after an outage spread out.
+func backoff(first time.Duration) retry.Backoff {
+	return retry.Backoff{Base: first, Max: maxBackoff, Jitter: 0.5}
+}
 
 type deliveryWorker struct {
 	river.WorkerDefaults[job.Delivery]
@@ -62,7 +69,7 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 	final := j.Attempt >= j.MaxAttempts || errors.Is(err, thread.ErrInvalid)
 	if !final {
 		log.WarnContext(ctx, "delivery failed, will retry", slog.Int("attempt", j.Attempt), slog.Any("error", err))
-		rerr := p.store.RetryOutbox(context.WithoutCancel(ctx), o, err.Error(), backoff(p.cfg.DeliveryBackoff, j.Attempt))
+		rerr := p.store.RetryOutbox(context.WithoutCancel(ctx), o, err.Error(), backoff(p.cfg.DeliveryBackoff).Delay(j.Attempt))
 		if errors.Is(rerr, thread.ErrDeliveryNotClaimable) {
 			// Our claim lapsed mid-send and another sender holds the row:
 			// it is theirs to finish.
@@ -131,24 +138,10 @@ func (p *Processor) wake(ctx context.Context, o *thread.Outbox, next uuid.UUID) 
 func (w *deliveryWorker) Timeout(*river.Job[job.Delivery]) time.Duration { return w.p.cfg.LeaseTTL }
 
 // NextRetry schedules the next attempt: the row's own next_attempt_at plus
-// jitter, so retries of many rows after an outage spread out.
+// jitter, so retries of many rows after an outage spread out. Never before
+// it: the outbox row is due at now plus the delay.
 func (w *deliveryWorker) NextRetry(j *river.Job[job.Delivery]) time.Time {
-	return jittered(backoff(w.p.cfg.DeliveryBackoff, j.Attempt))
-}
-
-// backoff is the delay before attempt+1: first doubled per attempt, capped.
-func backoff(first time.Duration, attempt int) time.Duration {
-	d := first
-	for i := 1; i < attempt && d < maxBackoff; i++ {
-		d *= 2
-	}
-	return min(d, maxBackoff)
-}
-
-// jittered adds up to half of d again, so retries of many jobs after an
-// outage spread out. Never less than d: the outbox row is due at now+d.
-func jittered(d time.Duration) time.Time {
-	return time.Now().Add(d + rand.N(d/2+1))
+	return time.Now().Add(backoff(w.p.cfg.DeliveryBackoff).Jittered(j.Attempt))
 }
 
 // failDelivery gives up on a row: it is failed and the thread gets an error

@@ -105,7 +105,7 @@ func (w *turnWorker) Timeout(*river.Job[job.Turn]) time.Duration { return w.p.cf
 
 // NextRetry retries a failed turn soon: its input is waiting on it.
 func (w *turnWorker) NextRetry(j *river.Job[job.Turn]) time.Time {
-	return jittered(backoff(w.p.cfg.TurnBackoff, j.Attempt))
+	return time.Now().Add(backoff(w.p.cfg.TurnBackoff).Jittered(j.Attempt))
 }
 
 // heartbeat looks for an abort every Heartbeat and renews the lease every

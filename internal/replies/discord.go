@@ -4,10 +4,42 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
-	"github.com/weft-dev/weft/internal/discord"
+	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/threadview"
 )
+
+// Discord reads Discord threads weft does not track. Its failures are
+// *Error values with the codes get-thread-replies answers with; an
+// Unavailable one is retried, and any other error is taken for a transient
+// one too.
+type Discord interface {
+	Channel(ctx context.Context, channelID string) (DiscordChannel, error)
+	Message(ctx context.Context, channelID, messageID string) (DiscordMessage, error)
+	Messages(ctx context.Context, channelID, afterID string, limit int) ([]DiscordMessage, error)
+	MessagesBefore(ctx context.Context, channelID, beforeID string, limit int) ([]DiscordMessage, error)
+}
+
+// DiscordChannel is a Discord channel, as far as replies reads it.
+type DiscordChannel struct {
+	IsThread bool
+	// ParentID is the channel a thread is in: a thread started from a
+	// message has that message's id, and the message lives there.
+	ParentID string
+}
+
+// DiscordMessage is a message of Discord's REST history.
+type DiscordMessage struct {
+	ID      string
+	Author  threadview.Author
+	Content string
+	// ReferencedID is the message this one points at, if any.
+	ReferencedID string
+	CreatedAt    time.Time
+	EditedAt     time.Time // zero if never edited
+}
 
 // fromDiscord reads a page of a Discord thread: from Postgres when weft
 // tracks it (its stored messages know about deletes, and reading them costs
@@ -35,16 +67,16 @@ func (s *Service) fromDiscord(ctx context.Context, p page) (*Response, error) {
 	// no parent.
 	if ch.ParentID != "" {
 		starter, err := s.discord.Message(ctx, ch.ParentID, p.threadID)
-		var de *discord.Error
+		var e *httpapi.Error
 		switch {
 		case err == nil:
 			m := discordMessage(starter)
 			resp.Parent = &m
-		case !errors.As(err, &de) || de.Kind != discord.KindNotFound:
+		case !errors.As(err, &e) || e.Code != httpapi.CodeNotFound:
 			return nil, err
 		}
 	}
-	var msgs []discord.Message
+	var msgs []DiscordMessage
 	if p.newest() {
 		msgs, err = s.discord.MessagesBefore(ctx, p.threadID, p.pos, p.limit+1)
 		slices.Reverse(msgs)
@@ -62,7 +94,7 @@ func (s *Service) fromDiscord(ctx context.Context, p page) (*Response, error) {
 	for _, m := range msgs {
 		// Discord puts an empty stub pointing at the starter message first in
 		// a thread started from one; the starter is the parent already.
-		if m.Content == "" && m.ReferencedMessageID == p.threadID {
+		if m.Content == "" && m.ReferencedID == p.threadID {
 			continue
 		}
 		resp.Replies = append(resp.Replies, discordMessage(m))
@@ -71,12 +103,12 @@ func (s *Service) fromDiscord(ctx context.Context, p page) (*Response, error) {
 }
 
 // discordMessage is a message read from Discord's API.
-func discordMessage(m discord.Message) Message {
+func discordMessage(m DiscordMessage) Message {
 	text := m.Content
+	author := m.Author
 	out := Message{
-		ID: m.ID, Author: &Author{ID: m.Author.ID, Name: m.Author.Name, Bot: m.Author.Bot},
-		Text: &text, Subtype: string(thread.StitchDiscordMessage), CreatedAt: m.Timestamp,
-		Edited: !m.EditedAt.IsZero(),
+		ID: m.ID, Author: &author, Text: &text, Subtype: string(thread.StitchDiscordMessage),
+		CreatedAt: m.CreatedAt, Edited: !m.EditedAt.IsZero(),
 	}
 	if out.Edited {
 		at := m.EditedAt

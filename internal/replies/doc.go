@@ -35,7 +35,4 @@
 // with exponential backoff from one second; authentication and
 // authorization failures never are, and a rate limit is returned at once.
 // Every call is counted in Prometheus metrics on the registry passed in.
-//
-// The package also holds the thread and stitch views and the thread
-// listing that the REST API and the MCP server share, so both answer alike.
 package replies

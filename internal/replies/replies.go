@@ -9,9 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weft-dev/weft/db"
-	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/threadview"
 )
 
 // Page sizes.
@@ -47,20 +47,13 @@ type Request struct {
 	Order    Order  // "": Oldest
 }
 
-// Author is who wrote a message.
-type Author struct {
-	ID   string `json:"id,omitempty"`
-	Name string `json:"name"`
-	Bot  bool   `json:"bot"`
-}
-
 // Message is the parent or a reply.
 type Message struct {
 	// ID is the stitch id of a stored message, or a Discord message id.
 	ID string `json:"id"`
 	// ExternalID is a stored message's id on its platform, if it has one.
-	ExternalID string  `json:"external_id,omitempty"`
-	Author     *Author `json:"author,omitempty"`
+	ExternalID string             `json:"external_id,omitempty"`
+	Author     *threadview.Author `json:"author,omitempty"`
 	// Text is the latest text; null when the message was deleted.
 	Text *string `json:"text"`
 	// Subtype is the stitch type of a stored message ("discord_message" for
@@ -90,19 +83,7 @@ type Store interface {
 	ThreadReplies(ctx context.Context, threadID uuid.UUID, p db.ReplyPage) ([]thread.Stitch, error)
 }
 
-// Discord reads Discord threads weft does not track. *discord.Client
-// implements it.
-type Discord interface {
-	Channel(ctx context.Context, channelID string) (discord.Channel, error)
-	Message(ctx context.Context, channelID, messageID string) (discord.Message, error)
-	Messages(ctx context.Context, channelID, afterID string, limit int) ([]discord.Message, error)
-	MessagesBefore(ctx context.Context, channelID, beforeID string, limit int) ([]discord.Message, error)
-}
-
-var (
-	_ Store   = (*db.Store)(nil)
-	_ Discord = (*discord.Client)(nil)
-)
+var _ Store = (*db.Store)(nil)
 
 // Config configures a Service.
 type Config struct {
@@ -181,7 +162,9 @@ func (p page) scope() string { return p.threadID + " " + string(p.order) }
 
 // next is the cursor after a page that ended at pos: a stitch's seq, or a
 // Discord message id.
-func (p page) next(pos string) string { return EncodeCursor(CursorReplies, p.scope(), pos) }
+func (p page) next(pos string) string {
+	return threadview.EncodeCursor(threadview.CursorReplies, p.scope(), pos)
+}
 
 func (s *Service) get(ctx context.Context, req Request) (*Response, error) {
 	p, err := validate(req)
@@ -224,7 +207,7 @@ func validate(req Request) (page, error) {
 		return p, invalid("order must be oldest or newest")
 	}
 	if req.Cursor != "" {
-		if err := DecodeCursor(req.Cursor, CursorReplies, p.scope(), &p.pos); err != nil {
+		if err := threadview.DecodeCursor(req.Cursor, threadview.CursorReplies, p.scope(), &p.pos); err != nil {
 			return p, err
 		}
 		if p.pos == "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/replies/repliestest"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/threadview"
 )
 
 func TestGetStoredThread(t *testing.T) {
@@ -59,10 +60,10 @@ func TestGetStoredThread(t *testing.T) {
 		t.Parallel()
 		resp, err := svc.Get(ctx, replies.Request{ThreadID: conv.Thread.ID.String(), Limit: 2})
 		require.NoError(t, err)
-		require.Equal(t, &replies.Author{ID: "42", Name: "alice"}, resp.Replies[0].Author)
+		require.Equal(t, &threadview.Author{ID: "42", Name: "alice"}, resp.Replies[0].Author)
 		require.Equal(t, string(thread.StitchDiscordMessage), resp.Replies[0].Subtype)
 		require.NotEmpty(t, resp.Replies[0].ExternalID)
-		require.Equal(t, &replies.Author{Name: "weft", Bot: true}, resp.Replies[1].Author)
+		require.Equal(t, &threadview.Author{Name: "weft", Bot: true}, resp.Replies[1].Author)
 		require.Nil(t, resp.Parent.Author, "a prompt from the API has no author")
 	})
 }
@@ -92,8 +93,8 @@ func TestGetInvalid(t *testing.T) {
 		{"GarbageCursor", replies.Request{ThreadID: id, Cursor: "not a cursor!"}, httpapi.CodeInvalidArgument},
 		{"CursorOfAnotherOrder", replies.Request{ThreadID: id, Cursor: first.NextCursor, Order: replies.Newest}, httpapi.CodeInvalidArgument},
 		{"CursorOfAnotherThread", replies.Request{ThreadID: other.thread.ID.String(), Cursor: first.NextCursor}, httpapi.CodeInvalidArgument},
-		{"CursorOfAnotherEndpoint", replies.Request{ThreadID: id, Cursor: replies.EncodeCursor(replies.CursorThreads, id+" oldest", "2")}, httpapi.CodeInvalidArgument},
-		{"CursorWithoutPosition", replies.Request{ThreadID: id, Cursor: replies.EncodeCursor(replies.CursorReplies, id+" oldest", "")}, httpapi.CodeInvalidArgument},
+		{"CursorOfAnotherEndpoint", replies.Request{ThreadID: id, Cursor: threadview.EncodeCursor(threadview.CursorThreads, id+" oldest", "2")}, httpapi.CodeInvalidArgument},
+		{"CursorWithoutPosition", replies.Request{ThreadID: id, Cursor: threadview.EncodeCursor(threadview.CursorReplies, id+" oldest", "")}, httpapi.CodeInvalidArgument},
 		{"UnknownThread", replies.Request{ThreadID: thread.NewID().String()}, httpapi.CodeNotFound},
 		{"UntrackedDiscordThreadWithoutDiscord", replies.Request{ThreadID: "123456789012345678"}, httpapi.CodeNotFound},
 	}

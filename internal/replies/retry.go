@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/weft-dev/weft/internal/retry"
 )
 
 // Retry policy of the origin design: three attempts in all, waiting one
@@ -20,26 +22,21 @@ const (
 // HTTP request) for as long as the platform says, and the caller is better
 // placed to decide.
 func (s *Service) retry(ctx context.Context, threadID string, fetch func(context.Context) (*Response, error)) (*Response, error) {
-	delay := s.retryBase
-	for attempt := 1; ; attempt++ {
-		resp, err := fetch(ctx)
-		if err == nil {
-			return resp, nil
-		}
-		e, transient := classify(err)
-		if !transient || attempt == maxAttempts {
-			return nil, e
-		}
-		s.logger.WarnContext(ctx, "get-thread-replies failed; retrying", slog.String("thread_id", threadID),
-			slog.Int("attempt", attempt), slog.Duration("backoff", delay), slog.Any("error", err))
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			e, _ := classify(ctx.Err())
-			return nil, e
-		case <-t.C:
-		}
-		delay *= 2
+	resp, err := retry.Do(ctx, retry.Policy{
+		Attempts: maxAttempts,
+		Backoff:  retry.Backoff{Base: s.retryBase},
+		Retryable: func(err error) bool {
+			_, transient := classify(err)
+			return transient
+		},
+		OnRetry: func(attempt int, wait time.Duration, err error) {
+			s.logger.WarnContext(ctx, "get-thread-replies failed; retrying", slog.String("thread_id", threadID),
+				slog.Int("attempt", attempt), slog.Duration("backoff", wait), slog.Any("error", err))
+		},
+	}, fetch)
+	if err != nil {
+		e, _ := classify(err)
+		return nil, e
 	}
+	return resp, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/threadview"
 )
 
 // fromStore reads a page of a stored thread: the parent is its first input,
@@ -60,9 +61,9 @@ func storedMessage(th *thread.Thread, s *thread.Stitch) Message {
 	}
 	switch {
 	case s.Author != nil:
-		m.Author = &Author{ID: s.Author.ID, Name: s.Author.Name, Bot: s.Author.Bot}
+		m.Author = &threadview.Author{ID: s.Author.ID, Name: s.Author.Name, Bot: s.Author.Bot}
 	case !s.Type.IsInput():
-		m.Author = &Author{Name: th.AgentName, Bot: true}
+		m.Author = &threadview.Author{Name: th.AgentName, Bot: true}
 	}
 	if m.Edited {
 		at := s.EditedAt

@@ -26,19 +26,6 @@ func (p Platform) Valid() bool {
 	return false
 }
 
-// IsSnowflake reports whether s looks like a Discord id: 17 to 20 digits.
-func IsSnowflake(s string) bool {
-	if len(s) < 17 || len(s) > 20 {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // DiscordAttachment ties a thread to a Discord thread.
 type DiscordAttachment struct {
 	ThreadID        uuid.UUID

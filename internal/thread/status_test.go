@@ -35,26 +35,6 @@ func TestCanTransition(t *testing.T) {
 		thread.SourcesOf(thread.StatusRunning))
 }
 
-func TestIsSnowflake(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   string
-		want bool
-	}{
-		{"80351110224678912", true},
-		{"1234567890123456789", true},
-		{"12345678901234567890", true},
-		{"1234567890123456", false},
-		{"123456789012345678901", false},
-		{"12345678901234567a", false},
-		{"", false},
-		{"-1234567890123456789", false},
-	}
-	for _, tt := range tests {
-		require.Equal(t, tt.want, thread.IsSnowflake(tt.in), tt.in)
-	}
-}
-
 func TestStatusChangeValidate(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/toolschema"
 )
 
 // DiscordThreads opens Discord threads. *discord.Client implements it.
@@ -130,7 +130,7 @@ func (c *Continuer) Tool() Tool {
 		Name: "continue_in_discord",
 		Description: "Move this conversation to a new Discord thread: it opens the thread, posts a summary of the conversation there, " +
 			"and links it here. Use it when the user asks to continue or discuss in Discord. Returns the thread's link.",
-		Schema: json.RawMessage(`{"type":"object","properties":{}}`),
+		Schema: toolschema.For[struct{}](),
 		Handler: func(ctx context.Context, call Call) (string, error) {
 			got, err := c.Continue(ctx, call.ThreadID, "", call.AgentName)
 			if err != nil {

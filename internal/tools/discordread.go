@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -190,24 +189,12 @@ func (s *DiscordSearch) stored(ctx context.Context, q db.DiscordMessageQuery) ([
 }
 
 func fromStored(m db.DiscordMessage) ChannelMessage {
-	at := snowflakeTime(m.ID)
+	at := thread.SnowflakeTime(m.ID)
 	if at.IsZero() {
 		at = m.StoredAt
 	}
 	return ChannelMessage{ID: m.ID, AuthorID: m.Author.ID, Author: m.Author.Name, Bot: m.Author.Bot,
 		Text: m.Content, At: at, Edited: !m.EditedAt.IsZero()}
-}
-
-// discordEpoch is snowflake zero: a message id carries its creation time,
-// the time Discord itself shows.
-var discordEpoch = time.UnixMilli(1420070400000)
-
-func snowflakeTime(id string) time.Time {
-	n, err := strconv.ParseUint(id, 10, 64)
-	if err != nil {
-		return time.Time{}
-	}
-	return discordEpoch.Add(time.Duration(n>>22) * time.Millisecond)
 }
 
 // format renders a message as the origin does, "[5 minutes ago] Name
@@ -288,22 +275,6 @@ func count(n, def, most int) int {
 		return def
 	}
 	return min(n, most)
-}
-
-func schema(s string) json.RawMessage { return json.RawMessage(s) }
-
-// The optional channel_id and thread_id arguments, shared by the schemas.
-const (
-	channelArg = `"channel_id":{"type":"string","description":"Discord channel id to read instead of the channel this conversation is in"}`
-	threadArg  = `"thread_id":{"type":"string","description":"Discord thread id to read instead of this conversation's thread"}`
-)
-
-// snowflakeLess orders Discord ids numerically: by length, then as text.
-func snowflakeLess(a, b string) bool {
-	if len(a) != len(b) {
-		return len(a) < len(b)
-	}
-	return a < b
 }
 
 // maxCacheEntries bounds each cache of discovery; expired entries go first.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/toolschema"
 )
 
 // DiscordSearch serves the Discord search tools, which the model calls when
@@ -36,6 +37,44 @@ func (s *DiscordSearch) Tools() []Tool {
 	return []Tool{s.searchChannelTool(), s.searchUserTool(), s.messageContextTool(), s.searchThreadTool(), s.channelSummaryTool()}
 }
 
+// The search tools' arguments. channelArg and threadArg are the optional
+// place a call names instead of the conversation's own.
+type (
+	channelArg struct {
+		ChannelID string `json:"channel_id,omitempty" jsonschema:"Discord channel id to read instead of the channel this conversation is in"`
+	}
+	threadArg struct {
+		ThreadID string `json:"thread_id,omitempty" jsonschema:"Discord thread id to read instead of this conversation's thread"`
+	}
+	searchChannelArgs struct {
+		Query string `json:"query" jsonschema:"Keyword or topic to search for in messages"`
+		Limit int    `json:"limit,omitempty" jsonschema:"Max messages to search (default 30, max 100)"`
+		channelArg
+	}
+	searchUserArgs struct {
+		UserName string `json:"user_name" jsonschema:"Display name or username to search for (part of it is enough), or a user id"`
+		Query    string `json:"query,omitempty" jsonschema:"Optional keyword to filter their messages"`
+		Limit    int    `json:"limit,omitempty" jsonschema:"Max messages to return (default 20)"`
+		channelArg
+	}
+	searchThreadArgs struct {
+		Query string `json:"query,omitempty" jsonschema:"Optional keyword to filter (returns all if empty)"`
+		Limit int    `json:"limit,omitempty" jsonschema:"Max messages to return (default 30, max 100)"`
+		threadArg
+	}
+	messageContextArgs struct {
+		MessageID string `json:"message_id" jsonschema:"Discord message ID to get context around"`
+		Before    int    `json:"before,omitempty" jsonschema:"Number of messages before (default 5, max 50)"`
+		After     int    `json:"after,omitempty" jsonschema:"Number of messages after (default 5, max 50)"`
+		channelArg
+	}
+	channelSummaryArgs struct {
+		Timeframe string `json:"timeframe,omitempty" jsonschema:"How far back to summarize: '5 minutes', '15 minutes', '30 minutes', '1 hour' (default) or 'today'"`
+		Focus     string `json:"focus,omitempty" jsonschema:"Optional topic to focus the summary on"`
+		channelArg
+	}
+)
+
 func (s *DiscordSearch) now() time.Time {
 	if s.Now != nil {
 		return s.Now()
@@ -48,16 +87,9 @@ func (s *DiscordSearch) searchChannelTool() Tool {
 		Name: "search_channel_messages",
 		Description: "Search recent Discord channel messages for a keyword or topic (case-insensitive substring). " +
 			`Use for RECENT channel activity: "what did I say about X?", "what happened earlier about Y?".`,
-		Schema: schema(`{"type":"object","properties":{` +
-			`"query":{"type":"string","description":"Keyword or topic to search for in messages"},` +
-			`"limit":{"type":"integer","description":"Max messages to search (default 30, max 100)"},` + channelArg +
-			`},"required":["query"]}`),
+		Schema: toolschema.For[searchChannelArgs](),
 		Handler: func(ctx context.Context, c Call) (string, error) {
-			args, err := Decode[struct {
-				Query     string `json:"query"`
-				Limit     int    `json:"limit"`
-				ChannelID string `json:"channel_id"`
-			}](c)
+			args, err := Decode[searchChannelArgs](c)
 			if err != nil {
 				return "", err
 			}
@@ -78,18 +110,9 @@ func (s *DiscordSearch) searchUserTool() Tool {
 	return Tool{
 		Name:        "search_user_messages",
 		Description: `Find recent messages from a specific person in a Discord channel: "what has Sarah said today?", "find Mark's last message".`,
-		Schema: schema(`{"type":"object","properties":{` +
-			`"user_name":{"type":"string","description":"Display name or username to search for (part of it is enough), or a user id"},` +
-			`"query":{"type":"string","description":"Optional keyword to filter their messages"},` +
-			`"limit":{"type":"integer","description":"Max messages to return (default 20)"},` + channelArg +
-			`},"required":["user_name"]}`),
+		Schema:      toolschema.For[searchUserArgs](),
 		Handler: func(ctx context.Context, c Call) (string, error) {
-			args, err := Decode[struct {
-				UserName  string `json:"user_name"`
-				Query     string `json:"query"`
-				Limit     int    `json:"limit"`
-				ChannelID string `json:"channel_id"`
-			}](c)
+			args, err := Decode[searchUserArgs](c)
 			if err != nil {
 				return "", err
 			}
@@ -117,15 +140,9 @@ func (s *DiscordSearch) searchThreadTool() Tool {
 	return Tool{
 		Name:        "search_thread_messages",
 		Description: `Search within a Discord thread, this conversation's by default: "what was discussed in this thread?". Without a query it lists the latest messages.`,
-		Schema: schema(`{"type":"object","properties":{` +
-			`"query":{"type":"string","description":"Optional keyword to filter (returns all if empty)"},` +
-			`"limit":{"type":"integer","description":"Max messages to return (default 30, max 100)"},` + threadArg + `}}`),
+		Schema:      toolschema.For[searchThreadArgs](),
 		Handler: func(ctx context.Context, c Call) (string, error) {
-			args, err := Decode[struct {
-				Query    string `json:"query"`
-				Limit    int    `json:"limit"`
-				ThreadID string `json:"thread_id"`
-			}](c)
+			args, err := Decode[searchThreadArgs](c)
 			if err != nil {
 				return "", err
 			}
@@ -178,18 +195,9 @@ func (s *DiscordSearch) messageContextTool() Tool {
 	return Tool{
 		Name:        "get_message_context",
 		Description: "Get the Discord messages around a specific message, to see what led up to it and what followed. The message is marked with >>>.",
-		Schema: schema(`{"type":"object","properties":{` +
-			`"message_id":{"type":"string","description":"Discord message ID to get context around"},` +
-			`"before":{"type":"integer","description":"Number of messages before (default 5, max 50)"},` +
-			`"after":{"type":"integer","description":"Number of messages after (default 5, max 50)"},` + channelArg +
-			`},"required":["message_id"]}`),
+		Schema:      toolschema.For[messageContextArgs](),
 		Handler: func(ctx context.Context, c Call) (string, error) {
-			args, err := Decode[struct {
-				MessageID string `json:"message_id"`
-				Before    int    `json:"before"`
-				After     int    `json:"after"`
-				ChannelID string `json:"channel_id"`
-			}](c)
+			args, err := Decode[messageContextArgs](c)
 			if err != nil {
 				return "", err
 			}
@@ -297,15 +305,9 @@ func (s *DiscordSearch) channelSummaryTool() Tool {
 		Name: "get_channel_summary",
 		Description: `Get a summary of recent activity in a Discord channel: "catch me up on what I missed", "what's been happening here?". ` +
 			"It costs a model call; for a specific question prefer the search tools.",
-		Schema: schema(`{"type":"object","properties":{` +
-			`"timeframe":{"type":"string","description":"How far back to summarize: '5 minutes', '15 minutes', '30 minutes', '1 hour' (default) or 'today'"},` +
-			`"focus":{"type":"string","description":"Optional topic to focus the summary on"},` + channelArg + `}}`),
+		Schema: toolschema.For[channelSummaryArgs](),
 		Handler: func(ctx context.Context, c Call) (string, error) {
-			args, err := Decode[struct {
-				Timeframe string `json:"timeframe"`
-				Focus     string `json:"focus"`
-				ChannelID string `json:"channel_id"`
-			}](c)
+			args, err := Decode[channelSummaryArgs](c)
 			if err != nil {
 				return "", err
 			}

@@ -161,7 +161,7 @@ func (d *Discovery) discover(ctx context.Context, cfg DiscoveryConfig, th *threa
 	// messages, and the mention itself is the question.
 	var earlier []ChannelMessage
 	for _, m := range history {
-		if snowflakeLess(m.ID, mention.ExternalID) && strings.TrimSpace(m.Text) != "" {
+		if thread.CompareSnowflakes(m.ID, mention.ExternalID) < 0 && strings.TrimSpace(m.Text) != "" {
 			earlier = append(earlier, m)
 		}
 	}

@@ -2,11 +2,11 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/toolschema"
 )
 
 // MemoryStore reads and writes an agent's memory blocks. *db.Store
@@ -16,6 +16,17 @@ type MemoryStore interface {
 	SaveMemory(ctx context.Context, agentName, label, content string) error
 }
 
+// saveMemoryArgs are save_memory's arguments.
+type saveMemoryArgs struct {
+	Label   string `json:"label" jsonschema:"short lowercase label, e.g. team_conventions"`
+	Content string `json:"content" jsonschema:"what to remember"`
+}
+
+// readMemoryArgs are read_memory's arguments.
+type readMemoryArgs struct {
+	Label string `json:"label,omitempty"`
+}
+
 // Memory returns save_memory and read_memory: what the agent keeps between
 // threads, folded into every new thread's system prompt.
 func Memory(store MemoryStore) []Tool {
@@ -23,11 +34,9 @@ func Memory(store MemoryStore) []Tool {
 		{
 			Name:        "save_memory",
 			Description: "Remember something for future conversations, under a short label (lowercase, digits, '_', '-', '.'). Saving under an existing label replaces it.",
-			Schema: json.RawMessage(`{"type":"object","properties":{` +
-				`"label":{"type":"string","description":"short lowercase label, e.g. team_conventions"},` +
-				`"content":{"type":"string","description":"what to remember"}},"required":["label","content"]}`),
+			Schema:      toolschema.For[saveMemoryArgs](),
 			Handler: func(ctx context.Context, c Call) (string, error) {
-				args, err := Decode[struct{ Label, Content string }](c)
+				args, err := Decode[saveMemoryArgs](c)
 				if err != nil {
 					return "", err
 				}
@@ -40,9 +49,9 @@ func Memory(store MemoryStore) []Tool {
 		{
 			Name:        "read_memory",
 			Description: "Read what you remembered: one block by label, or all blocks when no label is given.",
-			Schema:      json.RawMessage(`{"type":"object","properties":{"label":{"type":"string"}}}`),
+			Schema:      toolschema.For[readMemoryArgs](),
 			Handler: func(ctx context.Context, c Call) (string, error) {
-				args, err := Decode[struct{ Label string }](c)
+				args, err := Decode[readMemoryArgs](c)
 				if err != nil {
 					return "", err
 				}

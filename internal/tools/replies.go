@@ -8,6 +8,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/toolschema"
 )
 
 // RepliesGetter answers get-thread-replies. *replies.Service implements it.
@@ -17,10 +18,10 @@ type RepliesGetter interface {
 
 // repliesArgs are get_thread_replies' arguments.
 type repliesArgs struct {
-	ThreadID string        `json:"thread_id"`
-	Limit    int           `json:"limit"`
-	Cursor   string        `json:"cursor"`
-	Order    replies.Order `json:"order"`
+	ThreadID string        `json:"thread_id,omitempty" jsonschema:"weft thread id (UUID) or Discord thread id; default: this thread"`
+	Limit    int           `json:"limit,omitempty" jsonschema:"replies per page (default 50)" minimum:"1" maximum:"200"`
+	Cursor   string        `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Order    replies.Order `json:"order,omitempty" jsonschema:"default oldest" enum:"oldest,newest"`
 }
 
 // Replies is get_thread_replies: a thread's parent message and replies, a
@@ -33,11 +34,7 @@ func Replies(svc RepliesGetter, reach *Reach) Tool {
 		Description: "Read a conversation thread: its first message (parent) and the replies after it, a page at a time. " +
 			"thread_id is a weft thread id or a Discord thread id; omit it for this thread. " +
 			"Pass next_cursor from a result as cursor to read on. Deleted replies have text null.",
-		Schema: json.RawMessage(`{"type":"object","properties":{` +
-			`"thread_id":{"type":"string","description":"weft thread id (UUID) or Discord thread id; default: this thread"},` +
-			`"limit":{"type":"integer","minimum":1,"maximum":200,"description":"replies per page (default 50)"},` +
-			`"cursor":{"type":"string","description":"next_cursor of the previous page"},` +
-			`"order":{"type":"string","enum":["oldest","newest"],"description":"default oldest"}}}`),
+		Schema: toolschema.For[repliesArgs](),
 		Handler: func(ctx context.Context, c Call) (string, error) {
 			args, err := Decode[repliesArgs](c)
 			if err != nil {

@@ -95,3 +95,20 @@ func texts(ms []replies.Message) []string {
 	}
 	return out
 }
+
+// TestRepliesToolSchema pins what the model is told of get_thread_replies'
+// arguments: none required, each described, order an enum, limit bounded.
+func TestRepliesToolSchema(t *testing.T) {
+	t.Parallel()
+	tool := tools.Replies(nil, nil)
+	require.JSONEq(t, `{
+		"type": "object",
+		"properties": {
+			"thread_id": {"type": "string", "description": "weft thread id (UUID) or Discord thread id; default: this thread"},
+			"limit": {"type": "integer", "description": "replies per page (default 50)", "minimum": 1, "maximum": 200},
+			"cursor": {"type": "string", "description": "next_cursor of the previous page"},
+			"order": {"type": "string", "description": "default oldest", "enum": ["oldest", "newest"]}
+		},
+		"additionalProperties": false
+	}`, string(tool.Schema))
+}

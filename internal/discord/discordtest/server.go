@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 // Token is the bot token the fake accepts, without the "Bot " prefix.
@@ -24,9 +26,6 @@ const Token = "discordtest-token"
 // apiPrefix is the path of Discord's REST API at the version discordgo uses
 // (its APIVersion, a variable, is "9").
 const apiPrefix = "/api/v9"
-
-// discordEpochMillis is the Unix time in milliseconds of snowflake zero.
-const discordEpochMillis = 1420070400000
 
 // User is a person or bot that posts in the fake.
 type User struct {
@@ -302,7 +301,7 @@ func (s *Server) newID() string {
 
 // newIDLocked returns a snowflake for now, strictly above every earlier one.
 func (s *Server) newIDLocked() string {
-	id := uint64(time.Now().UnixMilli()-discordEpochMillis) << 22
+	id := thread.SnowflakeAt(time.Now())
 	if id <= s.lastID {
 		id = s.lastID + 1
 	}

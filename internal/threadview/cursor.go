@@ -1,8 +1,10 @@
-package replies
+package threadview
 
 import (
 	"encoding/base64"
 	"encoding/json"
+
+	"github.com/weft-dev/weft/internal/httpapi"
 )
 
 // Cursor kinds: the endpoint that issues a cursor, and alone accepts it
@@ -39,10 +41,13 @@ func DecodeCursor(s, kind, scope string, pos any) error {
 	var c cursor
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || json.Unmarshal(b, &c) != nil || c.Kind == "" || json.Unmarshal(c.Pos, pos) != nil {
-		return invalid("cursor is not one this API returned")
+		return errBadCursor
 	}
 	if c.Kind != kind || c.Scope != scope {
-		return invalid("cursor was issued for another endpoint, thread, order or filter")
+		return httpapi.Invalid("cursor was issued for another endpoint, thread, order or filter")
 	}
 	return nil
 }
+
+// errBadCursor refuses a cursor this API did not make.
+var errBadCursor = httpapi.Invalid("cursor is not one this API returned")

@@ -1,4 +1,4 @@
-package replies
+package threadview
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-// DiscordView is a thread's Discord attachment.
-type DiscordView struct {
+// Discord is a thread's Discord attachment.
+type Discord struct {
 	DiscordThreadID string `json:"discord_thread_id"`
 	ChannelID       string `json:"channel_id"`
 	GuildID         string `json:"guild_id"`
@@ -19,8 +19,8 @@ type DiscordView struct {
 	Active          bool   `json:"active"`
 }
 
-// LinearView is a thread's Linear attachment.
-type LinearView struct {
+// Linear is a thread's Linear attachment.
+type Linear struct {
 	SessionID       string               `json:"session_id"`
 	WorkspaceID     string               `json:"workspace_id"`
 	IssueID         string               `json:"issue_id,omitempty"`
@@ -31,32 +31,32 @@ type LinearView struct {
 	LastActivityAt  time.Time            `json:"last_activity_at"`
 }
 
-// ThreadDetail is a thread with its platform attachments: a cross-platform
+// Detail is a thread with its platform attachments: a cross-platform
 // thread has both.
-type ThreadDetail struct {
-	ThreadView
-	Discord *DiscordView `json:"discord,omitempty"`
-	Linear  *LinearView  `json:"linear,omitempty"`
+type Detail struct {
+	Thread
+	Discord *Discord `json:"discord,omitempty"`
+	Linear  *Linear  `json:"linear,omitempty"`
 }
 
-// ThreadReader reads a thread and its attachments. *db.Store implements it.
-type ThreadReader interface {
+// Reader reads a thread and its attachments. *db.Store implements it.
+type Reader interface {
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
 	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
 	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
 }
 
-// GetThread returns a thread with its attachments, or thread.ErrNotFound.
-func GetThread(ctx context.Context, store ThreadReader, id uuid.UUID) (*ThreadDetail, error) {
+// Get returns a thread with its attachments, or thread.ErrNotFound.
+func Get(ctx context.Context, store Reader, id uuid.UUID) (*Detail, error) {
 	th, err := store.Thread(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	out := &ThreadDetail{ThreadView: ViewThread(th)}
+	out := &Detail{Thread: Of(th)}
 	d, err := store.DiscordAttachment(ctx, id)
 	switch {
 	case err == nil:
-		out.Discord = &DiscordView{DiscordThreadID: d.DiscordThreadID, ChannelID: d.ChannelID, GuildID: d.GuildID,
+		out.Discord = &Discord{DiscordThreadID: d.DiscordThreadID, ChannelID: d.ChannelID, GuildID: d.GuildID,
 			ThreadName: d.ThreadName, Active: d.Active}
 	case !errors.Is(err, thread.ErrNotFound):
 		return nil, err
@@ -64,7 +64,7 @@ func GetThread(ctx context.Context, store ThreadReader, id uuid.UUID) (*ThreadDe
 	l, err := store.LinearAttachment(ctx, id)
 	switch {
 	case err == nil:
-		out.Linear = &LinearView{SessionID: l.SessionID, WorkspaceID: l.WorkspaceID, IssueID: l.IssueID,
+		out.Linear = &Linear{SessionID: l.SessionID, WorkspaceID: l.WorkspaceID, IssueID: l.IssueID,
 			IssueIdentifier: l.IssueIdentifier, IssueTitle: l.IssueTitle, SessionStatus: l.SessionStatus,
 			Active: l.Active, LastActivityAt: l.LastActivityAt}
 	case !errors.Is(err, thread.ErrNotFound):
