@@ -20,6 +20,20 @@ const (
 	MaxLimit     = 200
 )
 
+// PageLimit is a requested page size as served: DefaultLimit for 0, and
+// an InvalidArgument below 0 or above MaxLimit, as the API documents.
+func PageLimit(n int) (int, error) {
+	switch {
+	case n < 0:
+		return 0, invalid("limit must not be negative")
+	case n > MaxLimit:
+		return 0, invalid("limit must be at most %d", MaxLimit)
+	case n == 0:
+		return DefaultLimit, nil
+	}
+	return n, nil
+}
+
 // Order is the order replies come in.
 type Order string
 
@@ -208,13 +222,9 @@ func validate(req Request) (page, error) {
 	if _, err := uuid.Parse(req.ThreadID); err != nil && !thread.IsSnowflake(req.ThreadID) {
 		return p, invalid("thread id %q is neither a weft thread id nor a Discord thread id", req.ThreadID)
 	}
-	switch {
-	case p.limit < 0:
-		return p, invalid("limit must not be negative")
-	case p.limit == 0:
-		p.limit = DefaultLimit
-	case p.limit > MaxLimit:
-		return p, invalid("limit must be at most %d", MaxLimit)
+	var err error
+	if p.limit, err = PageLimit(req.Limit); err != nil {
+		return p, err
 	}
 	switch p.order {
 	case "":

@@ -132,14 +132,10 @@ func ListThreads(ctx context.Context, store ThreadLister, q ThreadQuery) (*Threa
 		return nil, invalid("unknown thread type %q", q.Type)
 	case q.Platform != "" && q.Platform != thread.PlatformDiscord && q.Platform != thread.PlatformLinear:
 		return nil, invalid("platform must be discord or linear")
-	case q.Limit < 0:
-		return nil, invalid("limit must not be negative")
-	case q.Limit > MaxLimit:
-		return nil, invalid("limit must be at most %d", MaxLimit)
 	}
-	limit := q.Limit
-	if limit == 0 {
-		limit = DefaultLimit
+	limit, err := PageLimit(q.Limit)
+	if err != nil {
+		return nil, err
 	}
 	// A cursor pages one listing: the same filters.
 	scope := fmt.Sprintf("%s %s %s %s", q.Status, q.Type, q.Platform, q.UpdatedSince.Format(time.RFC3339Nano))
