@@ -41,15 +41,11 @@ func handleStitchList(logger *slog.Logger, store stitchReader) http.Handler {
 			return
 		}
 		limit, err := intParam(r, "limit")
+		if err == nil {
+			limit, err = threadview.PageLimit(limit)
+		}
 		if err != nil {
 			httpapi.WriteError(w, r, logger, err)
-			return
-		}
-		switch {
-		case limit == 0:
-			limit = threadview.DefaultLimit
-		case limit > threadview.MaxLimit:
-			httpapi.WriteError(w, r, logger, httpapi.Invalid("limit must be at most %d", threadview.MaxLimit))
 			return
 		}
 		var after stitchCursor

@@ -14,10 +14,10 @@ import (
 	"github.com/weft-dev/weft/internal/threadview"
 )
 
-// Page sizes.
+// Page sizes: the same as every listing's.
 const (
-	DefaultLimit = 50
-	MaxLimit     = 200
+	DefaultLimit = threadview.DefaultLimit
+	MaxLimit     = threadview.MaxLimit
 )
 
 // Order is the order replies come in.
@@ -191,13 +191,9 @@ func validate(req Request) (page, error) {
 	if _, err := uuid.Parse(req.ThreadID); err != nil && !thread.IsSnowflake(req.ThreadID) {
 		return p, invalid("thread id %q is neither a weft thread id nor a Discord thread id", req.ThreadID)
 	}
-	switch {
-	case p.limit < 0:
-		return p, invalid("limit must not be negative")
-	case p.limit == 0:
-		p.limit = DefaultLimit
-	case p.limit > MaxLimit:
-		return p, invalid("limit must be at most %d", MaxLimit)
+	var err error
+	if p.limit, err = threadview.PageLimit(req.Limit); err != nil {
+		return p, err
 	}
 	switch p.order {
 	case "":

@@ -18,6 +18,20 @@ const (
 	MaxLimit     = 200
 )
 
+// PageLimit is a requested page size as served: DefaultLimit for 0, and
+// an InvalidArgument below 0 or above MaxLimit, as the API documents.
+func PageLimit(n int) (int, error) {
+	switch {
+	case n < 0:
+		return 0, invalid("limit must not be negative")
+	case n > MaxLimit:
+		return 0, invalid("limit must be at most %d", MaxLimit)
+	case n == 0:
+		return DefaultLimit, nil
+	}
+	return n, nil
+}
+
 // Lister lists threads. *db.Store implements it.
 type Lister interface {
 	ListThreads(ctx context.Context, f db.ThreadFilter) ([]thread.Thread, error)
@@ -56,14 +70,10 @@ func List(ctx context.Context, store Lister, q Query) (*Page, error) {
 		return nil, invalid("unknown thread type %q", q.Type)
 	case q.Platform != "" && q.Platform != thread.PlatformDiscord && q.Platform != thread.PlatformLinear:
 		return nil, invalid("platform must be discord or linear")
-	case q.Limit < 0:
-		return nil, invalid("limit must not be negative")
-	case q.Limit > MaxLimit:
-		return nil, invalid("limit must be at most %d", MaxLimit)
 	}
-	limit := q.Limit
-	if limit == 0 {
-		limit = DefaultLimit
+	limit, err := PageLimit(q.Limit)
+	if err != nil {
+		return nil, err
 	}
 	// A cursor pages one listing: the same filters.
 	scope := fmt.Sprintf("%s %s %s %s", q.Status, q.Type, q.Platform, q.UpdatedSince.Format(time.RFC3339Nano))
