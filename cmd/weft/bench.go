@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 )
 
@@ -25,7 +26,7 @@ benchmarks and their figures.
 func bench(args []string, stdout, stderr io.Writer) error {
 	path, err := benchBinary()
 	if err != nil {
-		if len(args) > 0 && isHelp(args[0]) {
+		if slices.ContainsFunc(args, isHelp) {
 			fmt.Fprint(stdout, benchUsage)
 			return nil
 		}
