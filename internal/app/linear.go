@@ -76,7 +76,7 @@ func newLinearApp(c LinearConfig, store *db.Store, logger *slog.Logger) (*linear
 			return nil, err
 		}
 		oauth := linear.NewOAuthClient(c.ClientID, c.ClientSecret, c.RedirectURI, c.tokenURL(), nil)
-		inst := installation.NewTokens(store, cipher, oauth, logger.With("component", "linear_installations"))
+		inst := installation.NewTokens(store, cipher, oauth, logger) // names its component itself
 		tokens = inst
 		app.oauth = &webhooks.LinearOAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI,
 			StateSecret: []byte(c.ClientSecret), Codes: oauth, Endpoint: c.APIURL, Installations: inst}
