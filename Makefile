@@ -17,13 +17,16 @@ WITH_DB = url="$$(bash db/devdb.sh)" && export DATABASE_URL="$$url" TEST_DATABAS
 
 .PHONY: build run test generate bench bench-turns bench-linear db clean-db
 
-# build: compile bin/weft
+# build: compile bin/weft and bin/weft-bench (which `weft bench` runs)
 build:
 	$(GO) build -o bin/weft ./cmd/weft
+	$(GO) build -o bin/weft-bench ./cmd/weft-bench
 
-# run: start the server (it applies migrations itself)
+# run: start the server (it applies migrations itself) on the database a bare
+# `weft` uses too; exec, so that a SIGTERM sent to make reaches weft
 run:
-	url="$$(bash db/devdb.sh url weft)" && DATABASE_URL="$$url" $(GO) run ./cmd/weft serve
+	$(GO) build -o bin/weft ./cmd/weft
+	url="$$(bash db/devdb.sh)" && DATABASE_URL="$$url" exec bin/weft serve
 
 # test: generated code current, vet, staticcheck, then all tests with the race detector
 test:
@@ -39,15 +42,15 @@ generate:
 
 # bench: store benchmark
 bench:
-	$(WITH_DB) $(GO) run ./cmd/weft bench store
+	$(WITH_DB) $(GO) run ./cmd/weft-bench store
 
 # bench-turns: processor benchmark (turns/s, pickup latency, overhead per step)
 bench-turns:
-	$(WITH_DB) $(GO) run ./cmd/weft bench turns
+	$(WITH_DB) $(GO) run ./cmd/weft-bench turns
 
 # bench-linear: Linear webhooks against a weft serve child process
 bench-linear:
-	$(WITH_DB) $(GO) run ./cmd/weft bench linear
+	$(WITH_DB) $(GO) run ./cmd/weft-bench linear
 
 # db: print the database URL run/test would use (starting the private cluster if needed)
 db:

@@ -19,6 +19,7 @@ const (
 )
 
 func addRoutes(r chi.Router, d Deps) {
+	// The doors' log lines (internal/app) say at info what is off and why.
 	logger := d.Logger.With("component", "webhooks")
 	if len(d.LinearWebhookSecret) > 0 {
 		shed := middleware.ThrottleWithOpts(middleware.ThrottleOpts{
@@ -28,17 +29,17 @@ func addRoutes(r chi.Router, d Deps) {
 		})
 		r.With(bufferBody(logger), shed).Method(http.MethodPost, "/webhooks/linear", handleLinearWebhook(logger, d.Ingester, d.LinearWebhookSecret))
 	} else {
-		logger.Info("linear webhooks off: no webhook signing secret")
+		logger.Debug("linear webhooks off: no webhook signing secret")
 	}
 	if d.Discord != nil {
 		r.Method(http.MethodPost, "/webhooks/discord", handleDiscordInteraction(logger, d.Ingester, d.Discord))
 	} else {
-		logger.Info("discord interactions off: no public key")
+		logger.Debug("discord interactions off: no public key")
 	}
 	if o := d.LinearOAuth; o != nil {
 		r.Method(http.MethodGet, "/oauth/linear/install", handleLinearInstall(logger, o))
 		r.Method(http.MethodGet, "/oauth/linear/callback", handleLinearCallback(logger, o))
 	} else {
-		logger.Info("linear oauth install off: no client credentials")
+		logger.Debug("linear oauth install off: no client credentials")
 	}
 }

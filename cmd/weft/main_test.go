@@ -3,89 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/app"
 )
 
 func env(kv map[string]string) func(string) string {
 	return func(k string) string { return kv[k] }
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
-}
-
-func TestServe(t *testing.T) {
-	t.Parallel()
-	url := dbtest.URL(t)
-	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	var stderr bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"weft", "serve"}, env(map[string]string{"DATABASE_URL": url, "WEFT_ADDR": addr}), &bytes.Buffer{}, &stderr)
-	}()
-
-	base := "http://" + addr
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(base + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 10*time.Second, 20*time.Millisecond)
-
-	resp, err := http.Get(base + "/readyz")
-	require.NoError(t, err)
-	var body map[string]string
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Equal(t, "ok", body["database"])
-
-	cancel() // what SIGTERM does through signal.NotifyContext
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not stop")
-	}
-	// Every log line is JSON, and the request log names the request.
-	var sawRequest bool
-	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
-		var rec map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
-		if rec["msg"] == "http request" && rec["path"] == "/readyz" {
-			sawRequest = true
-			require.NotEmpty(t, rec["request_id"])
-		}
-	}
-	require.True(t, sawRequest)
-}
-
-func TestServeRefusesWithoutDatabase(t *testing.T) {
-	t.Parallel()
-	// Migrations need the database, so serve refuses to start without it.
-	err := run(context.Background(), []string{"weft", "serve"},
-		env(map[string]string{"DATABASE_URL": "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2", "WEFT_ADDR": freeAddr(t)}),
-		&bytes.Buffer{}, &bytes.Buffer{})
-	require.Error(t, err)
 }
 
 func TestMigrateAndOps(t *testing.T) {
@@ -125,7 +56,7 @@ func TestMigrateAndOps(t *testing.T) {
 		require.Contains(t, out, "(0 rows)", v)
 	}
 
-	store, p, err := openStore(ctx, &config{DatabaseURL: url}, dbtest.Logger(t))
+	store, p, err := app.Open(ctx, &app.Config{DatabaseURL: url}, dbtest.Logger(t))
 	require.NoError(t, err)
 	defer p.Close()
 	for i := range 3 {
@@ -151,4 +82,49 @@ func TestMigrateAndOps(t *testing.T) {
 	require.ErrorIs(t, err, errUsage)
 	_, err = weft("frobnicate")
 	require.ErrorIs(t, err, errUsage)
+}
+
+// TestHelp: every subcommand's --help prints its usage and succeeds,
+// without touching the database (the configuration here has none, and an
+// invalid role: serve or mcp starting would fail), and the top-level help
+// names every subcommand.
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	e := env(map[string]string{"DATABASE_URL": "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=1", "WEFT_ROLE": "neither"})
+	weft := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		err := run(context.Background(), append([]string{"weft"}, args...), e, &out, &bytes.Buffer{})
+		return out.String(), err
+	}
+	for _, args := range [][]string{
+		{"help"}, {"--help"}, {"-h"}, {"help", "serve"},
+		{"serve", "--help"}, {"serve", "-h"}, {"mcp", "--help"}, {"migrate", "--help"}, {"ops", "--help"},
+		{"thread", "--help"}, {"thread", "create", "--help"}, {"thread", "show", "--help"}, {"bench", "--help"},
+	} {
+		out, err := weft(args...)
+		require.NoError(t, err, args)
+		require.Contains(t, out, "usage", args)
+	}
+	out, err := weft("help")
+	require.NoError(t, err)
+	for _, cmd := range []string{"serve", "migrate", "ops", "thread create", "thread show", "mcp", "bench store|turns|linear|replies|discord", "help"} {
+		require.Contains(t, out, "weft "+cmd)
+	}
+	out, err = weft("thread", "create", "--help")
+	require.NoError(t, err)
+	require.Contains(t, out, "-detach")
+	_, err = weft("serve", "extra")
+	require.ErrorIs(t, err, errUsage)
+}
+
+// TestBinaryLinksNoTesting: the weft binary carries neither the testing
+// package nor the fakes that import it; benchmarks live in weft-bench.
+func TestBinaryLinksNoTesting(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	require.NoError(t, err)
+	for _, pkg := range strings.Fields(string(out)) {
+		require.False(t, pkg == "testing" || strings.HasPrefix(pkg, "testing/"), "cmd/weft links %s", pkg)
+		require.False(t, strings.HasPrefix(pkg, "github.com/weft-dev/weft/") && strings.HasSuffix(pkg, "test"), "cmd/weft links %s", pkg)
+	}
 }

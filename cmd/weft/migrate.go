@@ -8,14 +8,14 @@ import (
 	"text/tabwriter"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/app"
 )
 
-func migrate(ctx context.Context, cfg *config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+func migrate(ctx context.Context, cfg *app.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	if len(args) != 1 {
-		fmt.Fprint(stderr, "usage: weft migrate up|down|status\n")
-		return errUsage
+		return badUsage(stderr, "migrate")
 	}
-	_, pool, err := openStore(ctx, cfg, logger)
+	_, pool, err := app.Open(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}

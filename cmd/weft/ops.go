@@ -9,11 +9,15 @@ import (
 	"text/tabwriter"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/app"
 )
 
 // ops lists the ops views, or prints one as an aligned table.
-func ops(ctx context.Context, cfg *config, logger *slog.Logger, args []string, stdout io.Writer) error {
-	store, pool, err := openStore(ctx, cfg, logger)
+func ops(ctx context.Context, cfg *app.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 1 {
+		return badUsage(stderr, "ops")
+	}
+	store, pool, err := app.Open(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}

@@ -3,16 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"strconv"
-	"strings"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/app"
 )
 
 // errUsage reports a command line weft could not understand; the usage was
@@ -22,18 +18,50 @@ var errUsage = errors.New("usage")
 const usage = `weft runs AI agents across Linear and Discord on one Postgres store.
 
 Usage:
-  weft serve                  serve webhooks and the API (applies migrations first)
+  weft serve                  serve webhooks, the API and the MCP endpoint (applies migrations first)
   weft migrate up|down|status apply, roll back one, or list migrations
   weft ops [VIEW]             list the ops views, or print one as a table
   weft thread create --goal TEXT [--detach]
                               create an autonomous thread and work it here until it finishes
   weft thread show ID         print a thread's stitches as a timeline
-  weft bench store [flags]    measure stitch appends and history reads
   weft mcp                    serve the MCP server over stdin/stdout
-  weft help                   this text
+  weft bench store|turns|linear|replies|discord [flags]
+                              run a benchmark (the weft-bench command)
+  weft help [COMMAND]         this text, or a command's
 
-Configuration is read from the environment; see README.md.
+"weft COMMAND --help" prints a command's usage. Configuration is read from
+the environment; see README.md.
 `
+
+// usages are the subcommands' own usage texts, printed by --help.
+var usages = map[string]string{
+	"serve": `usage: weft serve
+
+Serves webhooks, the REST API, /metrics and /mcp on WEFT_ADDR (:8080), works
+turns and deliveries, and holds the Discord gateway, as WEFT_ROLE says (all,
+api or worker). Applies pending migrations first. At start it logs one line
+per door (API token, Linear, Discord, Slack, model) saying whether it is on.
+Stops on SIGINT or SIGTERM, draining for up to WEFT_SHUTDOWN_TIMEOUT.
+`,
+	"migrate": `usage: weft migrate up|down|status
+
+  up      apply every pending migration
+  down    roll back the newest migration
+  status  list the migrations and when each was applied
+`,
+	"ops": `usage: weft ops [VIEW]
+
+Without VIEW, lists the ops views; with one, prints it as a table.
+`,
+	"thread": threadUsage,
+	"mcp": `usage: weft mcp
+
+Serves the MCP tools (get-thread-replies, list-threads, get-thread,
+search-threads) over stdin and stdout, for an MCP client that starts weft
+as a subprocess. Logs go to stderr. Needs no API token.
+`,
+	"bench": benchUsage,
+}
 
 // run is main without the process: arguments, environment and output are
 // passed in so tests can run any subcommand in-process.
@@ -42,64 +70,75 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprint(stderr, usage)
 		return errUsage
 	}
-	cfg, err := loadConfig(getenv)
+	cmd, rest := args[1], args[2:]
+	switch {
+	case cmd == "help" || isHelp(cmd):
+		if len(rest) > 0 && usages[rest[0]] != "" {
+			fmt.Fprint(stdout, usages[rest[0]])
+		} else {
+			fmt.Fprint(stdout, usage)
+		}
+		return nil
+	case usages[cmd] == "":
+		fmt.Fprintf(stderr, "weft: unknown command %q\n\n%s", cmd, usage)
+		return errUsage
+	case cmd == "thread" && (len(rest) > 0 && isHelp(rest[0]) || len(rest) > 1 && isHelp(rest[1])):
+		// Each action prints its own usage, before it needs a configuration.
+		return threadCmd(ctx, &app.Config{}, nil, rest, stdout, stderr)
+	case len(rest) > 0 && isHelp(rest[0]):
+		fmt.Fprint(stdout, usages[cmd])
+		return nil
+	case cmd == "bench":
+		return bench(rest, stdout, stderr)
+	case (cmd == "serve" || cmd == "mcp") && len(rest) > 0:
+		return badUsage(stderr, cmd)
+	}
+	cfg, err := app.LoadConfig(getenv)
 	if err != nil {
 		return err
 	}
-	logger := newLogger(stderr, cfg.LogLevel)
-	cmd, rest := args[1], args[2:]
+	logger := app.NewLogger(stderr, cfg.LogLevel)
 	switch cmd {
 	case "serve":
-		return serve(ctx, cfg, logger)
+		a, err := app.New(ctx, cfg, logger)
+		if err != nil {
+			return err
+		}
+		return a.Run(ctx)
 	case "migrate":
 		return migrate(ctx, cfg, logger, rest, stdout, stderr)
 	case "ops":
-		return ops(ctx, cfg, logger, rest, stdout)
+		return ops(ctx, cfg, logger, rest, stdout, stderr)
 	case "thread":
 		return threadCmd(ctx, cfg, logger, rest, stdout, stderr)
-	case "bench":
-		return bench(ctx, cfg, logger, rest, stdout, stderr)
-	case "mcp":
-		return mcpCmd(ctx, cfg, logger, os.Stdin, stdout)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
+	default: // mcp
+		return app.RunMCP(ctx, cfg, logger, os.Stdin, stdout)
 	}
-	fmt.Fprintf(stderr, "weft: unknown command %q\n\n%s", cmd, usage)
+}
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// badUsage prints cmd's usage on stderr for a command line it refuses.
+func badUsage(stderr io.Writer, cmd string) error {
+	fmt.Fprint(stderr, usages[cmd])
 	return errUsage
 }
 
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
-		l = slog.LevelInfo
+// parseFlags parses a subcommand's flags: -h prints its usage on stdout and
+// ends the command successfully (done); a bad flag prints it on stderr.
+func parseFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.Writer) (done bool, err error) {
+	fs.SetOutput(io.Discard)
+	switch err := fs.Parse(args); {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usage)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return true, nil
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: %v\n%s", fs.Name(), err, usage)
+		fs.SetOutput(stderr)
+		fs.PrintDefaults()
+		return true, errUsage
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
-}
-
-// openStore connects to the configured database.
-func openStore(ctx context.Context, cfg *config, logger *slog.Logger) (*db.Store, *pgxpool.Pool, error) {
-	url := cfg.DatabaseURL
-	if cfg.DBConns > 0 && !strings.Contains(url, "pool_max_conns") {
-		url = withQuery(url, "pool_max_conns", strconv.Itoa(cfg.DBConns))
-	}
-	pool, err := db.Open(ctx, url)
-	if err != nil {
-		return nil, nil, err
-	}
-	return db.New(pool, logger), pool, nil
-}
-
-// openMigrated connects and applies pending migrations, as the commands
-// that run the processor must before they start.
-func openMigrated(ctx context.Context, cfg *config, logger *slog.Logger) (*db.Store, *pgxpool.Pool, error) {
-	store, pool, err := openStore(ctx, cfg, logger)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := db.Migrate(ctx, pool, logger.With("component", "migrate")); err != nil {
-		pool.Close()
-		return nil, nil, err
-	}
-	return store, pool, nil
+	return false, nil
 }

@@ -13,23 +13,44 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/app"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-func threadCmd(ctx context.Context, cfg *config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+const (
+	threadUsage = `usage: weft thread create --goal TEXT [--detach]
+       weft thread show ID
+
+  create  create an autonomous thread and work it in this process, printing
+          each step, until it finishes (--detach: only create it, for a
+          running weft serve to work)
+  show    print a thread and its stitches as a timeline
+`
+	createUsage = "usage: weft thread create --goal TEXT [--detach]\n\n"
+	showUsage   = "usage: weft thread show ID\n"
+)
+
+func threadCmd(ctx context.Context, cfg *app.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: weft thread create --goal TEXT [--detach] | weft thread show ID\n")
-		return errUsage
+		return badUsage(stderr, "thread")
 	}
 	switch args[0] {
 	case "create":
 		return threadCreate(ctx, cfg, logger, args[1:], stdout, stderr)
 	case "show":
+		if len(args) == 2 && isHelp(args[1]) {
+			fmt.Fprint(stdout, showUsage)
+			return nil
+		}
 		if len(args) != 2 {
-			fmt.Fprint(stderr, "usage: weft thread show ID\n")
+			fmt.Fprint(stderr, showUsage)
 			return errUsage
 		}
 		return threadShow(ctx, cfg, logger, args[1], stdout)
+	}
+	if isHelp(args[0]) {
+		fmt.Fprint(stdout, threadUsage)
+		return nil
 	}
 	fmt.Fprintf(stderr, "weft thread: unknown action %q (want create or show)\n", args[0])
 	return errUsage
@@ -40,28 +61,30 @@ const progressPoll = 100 * time.Millisecond
 
 // threadCreate creates an autonomous thread and, unless detached, works it
 // in this process, printing each step, until it finishes.
-func threadCreate(ctx context.Context, cfg *config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+func threadCreate(ctx context.Context, cfg *app.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("weft thread create", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	goal := fs.String("goal", "", "what the thread should achieve (required)")
 	detach := fs.Bool("detach", false, "only create the thread; a running `weft serve` works it")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if done, err := parseFlags(fs, args, createUsage, stdout, stderr); done {
+		return err
 	}
 	if strings.TrimSpace(*goal) == "" {
 		fmt.Fprint(stderr, "weft thread create: --goal is required\n")
 		return errUsage
 	}
-	store, pool, err := openMigrated(ctx, cfg, logger)
+	// Detached, it only enqueues; else it works jobs here, serving nothing.
+	c := *cfg
+	c.Role = "worker"
+	if *detach {
+		c.Role = "api"
+	}
+	a, err := app.New(ctx, &c, logger)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	eng, err := newEngine(ctx, cfg, logger, store, store, !*detach)
-	if err != nil {
-		return err
-	}
-	th, err := eng.ingest.StartThread(ctx, eng.ingest.Builder().WithGoal(*goal).Autonomous().
+	defer a.Close()
+	in := a.Ingester()
+	th, err := in.StartThread(ctx, in.Builder().WithGoal(*goal).Autonomous().
 		WithInitialPrompt(thread.Stitch{Content: *goal, Source: thread.PlatformCLI}))
 	if err != nil {
 		return err
@@ -70,10 +93,11 @@ func threadCreate(ctx context.Context, cfg *config, logger *slog.Logger, args []
 	if *detach {
 		return nil
 	}
-	if err := eng.proc.Start(ctx); err != nil {
+	if err := a.Work(ctx); err != nil {
 		return err
 	}
-	defer func() { _ = eng.stop(ctx, logger, cfg.ShutdownTimeout) }()
+	defer func() { _ = a.Stop(ctx) }()
+	store := a.Store()
 
 	var printed int64
 	tick := time.NewTicker(progressPoll)
@@ -108,12 +132,12 @@ func threadCreate(ctx context.Context, cfg *config, logger *slog.Logger, args []
 }
 
 // threadShow prints a thread and its stitches as a timeline.
-func threadShow(ctx context.Context, cfg *config, logger *slog.Logger, idText string, stdout io.Writer) error {
+func threadShow(ctx context.Context, cfg *app.Config, logger *slog.Logger, idText string, stdout io.Writer) error {
 	id, err := uuid.Parse(idText)
 	if err != nil {
 		return fmt.Errorf("thread id %q: %w", idText, err)
 	}
-	store, pool, err := openStore(ctx, cfg, logger)
+	store, pool, err := app.Open(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}

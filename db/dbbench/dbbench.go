@@ -24,7 +24,7 @@ import (
 )
 
 // Payload is an llm_call-shaped JSON document of about 1 KB, the size the
-// ceilings in ARCHITECTURE.md were measured with.
+// ceilings in docs/architecture.md were measured with.
 var Payload = []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are weft, a helpful engineering agent. ` +
 	strings.Repeat("Keep answers short and concrete. ", 20) + `"},{"role":"user","content":"Why is the nightly build red?"}],` +
 	`"tools":[{"name":"search_thread_messages","description":"Search messages in a thread"}],"temperature":0.2}`)

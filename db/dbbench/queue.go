@@ -11,14 +11,14 @@ import (
 
 // queueFillPerSecond is how many jobs per second of measurement the
 // baseline's table is filled with: about twice the best single-claim rate
-// measured on the reference box (4.8k/s at 16 clients), so the loop never
-// runs dry.
+// measured on a 2-core box (docs/architecture.md), so the loop never runs
+// dry.
 const queueFillPerSecond = 10_000
 
 // ClaimComplete is the queue baseline: a plain SKIP LOCKED claim and
-// complete loop on a bare jobs table (the shape of perf-reliability.md
-// A.3), one job per claim and each statement its own commit, as a worker's
-// would be. It fills the table, then runs conns claimers for d.
+// complete loop on a bare jobs table, one job per claim and each statement
+// its own commit, as a worker's would be (the claim+complete ceilings of
+// docs/architecture.md). It fills the table, then runs conns claimers for d.
 func ClaimComplete(ctx context.Context, pool *pgxpool.Pool, conns int, d time.Duration) (Rate, error) {
 	if _, err := pool.Exec(ctx, `DROP TABLE IF EXISTS bench_jobs;
 		CREATE TABLE bench_jobs (id bigserial PRIMARY KEY, state text NOT NULL DEFAULT 'available',

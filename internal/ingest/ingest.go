@@ -36,23 +36,16 @@ type Express interface {
 	Send(o thread.Outbox)
 }
 
-// SendAtOnce makes acknowledgements go out through x the moment they
-// commit, instead of through delivery jobs. Call it before the ingester is
-// used.
-func (in *Ingester) SendAtOnce(x Express) { in.express = x }
-
 // New returns an Ingester writing to store and enqueueing through jobs.
-func New(store *db.Store, jobs job.Inserter, memory *thread.MemoryManager, logger *slog.Logger) *Ingester {
-	if memory == nil {
-		memory = &thread.MemoryManager{Memory: store}
-	}
-	in := &Ingester{store: store, jobs: jobs, memory: memory, logger: logger.With("component", "ingest")}
+// With express non-nil, acknowledgements go out through it the moment they
+// commit; with nil, through delivery jobs.
+func New(store *db.Store, jobs job.Inserter, express Express, logger *slog.Logger) *Ingester {
+	in := &Ingester{store: store, jobs: jobs, memory: &thread.MemoryManager{Memory: store}, express: express,
+		logger: logger.With("component", "ingest")}
 	// Half the pool for new sessions' transactions leaves the rest for the
 	// reads before them (drafting) and for express sends. Fewer at a time
-	// batch more (on 2 cores, the webhook path alone was 74% busy at
-	// 1,000 sessions/s with one, 89% with four), but then one slow commit
-	// holds up every session behind it: with one, a full serve's capacity
-	// fell to 700-900/s.
+	// batch more and cost less CPU, but then one slow commit holds up every
+	// session behind it (docs/architecture.md, "Measured").
 	in.openings = &openings{max: max(1, int(store.Pool().Config().MaxConns)/2), open: in.openBatch}
 	return in
 }

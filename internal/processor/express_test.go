@@ -44,9 +44,8 @@ func expressOnly(t *testing.T, pool *pgxpool.Pool, slots int) (*db.Store, *inges
 	proc, err := processor.New(pool, store, nil, map[thread.Platform]processor.Sender{thread.PlatformLinear: sender},
 		processor.Config{Workers: false}, logger)
 	require.NoError(t, err)
-	in := ingest.New(store, proc.Inserter(), nil, logger)
 	express := proc.Express(store, slots)
-	in.SendAtOnce(express)
+	in := ingest.New(store, proc.Inserter(), express, logger)
 	return store, in, express, sender
 }
 
@@ -154,8 +153,8 @@ func TestExpressHandsOverToAJob(t *testing.T) {
 			h.waitRan(t, "weft_reclaim")
 			h.sender.failFirst = tc.failFirst
 			express := h.proc.Express(h.store, tc.slots)
-			h.ingest.SendAtOnce(express)
-			threadID, ack := created(t, h.store, h.ingest)
+			in := ingest.New(h.store, h.proc.Inserter(), express, dbtest.Logger(t))
+			threadID, ack := created(t, h.store, in)
 			express.Wait()
 			h.sender.mu.Lock()
 			sends := h.sender.sends

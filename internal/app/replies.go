@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"log/slog"
@@ -25,8 +25,8 @@ func newReplies(store *db.Store, dis *discordApp, reg prometheus.Registerer, log
 
 // newMCP is the MCP server on the store and get-thread-replies, and its
 // streamable HTTP handler for /mcp.
+// mcpserver.New names its component itself; the SDK's handler does not.
 func newMCP(store *db.Store, rep *replies.Service, logger *slog.Logger) http.Handler {
-	logger = logger.With("component", "mcp")
 	s := mcpserver.New(mcpserver.Deps{Store: store, Replies: rep, Logger: logger})
-	return mcpserver.Handler(s, logger)
+	return mcpserver.Handler(s, logger.With("component", "mcp"))
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -54,13 +54,13 @@ func newDiscordWorld(t *testing.T) *discordWorld {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"weft", "serve"}, env(map[string]string{
+		done <- runServe(ctx, env(map[string]string{
 			"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LOG_LEVEL": "warn",
 			"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": w.llm.OpenAIBaseURL(),
 			"LINEAR_WEBHOOK_SECRET": secret, "LINEAR_ACCESS_TOKEN": token, "LINEAR_API_URL": w.linear.URL(),
 			"DISCORD_BOT_TOKEN": discordtest.Token, "DISCORD_API_URL": fake.URL(), "DISCORD_PUBLIC_KEY": w.keys.PublicKeyHex(),
 			"DISCORD_APPLICATION_ID": fake.ApplicationID(), "DISCORD_ALLOWED_GUILDS": w.guild,
-		}), &bytes.Buffer{}, &bytes.Buffer{})
+		}), &bytes.Buffer{})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -75,7 +75,7 @@ func newDiscordWorld(t *testing.T) *discordWorld {
 		return resp.StatusCode == http.StatusOK
 	}, 20*time.Second, 20*time.Millisecond)
 	require.Eventually(t, func() bool { return len(fake.Identifies()) == 1 }, 20*time.Second, 10*time.Millisecond, "the gateway never connected")
-	store, pool, err := openStore(context.Background(), &config{DatabaseURL: url}, dbtest.Logger(t))
+	store, pool, err := Open(context.Background(), &Config{DatabaseURL: url}, dbtest.Logger(t))
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	w.store = store

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -11,13 +11,13 @@ import (
 	"github.com/weft-dev/weft/internal/mcpserver"
 )
 
-// mcpCmd is `weft mcp`: the MCP server over stdin and stdout, for a local
+// RunMCP is `weft mcp`: the MCP server over stdin and stdout, for a local
 // MCP client that starts weft as a subprocess. It runs until the client
-// closes stdin or ctx ends. stdout carries only the protocol; logs go to
-// stderr. It reads the database as `weft serve` migrated it, and needs no
-// API token: whoever can start the process can read the database anyway.
-func mcpCmd(ctx context.Context, cfg *config, logger *slog.Logger, stdin io.Reader, stdout io.Writer) error {
-	store, pool, err := openStore(ctx, cfg, logger)
+// closes stdin or ctx ends. stdout carries only the protocol; logs go
+// elsewhere. It reads the database as `weft serve` migrated it, and needs
+// no API token: whoever can start the process can read the database anyway.
+func RunMCP(ctx context.Context, cfg *Config, logger *slog.Logger, stdin io.Reader, stdout io.Writer) error {
+	store, pool, err := Open(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -31,7 +31,7 @@ func mcpCmd(ctx context.Context, cfg *config, logger *slog.Logger, stdin io.Read
 	if err != nil {
 		return err
 	}
-	s := mcpserver.New(mcpserver.Deps{Store: store, Replies: rep, Logger: logger.With("component", "mcp")})
+	s := mcpserver.New(mcpserver.Deps{Store: store, Replies: rep, Logger: logger})
 	transport := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
 	if err := s.Run(ctx, transport); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp: %w", err)

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"github.com/weft-dev/weft/webhooks"
 )
 
-// linearConfig is the Linear app's settings.
-type linearConfig struct {
+// LinearConfig is the Linear app's settings.
+type LinearConfig struct {
 	WebhookSecret string
 	ClientID      string
 	ClientSecret  string
@@ -25,8 +25,8 @@ type linearConfig struct {
 	EncryptionKey string
 }
 
-func loadLinearConfig(getenv func(string) string) linearConfig {
-	c := linearConfig{
+func loadLinear(getenv func(string) string) LinearConfig {
+	c := LinearConfig{
 		WebhookSecret: getenv("LINEAR_WEBHOOK_SECRET"),
 		ClientID:      getenv("LINEAR_CLIENT_ID"),
 		ClientSecret:  getenv("LINEAR_CLIENT_SECRET"),
@@ -43,7 +43,7 @@ func loadLinearConfig(getenv func(string) string) linearConfig {
 
 // tokenURL is the OAuth token endpoint beside the GraphQL endpoint, so that
 // pointing LINEAR_API_URL at a fake points both.
-func (c linearConfig) tokenURL() string {
+func (c LinearConfig) tokenURL() string {
 	if c.APIURL == linear.DefaultEndpoint {
 		return linear.DefaultTokenURL
 	}
@@ -59,8 +59,8 @@ type linearApp struct {
 
 // newLinearApp builds the Linear client from the configuration: a static
 // token for one workspace, or OAuth installations. Without either, Linear is
-// off and says so once.
-func newLinearApp(c linearConfig, store *db.Store, logger *slog.Logger) (*linearApp, error) {
+// off (logDoors says so).
+func newLinearApp(c LinearConfig, store *db.Store, logger *slog.Logger) (*linearApp, error) {
 	app := &linearApp{}
 	var tokens linear.TokenSource
 	switch {
@@ -76,12 +76,11 @@ func newLinearApp(c linearConfig, store *db.Store, logger *slog.Logger) (*linear
 			return nil, err
 		}
 		oauth := linear.NewOAuthClient(c.ClientID, c.ClientSecret, c.RedirectURI, c.tokenURL(), nil)
-		inst := installation.NewTokens(store, cipher, oauth, logger.With("component", "linear_installations"))
+		inst := installation.NewTokens(store, cipher, oauth, logger) // names its component itself
 		tokens = inst
 		app.oauth = &webhooks.LinearOAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI,
 			StateSecret: []byte(c.ClientSecret), Codes: oauth, Endpoint: c.APIURL, Installations: inst}
 	default:
-		logger.Info("linear off: set LINEAR_ACCESS_TOKEN, or LINEAR_CLIENT_ID with LINEAR_CLIENT_SECRET and WEFT_ENCRYPTION_KEY")
 		return app, nil
 	}
 	client := linear.NewClient(c.APIURL, nil, tokens)
@@ -91,9 +90,6 @@ func newLinearApp(c linearConfig, store *db.Store, logger *slog.Logger) (*linear
 	}
 	app.sender = linear.NewSender(client, workspaces)
 	app.history = linearHistory{client}
-	if c.WebhookSecret == "" {
-		logger.Warn("linear webhooks off: LINEAR_WEBHOOK_SECRET is not set")
-	}
 	return app, nil
 }
 

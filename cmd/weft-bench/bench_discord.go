@@ -20,6 +20,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/weft-dev/weft/internal/app"
 	"github.com/weft-dev/weft/internal/benchmark"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
@@ -52,15 +53,14 @@ type discordPost struct {
 	at      time.Time
 }
 
-// benchDiscord drives a real `weft serve` (this binary, as a child process,
+// benchDiscord drives a real weft serve (`weft-bench serve`, as a child process,
 // on a scratch database) through the fake Discord with an instant fake
 // model: it opens -threads Discord threads with one mention each, waits for
 // their first replies, then posts follow-ups open-loop at -rate across them
 // and times each from its gateway dispatch to the reply's arrival at the
 // fake (less the model's time) and to the first typing indicator.
-func benchDiscord(ctx context.Context, cfg *config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("weft bench discord", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("weft-bench discord", flag.ContinueOnError)
 	duration := fs.Duration("duration", 30*time.Second, "how long the steady run of follow-ups lasts")
 	rate := fs.Int("rate", 20, "follow-up messages per second, spread round-robin over the threads")
 	threads := fs.Int("threads", 50, "tracked Discord threads, each opened by a mention before the steady run")
@@ -69,8 +69,11 @@ func benchDiscord(ctx context.Context, cfg *config, logger *slog.Logger, args []
 	scratch := fs.String("db", "weft_bench_discord", "name of the scratch database (dropped first if it exists)")
 	modelDelay := fs.Duration("model-delay", 0, "how long the fake model takes to answer: 0 is the issue's instant model; "+
 		"above the typing delay (500ms) every turn shows the typing indicator, which is then measured")
-	if err := fs.Parse(args); err != nil || *rate < 1 || *threads < 1 || *duration <= 0 || *wait <= 0 {
-		return errUsage
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if *rate < 1 || *threads < 1 || *duration <= 0 || *wait <= 0 {
+		return badFlags(fs, stderr)
 	}
 
 	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, *keep)
@@ -83,7 +86,7 @@ func benchDiscord(ctx context.Context, cfg *config, logger *slog.Logger, args []
 		return err
 	}
 	defer b.close(logger)
-	fmt.Fprintf(stdout, "weft bench discord: weft serve pid %d on scratch database %s; fakes: discordtest (REST + gateway), llmtest (model answering at once)\n\n", b.serve.PID(), *scratch)
+	fmt.Fprintf(stdout, "weft-bench discord: weft serve pid %d on scratch database %s; fakes: discordtest (REST + gateway), llmtest (model answering at once)\n\n", b.serve.PID(), *scratch)
 
 	// Setup: one mention per thread, paced at the steady rate, then every
 	// thread's first reply.

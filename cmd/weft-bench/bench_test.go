@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -13,7 +14,22 @@ import (
 	"github.com/weft-dev/weft/db/dbtest"
 )
 
-// runBench runs `weft bench ARGS…` in-process on a scratch database of its
+// TestMain lets the test binary stand in for weft-bench: run with
+// WEFT_TEST_AS_WEFT=1 it is `weft-bench`, so the linear and discord
+// benchmarks can start it as their `weft-bench serve` child.
+func TestMain(m *testing.M) {
+	if os.Getenv("WEFT_TEST_AS_WEFT") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func env(kv map[string]string) func(string) string {
+	return func(k string) string { return kv[k] }
+}
+
+// runBench runs `weft-bench ARGS…` in-process on a scratch database of its
 // own and returns what it printed. Only that it printed its figures is
 // checked: timings belong to the benchmark's report, never to a test.
 func runBench(t *testing.T, args ...string) string {
@@ -22,7 +38,7 @@ func runBench(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	err := run(ctx, append([]string{"weft", "bench"}, append(args, "-db", scratch)...),
+	err := run(ctx, append([]string{"weft-bench"}, append(args, "-db", scratch)...),
 		env(map[string]string{"DATABASE_URL": dbtest.ServerURL(), "WEFT_LOG_LEVEL": "error"}), &stdout, &stderr)
 	require.NoError(t, err, "stderr:\n%s", stderr.String())
 	return stdout.String()
@@ -38,7 +54,7 @@ func TestBenchTurnsPrintsItsFigures(t *testing.T) {
 }
 
 // TestBenchLinearPrintsItsFigures cannot run in parallel: the bench starts
-// `weft serve` as this test binary, which needs WEFT_TEST_AS_WEFT in the
+// `weft-bench serve` as this test binary, which needs WEFT_TEST_AS_WEFT in the
 // environment it inherits (see TestMain).
 func TestBenchLinearPrintsItsFigures(t *testing.T) {
 	t.Setenv("WEFT_TEST_AS_WEFT", "1")
@@ -48,4 +64,18 @@ func TestBenchLinearPrintsItsFigures(t *testing.T) {
 		"peak RSS of weft serve (VmHWM)", "overall:"} {
 		require.Contains(t, out, want)
 	}
+}
+
+func TestHelpExitsZero(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"help"}, {"--help"}, {"store", "-h"}, {"turns", "--help"}, {"linear", "-h"}, {"replies", "-h"}, {"discord", "-h"}} {
+		var stdout bytes.Buffer
+		err := run(context.Background(), append([]string{"weft-bench"}, args...), env(nil), &stdout, &bytes.Buffer{})
+		require.NoError(t, err, args)
+		require.NotEmpty(t, stdout.String(), args)
+	}
+	err := run(context.Background(), []string{"weft-bench", "frobnicate"}, env(nil), &bytes.Buffer{}, &bytes.Buffer{})
+	require.ErrorIs(t, err, errUsage)
+	err = run(context.Background(), []string{"weft-bench", "store", "-no-such-flag"}, env(nil), &bytes.Buffer{}, &bytes.Buffer{})
+	require.ErrorIs(t, err, errUsage)
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -13,13 +13,12 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/discord"
-	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
 )
 
-// discordConfig is the Discord app's settings.
-type discordConfig struct {
+// DiscordConfig is the Discord app's settings.
+type DiscordConfig struct {
 	BotToken string
 	// PublicKey is the application's Ed25519 key, hex (interactions).
 	PublicKey     string
@@ -34,8 +33,8 @@ type discordConfig struct {
 	ShardCount        int
 }
 
-func loadDiscordConfig(getenv func(string) string) (discordConfig, error) {
-	c := discordConfig{
+func loadDiscord(getenv func(string) string) (DiscordConfig, error) {
+	c := DiscordConfig{
 		BotToken:          getenv("DISCORD_BOT_TOKEN"),
 		PublicKey:         getenv("DISCORD_PUBLIC_KEY"),
 		ApplicationID:     getenv("DISCORD_APPLICATION_ID"),
@@ -61,7 +60,7 @@ func loadDiscordConfig(getenv func(string) string) (discordConfig, error) {
 	return c, nil
 }
 
-func (c discordConfig) publicKey() (ed25519.PublicKey, error) {
+func (c DiscordConfig) publicKey() (ed25519.PublicKey, error) {
 	key, err := hex.DecodeString(c.PublicKey)
 	if err != nil || len(key) != ed25519.PublicKeySize {
 		return nil, fmt.Errorf("DISCORD_PUBLIC_KEY: want %d hex-encoded bytes", ed25519.PublicKeySize)
@@ -70,25 +69,20 @@ func (c discordConfig) publicKey() (ed25519.PublicKey, error) {
 }
 
 // discordApp is the wired Discord platform. With no bot token every field
-// is nil and Discord is off.
+// but cfg is nil and Discord is off.
 type discordApp struct {
-	cfg    discordConfig
+	cfg    DiscordConfig
 	client *discord.Client // REST, shared by every shard's gateway
 	sender *discord.Sender
 	typist *discord.Typist
-	// continuer serves continue_in_discord and /continue; its Recorder is
-	// the ingester, set by bind once the engine has one.
-	continuer *tools.Continuer
-	elector   *discord.Elector
-	logger    *slog.Logger
+	logger *slog.Logger
 }
 
-// newDiscordApp builds the Discord client from the configuration. Without a
-// bot token Discord is off and says so once.
-func newDiscordApp(c discordConfig, store *db.Store, logger *slog.Logger) (*discordApp, error) {
+// newDiscordApp builds the Discord client from the configuration; without
+// a bot token Discord is off.
+func newDiscordApp(c DiscordConfig, store *db.Store, logger *slog.Logger) (*discordApp, error) {
 	app := &discordApp{cfg: c, logger: logger}
 	if c.BotToken == "" {
-		logger.Info("discord off: set DISCORD_BOT_TOKEN")
 		return app, nil
 	}
 	client, err := discord.New(discord.Config{
@@ -101,23 +95,28 @@ func newDiscordApp(c discordConfig, store *db.Store, logger *slog.Logger) (*disc
 	app.client = client
 	app.sender = discord.NewSender(client)
 	app.typist = discord.NewTypist(client, store, 0, logger)
-	app.continuer = &tools.Continuer{Store: store, Discord: client, ChannelID: c.ContinueChannelID}
-	if c.PublicKey == "" {
-		logger.Warn("discord interactions off: DISCORD_PUBLIC_KEY is not set")
-	}
 	return app, nil
 }
 
 // on reports whether Discord is configured.
 func (a *discordApp) on() bool { return a.client != nil }
 
+// continuer serves continue_in_discord and /continue, recording through
+// rec; nil when Discord is off.
+func (a *discordApp) continuer(store *db.Store, rec tools.ContinueRecorder) *tools.Continuer {
+	if !a.on() {
+		return nil
+	}
+	return &tools.Continuer{Store: store, Discord: a.client, Recorder: rec, ChannelID: a.cfg.ContinueChannelID}
+}
+
 // tools are the agent tools Discord adds: continue_in_discord, when Linear
 // is on too (it continues a Linear session).
-func (a *discordApp) tools(linearOn bool) []tools.Tool {
+func (a *discordApp) tools(linearOn bool, c *tools.Continuer) []tools.Tool {
 	if !a.on() || !linearOn {
 		return nil
 	}
-	return []tools.Tool{a.continuer.Tool()}
+	return []tools.Tool{c.Tool()}
 }
 
 // history reads a Discord thread for the prompt; nil when Discord is off.
@@ -136,31 +135,39 @@ func (a *discordApp) onTurn() func(context.Context, uuid.UUID) func() {
 	return a.typist.Typing
 }
 
-// bind gives the app the engine's ingester, which did not exist when the
-// tools were registered.
-func (a *discordApp) bind(ing *ingest.Ingester) {
-	if a.on() {
-		a.continuer.Recorder = ing
-	}
-}
-
 // interactions is POST /webhooks/discord's configuration; nil (the route
 // off) without a bot token or public key.
-func (a *discordApp) interactions(store *db.Store) *webhooks.DiscordInteractions {
+func (a *discordApp) interactions(store *db.Store, c *tools.Continuer) *webhooks.DiscordInteractions {
 	if !a.on() || a.cfg.PublicKey == "" {
 		return nil
 	}
-	key, _ := a.cfg.publicKey() // validated by loadDiscordConfig
+	key, _ := a.cfg.publicKey() // validated by loadDiscord
 	return &webhooks.DiscordInteractions{
 		PublicKey: key, AllowedGuilds: a.cfg.AllowedGuilds, Threads: store,
-		Continue: continueCommand{a.continuer}, Responses: a.client,
+		Continue: continueCommand{c}, Responses: a.client,
 	}
 }
 
-// start registers the slash commands (one bulk overwrite, idempotent) and
-// starts contending for the gateway shards.
-func (a *discordApp) start(ctx context.Context, store *db.Store, ing *ingest.Ingester) error {
+// elector contends for the gateway shards through leases in store, each
+// shard's events going to rec; nil when Discord is off.
+func (a *discordApp) elector(store *db.Store, rec discord.Recorder) *discord.Elector {
 	if !a.on() {
+		return nil
+	}
+	host, _ := os.Hostname()
+	return discord.NewElector(discord.ElectorConfig{
+		Shards: a.cfg.ShardCount, Owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]), Leases: store,
+		NewGateway: func(shardID, shardCount int) (discord.Gateway, error) {
+			return a.client.ForShard(shardID, shardCount, discord.NewConversations(a.client, rec, shardID, shardCount, a.logger))
+		},
+		Logger: a.logger,
+	})
+}
+
+// start registers the slash commands (one bulk overwrite, idempotent) and
+// starts the elector contending for the gateway shards.
+func (a *discordApp) start(ctx context.Context, e *discord.Elector) error {
+	if e == nil {
 		return nil
 	}
 	if a.cfg.ApplicationID != "" {
@@ -171,23 +178,15 @@ func (a *discordApp) start(ctx context.Context, store *db.Store, ing *ingest.Ing
 	} else {
 		a.logger.InfoContext(ctx, "discord commands not registered: DISCORD_APPLICATION_ID is not set")
 	}
-	host, _ := os.Hostname()
-	a.elector = discord.NewElector(discord.ElectorConfig{
-		Shards: a.cfg.ShardCount, Owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]), Leases: store,
-		NewGateway: func(shardID, shardCount int) (discord.Gateway, error) {
-			return a.client.ForShard(shardID, shardCount, discord.NewConversations(a.client, ing, shardID, shardCount, a.logger))
-		},
-		Logger: a.logger,
-	})
-	return a.elector.Start(ctx)
+	return e.Start(ctx)
 }
 
 // stop disconnects the gateway shards and releases them to other replicas.
-func (a *discordApp) stop(ctx context.Context) error {
-	if a.elector == nil {
+func (a *discordApp) stop(ctx context.Context, e *discord.Elector) error {
+	if e == nil {
 		return nil
 	}
-	if err := a.elector.Stop(ctx); err != nil {
+	if err := e.Stop(ctx); err != nil {
 		return err
 	}
 	return a.client.Stop(ctx)

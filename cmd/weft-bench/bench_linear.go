@@ -13,12 +13,13 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weft-dev/weft/internal/app"
 	"github.com/weft-dev/weft/internal/benchmark"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 )
 
-// Targets from ARCHITECTURE.md and perf-reliability.md Part C (G1, G2, G7, G9).
+// Targets from docs/architecture.md ("Numbers we hold ourselves to").
 const (
 	targetAckP99          = 25 * time.Millisecond
 	targetCapacity        = 1000
@@ -51,13 +52,12 @@ type linearBench struct {
 	teamID  string
 }
 
-// benchLinear drives a real `weft serve` (this binary, as a child process,
+// benchLinear drives a real weft serve (`weft-bench serve`, as a child process,
 // on a scratch database) with signed Linear `created` deliveries: ack
 // latency at a steady 500/s, webhook to first activity, a rising rate
 // until weft sheds, and weft's peak memory.
-func benchLinear(ctx context.Context, cfg *config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("weft bench linear", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("weft-bench linear", flag.ContinueOnError)
 	duration := fs.Duration("duration", 10*time.Second, "how long the steady 500/s run lasts")
 	warmup := fs.Duration("warmup", 4*time.Second, "how long the load rises, unmeasured, to the steady rate before the steady run: connections, caches and queues reach their steady state, as under a real day's load rather than a cold start")
 	rate := fs.Int("rate", linearSteadyRate, "the steady run's deliveries per second")
@@ -68,8 +68,11 @@ func benchLinear(ctx context.Context, cfg *config, logger *slog.Logger, args []s
 	wait := fs.Duration("wait", 30*time.Second, "how long to wait for the steady run's first activities")
 	keep := fs.Bool("keep", false, "keep the scratch database afterwards")
 	scratch := fs.String("db", "weft_bench_linear", "name of the scratch database (dropped first if it exists)")
-	if err := fs.Parse(args); err != nil || *rate < 1 || *duration <= 0 || *step <= 0 || *maxRate < 0 {
-		return errUsage
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if *rate < 1 || *duration <= 0 || *step <= 0 || *maxRate < 0 {
+		return badFlags(fs, stderr)
 	}
 
 	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, *keep)
@@ -82,7 +85,7 @@ func benchLinear(ctx context.Context, cfg *config, logger *slog.Logger, args []s
 		return err
 	}
 	defer b.close(logger)
-	fmt.Fprintf(stdout, "weft bench linear: weft serve pid %d on scratch database %s; fakes: lineartest (Linear), llmtest (model answering in %s)\n\n", b.serve.PID(), *scratch, *modelDelay)
+	fmt.Fprintf(stdout, "weft-bench linear: weft serve pid %d on scratch database %s; fakes: lineartest (Linear), llmtest (model answering in %s)\n\n", b.serve.PID(), *scratch, *modelDelay)
 
 	pass := true
 	if *warmup > 0 {

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"testing"
@@ -21,7 +21,7 @@ func TestConfigPools(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := loadConfig(func(k string) string { return tc.env[k] })
+			cfg, err := LoadConfig(func(k string) string { return tc.env[k] })
 			if tc.wantErr {
 				require.Error(t, err)
 				return

@@ -20,6 +20,8 @@ import (
 	"github.com/weft-dev/weft/api"
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbbench"
+	"github.com/weft-dev/weft/internal/app"
+	"github.com/weft-dev/weft/internal/mcpserver"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -35,14 +37,13 @@ const benchRepliesToken = "weft-bench-replies"
 // the REST API and the MCP server's streamable HTTP, each served by the real
 // handler on a loopback port, beside a baseline: the same call made in
 // process, without HTTP. It works in a scratch database it drops afterwards.
-func benchReplies(ctx context.Context, cfg *config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("weft bench replies", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func benchReplies(ctx context.Context, cfg *app.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("weft-bench replies", flag.ContinueOnError)
 	replyCount := fs.Int("replies", 100, "replies in the thread read")
 	samples := fs.Int("samples", 2000, "calls timed per surface")
 	scratch := fs.String("db", "weft_bench_replies", "name of the scratch database")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 
 	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, false)
@@ -69,7 +70,7 @@ func benchReplies(ctx context.Context, cfg *config, logger *slog.Logger, args []
 		return err
 	}
 	handler := api.NewServer(api.Deps{Logger: quiet, DB: store, Token: benchRepliesToken, Store: store,
-		Replies: svc, MCP: newMCP(store, svc, quiet)})
+		Replies: svc, MCP: mcpserver.Handler(mcpserver.New(mcpserver.Deps{Store: store, Replies: svc, Logger: quiet}), quiet)})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -101,7 +102,7 @@ func benchReplies(ctx context.Context, cfg *config, logger *slog.Logger, args []
 		return mcpReplies(ctx, session, req)
 	}
 
-	fmt.Fprintf(stdout, "weft bench replies: one thread of %d replies, limit %d, %d calls per surface, 1 client\n\n", *replyCount, *replyCount, *samples)
+	fmt.Fprintf(stdout, "weft-bench replies: one thread of %d replies, limit %d, %d calls per surface, 1 client\n\n", *replyCount, *replyCount, *samples)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "surface\tp50\tp99\tmax\tp99 / in-process\ttarget p99\t")
 	var baseline time.Duration

@@ -17,6 +17,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbbench"
 	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/app"
 	"github.com/weft-dev/weft/internal/benchmark"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/llm"
@@ -26,7 +27,7 @@ import (
 	"github.com/weft-dev/weft/internal/tools"
 )
 
-// Targets from ARCHITECTURE.md and perf-reliability.md Part C (G4, G5, G8).
+// Targets from docs/architecture.md ("Numbers we hold ourselves to").
 const (
 	targetTurnRatio    = 0.5
 	targetPickupP50    = 5 * time.Millisecond
@@ -37,7 +38,7 @@ const (
 // turnsBench is one `weft bench turns` run's wiring: the scratch store, the
 // fake model behind the real OpenAI adapter, and the clock on both.
 type turnsBench struct {
-	cfg    *config
+	cfg    *app.Config
 	logger *slog.Logger
 	pool   *pgxpool.Pool
 	store  *db.Store
@@ -52,17 +53,19 @@ type turnsBench struct {
 // beside a plain SKIP LOCKED queue, pickup latency, and the backend's time
 // per agent step. It works in a scratch database on the configured server,
 // dropped afterwards.
-func benchTurns(ctx context.Context, cfg *config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("weft bench turns", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("weft-bench turns", flag.ContinueOnError)
 	turns := fs.Int("turns", 2000, "queued turns each throughput run burns down")
 	duration := fs.Duration("duration", 5*time.Second, "how long the paced pickup run and each queue baseline run last")
 	rate := fs.Int("rate", 50, "turns per second enqueued, one at a time, in the paced pickup run")
 	steps := fs.Int("steps", 2, "model calls per turn: a read_memory tool round before each but the last, which answers")
 	keep := fs.Bool("keep", false, "keep the scratch database afterwards")
 	scratch := fs.String("db", "weft_bench_turns", "name of the scratch database (dropped first if it exists)")
-	if err := fs.Parse(args); err != nil || *turns < 1 || *rate < 1 || *steps < 1 || *duration <= 0 {
-		return errUsage
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if *turns < 1 || *rate < 1 || *steps < 1 || *duration <= 0 {
+		return badFlags(fs, stderr)
 	}
 
 	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, *keep)
@@ -73,7 +76,7 @@ func benchTurns(ctx context.Context, cfg *config, logger *slog.Logger, args []st
 	// The processor gets a pool as `weft serve` opens it (WEFT_DB_CONNS),
 	// so the figures are serve's; the baseline gets its own, big enough
 	// for its clients.
-	pool, err := db.Open(ctx, withQuery(url, "pool_max_conns", strconv.Itoa(cfg.DBConns)))
+	pool, err := db.Open(ctx, app.WithQuery(url, "pool_max_conns", strconv.Itoa(cfg.DBConns)))
 	if err != nil {
 		return err
 	}
@@ -81,7 +84,7 @@ func benchTurns(ctx context.Context, cfg *config, logger *slog.Logger, args []st
 	if err := db.Migrate(ctx, pool, slog.New(slog.DiscardHandler)); err != nil {
 		return err
 	}
-	basePool, err := db.Open(ctx, withQuery(url, "pool_max_conns", "8"))
+	basePool, err := db.Open(ctx, app.WithQuery(url, "pool_max_conns", "8"))
 	if err != nil {
 		return err
 	}
@@ -101,7 +104,7 @@ func benchTurns(ctx context.Context, cfg *config, logger *slog.Logger, args []st
 	}
 	b.runner = &agent.Runner{LLM: b.clock, Model: "bench-model", Tools: registry, Logger: logger.With("component", "agent")}
 
-	fmt.Fprintf(stdout, "weft bench turns: scratch database %s; model: llmtest (in-process, instant) through the OpenAI adapter; %d model call(s) per turn\n\n", *scratch, *steps)
+	fmt.Fprintf(stdout, "weft-bench turns: scratch database %s; model: llmtest (in-process, instant) through the OpenAI adapter; %d model call(s) per turn\n\n", *scratch, *steps)
 
 	fmt.Fprintf(stdout, "Turns/s, burning down %d queued turns, beside %d River no-op jobs and a plain SKIP LOCKED claim+complete loop (1 job per claim, %s before the turns and %s after, pooled: the disk's flush time drifts); ratio = turns / claim+complete:\n", *turns, *turns, *duration, *duration)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)

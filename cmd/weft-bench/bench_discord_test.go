@@ -7,7 +7,7 @@ import (
 )
 
 // TestBenchDiscordPrintsItsFigures cannot run in parallel: the bench starts
-// `weft serve` as this test binary, which needs WEFT_TEST_AS_WEFT in the
+// `weft-bench serve` as this test binary, which needs WEFT_TEST_AS_WEFT in the
 // environment it inherits (see TestMain).
 func TestBenchDiscordPrintsItsFigures(t *testing.T) {
 	t.Setenv("WEFT_TEST_AS_WEFT", "1")

@@ -1,12 +1,10 @@
-package main
+package app
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,17 +21,6 @@ import (
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-// TestMain lets the test binary stand in for the weft binary: run with
-// WEFT_TEST_AS_WEFT=1 it is `weft`, so the crash tests can run `weft serve`
-// as a real subprocess and SIGKILL it, without a separate build.
-func TestMain(m *testing.M) {
-	if os.Getenv("WEFT_TEST_AS_WEFT") == "1" {
-		main()
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
-
 // child is a `weft serve` subprocess.
 type child struct {
 	cmd    *exec.Cmd
@@ -44,7 +31,7 @@ type child struct {
 
 func startWeft(t *testing.T, envv map[string]string) *child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "serve")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "WEFT_TEST_AS_WEFT=1")
 	for k, v := range envv {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -103,7 +90,7 @@ func TestCrashMidTurnResumesWithoutRepeatingRecordedCalls(t *testing.T) {
 		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_LEASE_TTL": "2s", "WEFT_SWEEP_INTERVAL": "500ms", "WEFT_LOG_LEVEL": "debug",
 	}
 
-	store, pool, err := openStore(ctx, &config{DatabaseURL: url}, dbtest.Logger(t))
+	store, pool, err := Open(ctx, &Config{DatabaseURL: url}, dbtest.Logger(t))
 	require.NoError(t, err)
 	defer pool.Close()
 	first := startWeft(t, weftEnv)
@@ -151,7 +138,7 @@ func TestSIGTERMDrainsTurn(t *testing.T) {
 	fake.SetDefault(func(llmtest.Request) llmtest.Reply {
 		return llmtest.Reply{Delay: 300 * time.Millisecond, ToolCalls: []llmtest.ToolCall{{Name: "complete_thread", Arguments: `{"result":"drained"}`}}}
 	})
-	store, pool, err := openStore(ctx, &config{DatabaseURL: url}, dbtest.Logger(t))
+	store, pool, err := Open(ctx, &Config{DatabaseURL: url}, dbtest.Logger(t))
 	require.NoError(t, err)
 	defer pool.Close()
 	c := startWeft(t, map[string]string{
@@ -173,16 +160,15 @@ func TestSIGTERMDrainsTurn(t *testing.T) {
 	require.Empty(t, got.LeaseOwner)
 }
 
-// createThread starts an autonomous thread through an insert-only engine,
-// as `weft thread create --detach` does.
+// createThread starts an autonomous thread through an app that only
+// enqueues, as `weft thread create --detach` does.
 func createThread(t *testing.T, url, goal string) uuid.UUID {
 	t.Helper()
-	var out bytes.Buffer
-	require.NoError(t, run(context.Background(), []string{"weft", "thread", "create", "--detach", "--goal", goal},
-		env(map[string]string{"DATABASE_URL": url, "WEFT_LOG_LEVEL": "error"}), &out, &bytes.Buffer{}))
-	id, err := uuid.Parse(strings.Fields(out.String())[1])
-	require.NoError(t, err, out.String())
-	return id
+	in := enqueuer(t, url).Ingester()
+	th, err := in.StartThread(context.Background(), in.Builder().WithGoal(goal).Autonomous().
+		WithInitialPrompt(thread.Stitch{Content: goal, Source: thread.PlatformCLI}))
+	require.NoError(t, err)
+	return th.ID
 }
 
 func waitRequest(t *testing.T, fake *llmtest.Server, match func(llmtest.Request) bool) {
@@ -231,16 +217,15 @@ func TestCrashBeforePostPostsOnce(t *testing.T) {
 		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_LEASE_TTL": "2s", "WEFT_SWEEP_INTERVAL": "500ms",
 		"LINEAR_ACCESS_TOKEN": "lin_api_crash", "LINEAR_API_URL": lin.URL(),
 	}
-	store, pool, err := openStore(ctx, &config{DatabaseURL: url}, dbtest.Logger(t))
+	store, pool, err := Open(ctx, &Config{DatabaseURL: url}, dbtest.Logger(t))
 	require.NoError(t, err)
 	defer pool.Close()
 	first := startWeft(t, weftEnv)
 
 	meta := dbtest.LinearAttachment()
 	lin.AddSession(meta.SessionID, meta.IssueID)
-	eng, err := newEngine(ctx, &config{}, dbtest.Logger(t), store, store, false)
-	require.NoError(t, err)
-	th, err := eng.ingest.StartThread(ctx, eng.ingest.Builder().WithGoal("answer in Linear").InteractiveLinear(meta).
+	in := enqueuer(t, url).Ingester()
+	th, err := in.StartThread(ctx, in.Builder().WithGoal("answer in Linear").InteractiveLinear(meta).
 		WithInitialPrompt(thread.Stitch{Content: "What is the answer?", Source: thread.PlatformLinear, ExternalID: meta.SessionID}))
 	require.NoError(t, err)
 

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -39,11 +39,11 @@ func newLinearWorld(t *testing.T) *linearWorld {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"weft", "serve"}, env(map[string]string{
+		done <- runServe(ctx, env(map[string]string{
 			"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LOG_LEVEL": "warn",
 			"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": w.llm.OpenAIBaseURL(),
 			"LINEAR_WEBHOOK_SECRET": secret, "LINEAR_ACCESS_TOKEN": token, "LINEAR_API_URL": w.linear.URL(),
-		}), &bytes.Buffer{}, &bytes.Buffer{})
+		}), &bytes.Buffer{})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -57,7 +57,7 @@ func newLinearWorld(t *testing.T) *linearWorld {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}, 20*time.Second, 20*time.Millisecond)
-	store, pool, err := openStore(context.Background(), &config{DatabaseURL: url}, dbtest.Logger(t))
+	store, pool, err := Open(context.Background(), &Config{DatabaseURL: url}, dbtest.Logger(t))
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	w.store = store

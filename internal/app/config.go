@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"cmp"
@@ -6,11 +6,15 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/weft-dev/weft/internal/tools"
 )
 
-// config is weft's configuration, read once from the environment.
-type config struct {
+// Config is weft's configuration, read once from the environment by
+// LoadConfig; a caller may then change it (a demo points the platforms at
+// fakes) before New.
+type Config struct {
 	DatabaseURL     string
 	Addr            string
 	LogLevel        string
@@ -42,11 +46,17 @@ type config struct {
 	// HistoryTTL is how long a platform thread's fetched history is reused.
 	HistoryTTL time.Duration
 
-	Linear  linearConfig
-	Discord discordConfig
+	Linear  LinearConfig
+	Discord DiscordConfig
 	// Discovery tunes relevant thread discovery (MAX_RELEVANT_THREADS,
 	// RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS).
 	Discovery tools.DiscoveryConfig
+
+	// Set by the caller, not the environment.
+
+	// Registry receives weft's metrics and is what /metrics exports; nil
+	// makes a fresh one.
+	Registry *prometheus.Registry
 }
 
 // Default models per provider, used when WEFT_MODEL / WEFT_FAST_MODEL are unset.
@@ -56,11 +66,12 @@ var defaultModels = map[string][2]string{
 }
 
 // defaultDatabaseURL is the local PostgreSQL `make run` finds on a fresh
-// machine; the Makefile passes DATABASE_URL explicitly anyway.
+// machine, the same database (the Makefile passes DATABASE_URL anyway, which
+// differs only where db/devdb.sh started a private cluster).
 const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
-func loadConfig(getenv func(string) string) (*config, error) {
-	cfg := &config{
+func LoadConfig(getenv func(string) string) (*Config, error) {
+	cfg := &Config{
 		DatabaseURL:     getenv("DATABASE_URL"),
 		Addr:            getenv("WEFT_ADDR"),
 		LogLevel:        getenv("WEFT_LOG_LEVEL"),
@@ -73,9 +84,9 @@ func loadConfig(getenv func(string) string) (*config, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = ":8080"
 	}
-	cfg.Linear = loadLinearConfig(getenv)
+	cfg.Linear = loadLinear(getenv)
 	var err error
-	if cfg.Discord, err = loadDiscordConfig(getenv); err != nil {
+	if cfg.Discord, err = loadDiscord(getenv); err != nil {
 		return nil, err
 	}
 	if cfg.Discovery, err = loadDiscoveryConfig(getenv); err != nil {
@@ -113,8 +124,8 @@ func loadConfig(getenv func(string) string) (*config, error) {
 		return nil, err
 	}
 	// A few connections keep the background's database work from crowding
-	// out the intake's: on 2 cores at 250 new Linear sessions a second, 8
-	// made acknowledgements' p99.9 several times 4's, for no more turns.
+	// out the intake's: more made acknowledgements' tail latency worse, for
+	// no more turns (docs/architecture.md, "Measured").
 	if cfg.DBConns, err = intEnv(getenv, "WEFT_DB_CONNS", 4); err != nil {
 		return nil, err
 	}
@@ -138,7 +149,7 @@ func loadConfig(getenv func(string) string) (*config, error) {
 }
 
 // intakeDB is the configuration the intake's pool is opened with.
-func (c *config) intakeDB() *config {
+func (c *Config) intakeDB() *Config {
 	i := *c
 	i.DBConns = c.IntakeDBConns
 	return &i

@@ -1,0 +1,219 @@
+// Package app builds weft from its configuration and runs it: the two
+// database pools, the platform apps, the agent, the processor (River), the
+// ingester and the HTTP server, each constructed once, in dependency order,
+// from what was built before it. Commands (`weft serve`, `weft thread
+// create`, a demo, a benchmark's server) call New and then Run or Work.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/discord"
+	"github.com/weft-dev/weft/internal/ingest"
+	"github.com/weft-dev/weft/internal/processor"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// App is weft, built: what `weft serve` runs, and what `thread create`
+// works a thread with.
+type App struct {
+	cfg    *Config
+	logger *slog.Logger
+	// pool is the processor's; intakePool is for webhooks, the gateway and
+	// the API, so that however many turns are queued an inbound event
+	// finds a connection.
+	pool, intakePool *pgxpool.Pool
+	store, intake    *db.Store
+
+	linear  *linearApp
+	discord *discordApp
+	// elector holds the Discord gateway shards; nil with Discord off.
+	elector *discord.Elector
+	proc    *processor.Processor
+	// express sends acknowledgements as they commit, ahead of the queue.
+	express *processor.Express
+	ingest  *ingest.Ingester
+	// metrics is the registry /metrics exports.
+	metrics *prometheus.Registry
+	// handler is the HTTP surface; nil on a worker.
+	handler http.Handler
+}
+
+// expressSends bounds the acknowledgements sent at once, outside the job
+// queue; past it they wait for the reclaim to hand them to delivery jobs.
+const expressSends = 64
+
+// New connects to the database, applies pending migrations and builds
+// weft. Inbound events are written through the intake pool, and so are the
+// express sends of their acknowledgements (one statement each, since they
+// take no claim), so that a backlog of turns never holds the connections an
+// acknowledgement needs. With cfg.Role "api" the processor only enqueues.
+// Nothing runs until Run or Work; Close releases what New opened.
+func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err error) {
+	a := &App{cfg: cfg, logger: logger, metrics: cfg.Registry}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	if a.metrics == nil {
+		a.metrics = prometheus.NewRegistry()
+	}
+	if a.store, a.pool, err = OpenMigrated(ctx, cfg, logger); err != nil {
+		return nil, err
+	}
+	if a.intake, a.intakePool, err = Open(ctx, cfg.intakeDB(), logger); err != nil {
+		return nil, err
+	}
+	if a.linear, err = newLinearApp(cfg.Linear, a.store, logger); err != nil {
+		return nil, err
+	}
+	if a.discord, err = newDiscordApp(cfg.Discord, a.store, logger); err != nil {
+		return nil, err
+	}
+	rep, err := newReplies(a.store, a.discord, a.metrics, logger)
+	if err != nil {
+		return nil, err
+	}
+	// Continuing in Discord records through an ingester of its own, on an
+	// insert-only River client: the agent's tools, continue_in_discord
+	// among them, exist before the processor that runs them, and a
+	// continuation's posts need no express send.
+	jobs, err := river.NewClient(riverpgxv5.New(a.intakePool), &river.Config{Logger: logger.With("component", "river_insert")})
+	if err != nil {
+		return nil, fmt.Errorf("river insert client: %w", err)
+	}
+	continuer := a.discord.continuer(a.store, ingest.New(a.intake, jobs, nil, logger))
+	workers := cfg.Role != "api"
+	var runner *agent.Runner
+	if workers {
+		if runner, err = newRunner(cfg, logger, a.store, a.linear, a.discord, rep, continuer); err != nil {
+			return nil, err
+		}
+	}
+	senders := map[thread.Platform]processor.Sender{}
+	if a.linear.sender != nil {
+		senders[thread.PlatformLinear] = a.linear.sender
+	}
+	if a.discord.on() {
+		senders[thread.PlatformDiscord] = a.discord.sender
+	}
+	a.proc, err = processor.New(a.store.Pool(), a.store, runner, senders, processor.Config{
+		Workers: workers, TurnWorkers: cfg.TurnWorkers, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
+		OnTurn: a.discord.onTurn(),
+	}, logger)
+	if err != nil {
+		return nil, err
+	}
+	a.express = a.proc.Express(a.intake, expressSends)
+	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger)
+	a.elector = a.discord.elector(a.intake, a.ingest)
+	if cfg.Role != "worker" {
+		a.handler = a.newHandler(rep, continuer)
+	}
+	return a, nil
+}
+
+// Store is the processor's store; Ingester writes inbound events.
+func (a *App) Store() *db.Store { return a.store }
+
+// Ingester writes inbound events: threads started by a command go in
+// through it, as every other event does.
+func (a *App) Ingester() *ingest.Ingester { return a.ingest }
+
+// Work starts working jobs, without the doors (no HTTP, no Discord
+// gateway): how `weft thread create` runs its thread here. Stop ends it.
+func (a *App) Work(ctx context.Context) error { return a.proc.Start(ctx) }
+
+// Run runs weft until ctx ends (SIGINT or SIGTERM), then stops in reverse
+// order of starting: the HTTP server drains, the Discord gateway lets its
+// shards go, the processor finishes or releases its turns, then the pools
+// close. A worker serves no HTTP.
+func (a *App) Run(ctx context.Context) error {
+	defer a.Close()
+	a.logDoors(ctx)
+	if err := a.proc.Start(ctx); err != nil {
+		return err
+	}
+	if err := a.discord.start(ctx, a.elector); err != nil {
+		return errors.Join(err, a.Stop(ctx))
+	}
+	if a.handler == nil {
+		a.logger.InfoContext(ctx, "weft working jobs (no HTTP)", slog.String("role", a.cfg.Role))
+		<-ctx.Done()
+		return a.Stop(ctx)
+	}
+	srv := &http.Server{
+		Handler:           a.handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       2 * time.Minute, // keep-alive connections left idle
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	ln, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		return errors.Join(fmt.Errorf("listen: %w", err), a.Stop(ctx))
+	}
+	a.logger.InfoContext(ctx, "weft serving", slog.String("addr", ln.Addr().String()), slog.String("role", a.cfg.Role))
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return errors.Join(fmt.Errorf("http server: %w", err), a.Stop(ctx))
+	case <-ctx.Done():
+	}
+
+	a.logger.InfoContext(ctx, "shutting down", slog.Duration("timeout", a.cfg.ShutdownTimeout))
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return errors.Join(fmt.Errorf("http shutdown: %w", err), a.Stop(ctx))
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return errors.Join(fmt.Errorf("http server: %w", err), a.Stop(ctx))
+	}
+	if err := a.Stop(ctx); err != nil {
+		return err
+	}
+	a.logger.InfoContext(ctx, "stopped")
+	return nil
+}
+
+// Stop drains the processor within the shutdown timeout, then cancels what
+// is left.
+func (a *App) Stop(ctx context.Context) error {
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
+	defer cancel()
+	// The gateway first: its events enqueue turns the processor should see.
+	if err := a.discord.stop(stopCtx, a.elector); err != nil {
+		a.logger.WarnContext(ctx, "stop discord", slog.Any("error", err))
+	}
+	a.express.Wait()
+	if err := a.proc.Stop(stopCtx); err != nil {
+		return fmt.Errorf("stop processor: %w", err)
+	}
+	a.logger.InfoContext(ctx, "processor stopped")
+	return nil
+}
+
+// Close closes the pools. Run closes them itself.
+func (a *App) Close() {
+	for _, p := range []*pgxpool.Pool{a.intakePool, a.pool} {
+		if p != nil {
+			p.Close()
+		}
+	}
+}

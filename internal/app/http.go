@@ -1,0 +1,54 @@
+package app
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/weft-dev/weft/api"
+	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/tools"
+	"github.com/weft-dev/weft/webhooks"
+)
+
+// newHandler is weft's HTTP surface: the API's router, with the webhooks
+// and the home page mounted on it. webhooks, api and mcpserver name their
+// log component themselves.
+func (a *App) newHandler(rep *replies.Service, continuer *tools.Continuer) http.Handler {
+	hooks := webhooks.NewHandler(webhooks.Deps{
+		Logger: a.logger, Ingester: a.ingest,
+		LinearWebhookSecret: []byte(a.cfg.Linear.WebhookSecret), LinearOAuth: a.linear.oauth,
+		Discord: a.discord.interactions(a.intake, continuer),
+	})
+	return api.NewServer(api.Deps{
+		Logger: a.logger.With("component", "http"), DB: a.intake, Token: a.cfg.APIToken,
+		Store: a.intake, Ingester: a.ingest, Replies: rep, MCP: newMCP(a.store, rep, a.logger), Metrics: a.metrics,
+		Mount: func(r chi.Router) {
+			r.Handle("/webhooks/*", hooks)
+			r.Handle("/oauth/*", hooks)
+			r.Method(http.MethodGet, "/", handleHome())
+		},
+	})
+}
+
+// home is what a browser pointed at weft sees: where to go next.
+const home = `<!doctype html>
+<html lang="en">
+<meta charset="utf-8">
+<title>weft</title>
+<h1>weft</h1>
+<p>weft runs AI agents across Linear and Discord on one Postgres store of threads.</p>
+<ul>
+<li><a href="/console">/console</a>: the operator console (needs WEFT_API_TOKEN)</li>
+<li><a href="/healthz">/healthz</a>: whether the process is up (<a href="/readyz">/readyz</a>: and its database)</li>
+<li><a href="/api/v1/openapi.json">/api/v1/openapi.json</a>: the REST API, as OpenAPI 3 (bearer token WEFT_API_TOKEN)</li>
+</ul>
+`
+
+func handleHome() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'")
+		_, _ = w.Write([]byte(home))
+	})
+}

@@ -1,0 +1,51 @@
+package app
+
+import (
+	"log/slog"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/llm"
+	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/tools"
+)
+
+// newRunner builds the agent that works turns: the model, the tools (memory,
+// get-thread-replies, continue_in_discord through continuer, and Discord's
+// search tools) and the context providers (platform thread history and, with
+// Discord on, relevant thread discovery).
+func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp, dis *discordApp,
+	rep *replies.Service, continuer *tools.Continuer) (*agent.Runner, error) {
+	provider, err := llm.New(llm.Config{Provider: cfg.LLMProvider, APIKey: cfg.LLMAPIKey, BaseURL: cfg.LLMBaseURL})
+	if err != nil {
+		return nil, err
+	}
+	registry, err := tools.NewRegistry(append(tools.Memory(store), dis.tools(lin.sender != nil, continuer)...)...)
+	if err != nil {
+		return nil, err
+	}
+	reach := &tools.Reach{Store: store, Guilds: cfg.Discord.AllowedGuilds}
+	if dis.on() {
+		reach.Reader = discordReader{dis.client}
+	}
+	if err := registry.Register(tools.Replies(rep, reach)); err != nil {
+		return nil, err
+	}
+	history := &tools.History{Store: store, TTL: cfg.HistoryTTL, Logger: logger.With("component", "history")}
+	if lin.history != nil {
+		history.Linear = lin.history
+	}
+	history.Discord = dis.history()
+	contexts := []agent.ContextProvider{history}
+	if dis.on() {
+		discovery, search := discordContext(dis.client, store, provider, cfg.FastModel, cfg.Discovery, cfg.Discord.AllowedGuilds, logger)
+		contexts = append(contexts, discovery)
+		for _, t := range search {
+			if err := registry.Register(t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps,
+		Context: contexts, Logger: logger.With("component", "agent")}, nil
+}
