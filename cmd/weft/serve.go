@@ -12,14 +12,16 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/weft-dev/weft/api"
+	"github.com/weft-dev/weft/internal/console"
 	"github.com/weft-dev/weft/webhooks"
 )
 
-// mountWebhooks puts the platforms' routes on the API's router.
-func mountWebhooks(h http.Handler) func(chi.Router) {
+// mountWebhooks puts the platforms' routes and the console on the API's router.
+func mountWebhooks(h http.Handler, cons *console.Console) func(chi.Router) {
 	return func(r chi.Router) {
 		r.Handle("/webhooks/*", h)
 		r.Handle("/oauth/*", h)
+		cons.Mount(r)
 	}
 }
 
@@ -60,8 +62,10 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		LinearWebhookSecret: []byte(cfg.Linear.WebhookSecret), LinearOAuth: eng.linear.oauth,
 		Discord: eng.discord.interactions(intake),
 	})
+	cons := console.New(console.Deps{Logger: logger.With("component", "console"), Token: cfg.APIToken,
+		Store: intake, Aborter: eng.ingest, Listen: console.Connector(intakePool)})
 	handler := api.NewServer(api.Deps{
-		Logger: logger.With("component", "http"), DB: intake, Mount: mountWebhooks(hooks),
+		Logger: logger.With("component", "http"), DB: intake, Mount: mountWebhooks(hooks, cons),
 		Token: cfg.APIToken, Store: intake, Ingester: eng.ingest, Replies: eng.replies,
 		MCP: newMCP(store, eng.replies, logger), Metrics: eng.metrics,
 	})
