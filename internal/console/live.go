@@ -138,7 +138,7 @@ func (s *stream) send(ctx context.Context) error {
 		}
 		for _, st := range batch {
 			var buf bytes.Buffer
-			if err := s.c.pages.byName["thread"].ExecuteTemplate(&buf, "stitch", stitchData{ThreadID: s.id, S: st}); err != nil {
+			if err := s.c.pages.byName["thread"].ExecuteTemplate(&buf, "stitch", viewStitch(s.id, &st)); err != nil {
 				return fmt.Errorf("render stitch: %w", err)
 			}
 			if err := writeEvent(s.w, "stitch", strconv.FormatInt(st.Seq, 10), buf.String()); err != nil {
@@ -184,8 +184,55 @@ func writeEvent(w io.Writer, event, id, data string) error {
 	return err
 }
 
-// stitchData is what the "stitch" template renders.
-type stitchData struct {
-	ThreadID uuid.UUID
-	S        db.ConsoleStitch
+// stitchView is what the "stitch" template renders: every value worked
+// out beforehand and held in plain fields, since a timeline renders a
+// thousand of them and the template engine's lookups (by reflection, slow
+// through embedded structs) and calls are its whole cost.
+type stitchView struct {
+	Seq                       int64
+	Type, When                string
+	Author                    string
+	Bot                       bool
+	Source                    string
+	Edited, Deleted           string // when, or empty
+	Text                      string
+	System, LLM, Tool         bool
+	Model                     string
+	InputTokens, OutputTokens int
+	LatencyMS                 int64
+	ToolName                  string
+	ToolError                 bool
+	ToolInput, ToolOutput     string
+	Metadata                  string
+	Bodies                    string // where the LLM request and response load from, or empty
+}
+
+const timeFormat = "2006-01-02 15:04:05Z"
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(timeFormat)
+}
+
+func viewStitch(threadID uuid.UUID, c *db.ConsoleStitch) stitchView {
+	s := &c.Stitch
+	v := stitchView{
+		Seq: s.Seq, Type: string(s.Type), When: fmtTime(s.CreatedAt), Source: string(s.Source),
+		Edited: fmtTime(s.EditedAt), Deleted: fmtTime(s.DeletedAt), Text: s.Content,
+		System: s.Type == thread.StitchSystemPrompt, LLM: s.Type == thread.StitchLLMCall, Tool: s.Type == thread.StitchToolCall,
+		Model: s.Model, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, LatencyMS: s.Latency.Milliseconds(),
+		ToolName: s.ToolName, ToolError: s.ToolError, Metadata: prettyJSON(s.Metadata),
+	}
+	if s.Author != nil {
+		v.Author, v.Bot = s.Author.Name, s.Author.Bot
+	}
+	if v.Tool {
+		v.ToolInput, v.ToolOutput = prettyJSON(s.ToolInput), prettyJSON(s.ToolOutput)
+	}
+	if c.HasRequest || c.HasResponse {
+		v.Bodies = Prefix + "/threads/" + threadID.String() + "/stitches/" + s.ID.String() + "/llm"
+	}
+	return v
 }

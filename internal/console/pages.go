@@ -39,12 +39,7 @@ type pages struct {
 }
 
 var funcs = template.FuncMap{
-	"when": func(t time.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		return t.UTC().Format("2006-01-02 15:04:05Z")
-	},
+	"when": fmtTime,
 	"ago": func(t time.Time) string {
 		if t.IsZero() {
 			return ""
@@ -62,8 +57,7 @@ var funcs = template.FuncMap{
 		}
 		return s
 	},
-	"state":  stateOf,
-	"stitch": func(threadID uuid.UUID, s db.ConsoleStitch) stitchData { return stitchData{ThreadID: threadID, S: s} },
+	"state": stateOf,
 	"discordURL": func(d *thread.DiscordAttachment) string {
 		return "https://discord.com/channels/" + url.PathEscape(d.GuildID) + "/" + url.PathEscape(d.DiscordThreadID)
 	},
@@ -84,7 +78,14 @@ func parsePages() *pages {
 // render executes a page into a buffer first, so a template error is a
 // clean 500 rather than half a page.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
+	c.renderSized(w, r, status, name, data, 16<<10)
+}
+
+// renderSized renders into a buffer grown to size up front: a long
+// timeline would otherwise copy its page over and over as it grows.
+func (c *Console) renderSized(w http.ResponseWriter, r *http.Request, status int, name string, data any, size int) {
 	var buf bytes.Buffer
+	buf.Grow(size)
 	if err := c.pages.byName[name].ExecuteTemplate(&buf, "layout", pageData{Page: name, CSRF: csrfToken(r.Context()), Data: data}); err != nil {
 		c.fail(w, r, fmt.Errorf("render %s: %w", name, err))
 		return
@@ -266,7 +267,7 @@ type threadView struct {
 	Discord   *thread.DiscordAttachment
 	Linear    *thread.LinearAttachment
 	Outbox    []thread.Outbox
-	Stitches  []db.ConsoleStitch
+	Stitches  []stitchView
 	// From is the position the timeline starts after; Earlier links the
 	// window before it (empty at the start).
 	From    int64
@@ -308,15 +309,20 @@ func (c *Console) threadPage(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	if v.Stitches, err = c.d.Store.ConsoleStitches(ctx, id, v.From, TimelineWindow); err != nil {
+	stitches, err := c.d.Store.ConsoleStitches(ctx, id, v.From, TimelineWindow)
+	if err != nil {
 		c.fail(w, r, err)
 		return
+	}
+	v.Stitches = make([]stitchView, len(stitches))
+	for i := range stitches {
+		v.Stitches[i] = viewStitch(id, &stitches[i])
 	}
 	v.Last = v.From
 	if n := len(v.Stitches); n > 0 {
 		v.Last = v.Stitches[n-1].Seq
 	}
-	c.render(w, r, http.StatusOK, "thread", v)
+	c.renderSized(w, r, http.StatusOK, "thread", v, 16<<10+len(v.Stitches)<<10)
 }
 
 // llmBodies answers an LLM call's request and response, which the
