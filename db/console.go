@@ -47,20 +47,20 @@ type ConsoleThread struct {
 	// LeaseLapsed: running, but its turn's lease lapsed (or it has none).
 	LeaseLapsed bool
 	// Unanswered: input from a person is the newest stitch and no turn
-	// has started on it.
+	// has started on it (new input reopens even a finished thread).
 	Unanswered bool
 	// Stranded: a post to a platform has been due for longer than grace.
 	Stranded bool
 }
 
 // Stuck reports whether the thread should be moving and is not.
-func (t *ConsoleThread) Stuck() bool { return t.LeaseLapsed || t.Unanswered || t.Stranded }
+func (t ConsoleThread) Stuck() bool { return t.LeaseLapsed || t.Unanswered || t.Stranded }
 
 // The stuck conditions, over threads t, with the grace in ms as $1.
 const (
 	consoleLeaseLapsed = `(t.status = 'running' AND (t.lease_expires_at IS NULL OR t.lease_expires_at < now())
 		AND t.last_activity_at < now() - $1 * interval '1 millisecond')`
-	consoleUnanswered = `(t.status IN ('pending', 'waiting') AND t.last_activity_at < now() - $1 * interval '1 millisecond'
+	consoleUnanswered = `(t.status <> 'running' AND t.last_activity_at < now() - $1 * interval '1 millisecond'
 		AND EXISTS (SELECT 1 FROM stitches h WHERE h.stitch_id = t.head_stitch_id
 			AND h.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity') AND h.author_is_bot IS NOT TRUE))`
 	consoleStranded = `EXISTS (SELECT 1 FROM platform_deliveries p WHERE p.thread_id = t.thread_id
@@ -102,8 +102,7 @@ func (q *Queries) ConsoleThreads(ctx context.Context, f ConsoleFilter) ([]Consol
 			AND NOT EXISTS (SELECT 1 FROM discord_thread_metadata d WHERE d.thread_id = t.thread_id)`)
 	}
 	if f.Stuck {
-		where = append(where, "t.status IN ('pending', 'running', 'waiting') AND ("+
-			consoleLeaseLapsed+" OR "+consoleUnanswered+" OR "+consoleStranded+")")
+		where = append(where, "("+consoleLeaseLapsed+" OR "+consoleUnanswered+" OR "+consoleStranded+")")
 	}
 	if s := strings.TrimSpace(f.Search); s != "" {
 		p := arg("%" + escapeLike(s) + "%")
