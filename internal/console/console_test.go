@@ -89,10 +89,10 @@ func TestLogin(t *testing.T) {
 
 	t.Run("Form", func(t *testing.T) {
 		c := client(t)
-		resp, page := get(t, c, base+"/login")
+		resp, _ := get(t, c, base+"/login")
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		require.Equal(t, http.StatusForbidden, post(t, c, base+"/login", url.Values{"token": {token}}).StatusCode, "no CSRF field")
-		_, page = get(t, c, base+"/login")
+		_, page := get(t, c, base+"/login")
 		require.Equal(t, http.StatusUnauthorized, post(t, c, base+"/login", url.Values{"csrf": {formCSRF(t, page)}, "token": {"wrong"}}).StatusCode)
 		_, page = get(t, c, base+"/login")
 		resp = post(t, c, base+"/login", url.Values{"csrf": {formCSRF(t, page)}, "token": {token}})
