@@ -6,13 +6,14 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/weft-dev/weft/api"
+	"github.com/weft-dev/weft/internal/console"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
 )
 
-// newHandler is weft's HTTP surface: the API's router, with the webhooks
-// and the home page mounted on it. webhooks, api and mcpserver name their
+// newHandler is weft's HTTP surface: the API's router, with the webhooks,
+// the console and the home page mounted on it. webhooks, api and mcpserver name their
 // log component themselves.
 func (a *App) newHandler(rep *replies.Service, continuer *tools.Continuer) http.Handler {
 	hooks := webhooks.NewHandler(webhooks.Deps{
@@ -20,6 +21,8 @@ func (a *App) newHandler(rep *replies.Service, continuer *tools.Continuer) http.
 		LinearWebhookSecret: []byte(a.cfg.Linear.WebhookSecret), LinearOAuth: a.linear.oauth,
 		Discord: a.discord.interactions(a.intake, continuer),
 	})
+	cons := console.New(console.Deps{Logger: a.logger.With("component", "console"), Token: a.cfg.APIToken,
+		Store: a.intake, Aborter: a.ingest, Listen: console.Connector(a.intakePool)})
 	return api.NewServer(api.Deps{
 		Logger: a.logger.With("component", "http"), DB: a.intake, Token: a.cfg.APIToken,
 		Store: a.intake, Ingester: a.ingest, Replies: rep, MCP: newMCP(a.store, rep, a.logger), Metrics: a.metrics,
@@ -27,6 +30,7 @@ func (a *App) newHandler(rep *replies.Service, continuer *tools.Continuer) http.
 			r.Handle("/webhooks/*", hooks)
 			r.Handle("/oauth/*", hooks)
 			r.Method(http.MethodGet, "/", handleHome())
+			cons.Mount(r)
 		},
 	})
 }

@@ -1,0 +1,31 @@
+package consolebench_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/console/consolebench"
+	"github.com/weft-dev/weft/internal/logtest"
+)
+
+// The full run: go test ./internal/console/consolebench -run TestRun -v
+// -args -threads 100000 -stitches 1000 -samples 200. By default it runs
+// small, to keep the suite fast and check the bench still works.
+var (
+	threads  = flag.Int("threads", 2000, "threads in the list")
+	stitches = flag.Int("stitches", 1000, "stitches of the rendered thread")
+	samples  = flag.Int("samples", 20, "requests timed per page")
+)
+
+// TestRun runs the bench; its figures are printed, never asserted.
+func TestRun(t *testing.T) {
+	pool := dbtest.NewPool(t)
+	_, err := consolebench.Run(context.Background(), pool, logtest.New(t), os.Stdout,
+		consolebench.Config{Threads: *threads, Stitches: *stitches, Samples: *samples})
+	require.NoError(t, err)
+}
