@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/weft-dev/weft/internal/retry"
 )
 
 // globalRequestLimit per globalRequestWindow enforces Discord's global REST
@@ -63,21 +65,5 @@ func (l *windowLimiter) reserve(now time.Time) time.Time {
 // wait blocks until a slot is free or ctx ends.
 func (l *windowLimiter) wait(ctx context.Context) error {
 	now := time.Now()
-	return sleepUntil(ctx, l.reserve(now), now)
-}
-
-// sleepUntil waits until at, or returns ctx's error if it ends first.
-func sleepUntil(ctx context.Context, at, now time.Time) error {
-	d := at.Sub(now)
-	if d <= 0 {
-		return ctx.Err()
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
+	return retry.Sleep(ctx, l.reserve(now).Sub(now))
 }

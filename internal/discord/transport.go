@@ -158,7 +158,7 @@ func (t *limitTransport) waitTurn(ctx context.Context, route string, noRetry boo
 		if noRetry || !worthWaiting(ctx, wait) {
 			return &rateLimitedError{retryAfter: wait, global: global}
 		}
-		if err := sleepUntil(ctx, until, time.Now()); err != nil {
+		if err := retry.Sleep(ctx, time.Until(until)); err != nil {
 			return err
 		}
 	}
