@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/logging"
 )
 
 // errUsage reports a command line weft could not understand; the usage was
@@ -74,7 +75,9 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	// Context ids on every line, a repeating failure once per interval,
+	// River's routine status lines at debug.
+	return slog.New(logging.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}), logging.Options{Demote: logging.RiverDemote}))
 }
 
 // openStore connects to the configured database.
