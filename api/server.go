@@ -21,6 +21,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/httpapi"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -65,6 +66,8 @@ type Deps struct {
 	MCP http.Handler
 	// Metrics is the registry /metrics exports.
 	Metrics prometheus.Gatherer
+	// Series counts requests by route; nil counts nothing.
+	Series *metrics.Metrics
 	// Mount adds routes owned elsewhere (webhooks) to the same router.
 	Mount func(r chi.Router)
 }
@@ -72,7 +75,7 @@ type Deps struct {
 // NewServer returns weft's HTTP handler.
 func NewServer(d Deps) http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, httpapi.Log(d.Logger), httpapi.Recover(d.Logger))
+	r.Use(middleware.RequestID, httpapi.Log(d.Logger, d.Series), httpapi.Recover(d.Logger))
 	addRoutes(r, d)
 	return r
 }

@@ -47,6 +47,8 @@ type config struct {
 	// Discovery tunes relevant thread discovery (MAX_RELEVANT_THREADS,
 	// RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS).
 	Discovery tools.DiscoveryConfig
+	// Tracing is OpenTelemetry's (telemetry.go).
+	Tracing tracingConfig
 }
 
 // Default models per provider, used when WEFT_MODEL / WEFT_FAST_MODEL are unset.
@@ -134,6 +136,7 @@ func loadConfig(getenv func(string) string) (*config, error) {
 			}
 		}
 	}
+	cfg.Tracing = loadTracing(getenv)
 	return cfg, nil
 }
 

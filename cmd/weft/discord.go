@@ -182,6 +182,22 @@ func (a *discordApp) start(ctx context.Context, store *db.Store, ing *ingest.Ing
 	return a.elector.Start(ctx)
 }
 
+// shards is the number of gateway shards weft runs; 0 with Discord off.
+func (a *discordApp) shards() int {
+	if !a.on() {
+		return 0
+	}
+	return max(a.cfg.ShardCount, 1)
+}
+
+// shardsHeld counts the gateway shards this replica runs, for /metrics.
+func (a *discordApp) shardsHeld() int {
+	if a.elector == nil {
+		return 0
+	}
+	return len(a.elector.Held())
+}
+
 // stop disconnects the gateway shards and releases them to other replicas.
 func (a *discordApp) stop(ctx context.Context) error {
 	if a.elector == nil {

@@ -6,12 +6,11 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/llm"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
@@ -29,9 +28,11 @@ type engine struct {
 	linear  *linearApp
 	discord *discordApp
 	// replies is get-thread-replies, for the agent tool, the REST API and
-	// MCP; metrics is the registry /metrics exports, its metrics among them.
+	// MCP.
 	replies *replies.Service
-	metrics *prometheus.Registry
+	// telemetry is the registry /metrics exports, with its series, and the
+	// tracer provider.
+	telemetry *telemetry
 }
 
 // expressSends bounds the acknowledgements sent at once, outside the job
@@ -54,8 +55,14 @@ func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, store, int
 	if err != nil {
 		return nil, err
 	}
-	metrics := prometheus.NewRegistry()
-	rep, err := newReplies(store, dis, metrics, logger)
+	tel, err := newTelemetry(ctx, cfg, intake, logger)
+	if err != nil {
+		return nil, err
+	}
+	if err := metrics.WatchShards(tel.registry, dis.shards(), dis.shardsHeld); err != nil {
+		return nil, err
+	}
+	rep, err := newReplies(store, dis, tel.registry, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +105,7 @@ func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, store, int
 			}
 		}
 		runner = &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps,
-			Context: contexts, Logger: logger.With("component", "agent")}
+			Context: contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer}
 	}
 	senders := map[thread.Platform]processor.Sender{}
 	if lin.sender != nil {
@@ -109,16 +116,17 @@ func newEngine(ctx context.Context, cfg *config, logger *slog.Logger, store, int
 	}
 	proc, err := processor.New(store.Pool(), store, runner, senders, processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
-		OnTurn: dis.onTurn(),
+		OnTurn: dis.onTurn(), Metrics: tel.metrics, Tracer: tel.tracer,
 	}, logger)
 	if err != nil {
 		return nil, err
 	}
 	ing := ingest.New(intake, proc.Inserter(), nil, logger)
+	ing.Observe(tel.metrics, tel.tracer)
 	express := proc.Express(intake, expressSends)
 	ing.SendAtOnce(express)
 	dis.bind(ing)
-	return &engine{store: store, proc: proc, ingest: ing, express: express, linear: lin, discord: dis, replies: rep, metrics: metrics}, nil
+	return &engine{store: store, proc: proc, ingest: ing, express: express, linear: lin, discord: dis, replies: rep, telemetry: tel}, nil
 }
 
 // stop drains the processor within timeout, then cancels what is left.
@@ -134,5 +142,8 @@ func (e *engine) stop(ctx context.Context, logger *slog.Logger, timeout time.Dur
 		return fmt.Errorf("stop processor: %w", err)
 	}
 	logger.InfoContext(ctx, "processor stopped")
+	if err := e.telemetry.shutdown(stopCtx); err != nil {
+		logger.WarnContext(ctx, "flush traces", slog.Any("error", err))
+	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
@@ -30,21 +32,31 @@ type linearWorld struct {
 
 func newLinearWorld(t *testing.T) *linearWorld {
 	t.Helper()
+	return newLinearWorldWith(t, nil, nil)
+}
+
+// newLinearWorldWith is newLinearWorld with more environment, and spans
+// going to spans (nil: tracing off, as without an OTLP endpoint).
+func newLinearWorldWith(t *testing.T, more map[string]string, spans sdktrace.SpanExporter) *linearWorld {
+	t.Helper()
 	const token, secret = "lin_api_e2e", "whsec-e2e"
 	url := dbtest.URL(t)
 	w := &linearWorld{llm: llmtest.NewServer(t), linear: lineartest.NewServer(t), signer: lineartest.Signer{Secret: []byte(secret)}}
 	w.linear.AddToken(token, lineartest.OrganizationID)
 	addr := freeAddr(t)
 	w.base = "http://" + addr
+	vars := map[string]string{
+		"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LOG_LEVEL": "warn",
+		"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": w.llm.OpenAIBaseURL(),
+		"LINEAR_WEBHOOK_SECRET": secret, "LINEAR_ACCESS_TOKEN": token, "LINEAR_API_URL": w.linear.URL(),
+	}
+	maps.Copy(vars, more)
+	cfg, err := loadConfig(env(vars))
+	require.NoError(t, err)
+	cfg.Tracing.exporter = spans
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"weft", "serve"}, env(map[string]string{
-			"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LOG_LEVEL": "warn",
-			"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": w.llm.OpenAIBaseURL(),
-			"LINEAR_WEBHOOK_SECRET": secret, "LINEAR_ACCESS_TOKEN": token, "LINEAR_API_URL": w.linear.URL(),
-		}), &bytes.Buffer{}, &bytes.Buffer{})
-	}()
+	go func() { done <- serve(ctx, cfg, newLogger(&bytes.Buffer{}, cfg.LogLevel)) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)

@@ -59,11 +59,12 @@ func serve(ctx context.Context, cfg *config, logger *slog.Logger) error {
 		Logger: logger.With("component", "webhooks"), Ingester: eng.ingest,
 		LinearWebhookSecret: []byte(cfg.Linear.WebhookSecret), LinearOAuth: eng.linear.oauth,
 		Discord: eng.discord.interactions(intake),
+		Metrics: eng.telemetry.metrics, Tracer: eng.telemetry.tracer,
 	})
 	handler := api.NewServer(api.Deps{
 		Logger: logger.With("component", "http"), DB: intake, Mount: mountWebhooks(hooks),
 		Token: cfg.APIToken, Store: intake, Ingester: eng.ingest, Replies: eng.replies,
-		MCP: newMCP(store, eng.replies, logger), Metrics: eng.metrics,
+		MCP: newMCP(store, eng.replies, logger), Metrics: eng.telemetry.registry, Series: eng.telemetry.metrics,
 	})
 	srv := &http.Server{
 		Addr:              cfg.Addr,
