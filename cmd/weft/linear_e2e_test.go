@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,8 @@ type linearWorld struct {
 	llm    *llmtest.Server
 	linear *lineartest.Server
 	signer lineartest.Signer
+	// logs is what weft serve logged.
+	logs *lockedBuffer
 }
 
 func newLinearWorld(t *testing.T) *linearWorld {
@@ -41,7 +44,8 @@ func newLinearWorldWith(t *testing.T, more map[string]string, spans sdktrace.Spa
 	t.Helper()
 	const token, secret = "lin_api_e2e", "whsec-e2e"
 	url := dbtest.URL(t)
-	w := &linearWorld{llm: llmtest.NewServer(t), linear: lineartest.NewServer(t), signer: lineartest.Signer{Secret: []byte(secret)}}
+	w := &linearWorld{llm: llmtest.NewServer(t), linear: lineartest.NewServer(t), signer: lineartest.Signer{Secret: []byte(secret)},
+		logs: &lockedBuffer{}}
 	w.linear.AddToken(token, lineartest.OrganizationID)
 	addr := freeAddr(t)
 	w.base = "http://" + addr
@@ -56,7 +60,7 @@ func newLinearWorldWith(t *testing.T, more map[string]string, spans sdktrace.Spa
 	cfg.Tracing.exporter = spans
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, newLogger(&bytes.Buffer{}, cfg.LogLevel)) }()
+	go func() { done <- serve(ctx, cfg, newLogger(w.logs, cfg.LogLevel)) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)
@@ -74,6 +78,24 @@ func newLinearWorldWith(t *testing.T, more map[string]string, spans sdktrace.Spa
 	t.Cleanup(pool.Close)
 	w.store = store
 	return w
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 func (w *linearWorld) deliver(t *testing.T, d lineartest.Delivery) {

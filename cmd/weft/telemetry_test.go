@@ -96,7 +96,7 @@ func promtool(t *testing.T) (string, bool) {
 // checks what /metrics says about it.
 func TestMetricsAfterConversation(t *testing.T) {
 	t.Parallel()
-	w := newLinearWorldWith(t, map[string]string{"WEFT_API_TOKEN": metricsToken}, nil)
+	w := newLinearWorldWith(t, map[string]string{"WEFT_API_TOKEN": metricsToken, "WEFT_LOG_LEVEL": "info"}, nil)
 	w.llm.Enqueue(
 		llmtest.Reply{Text: "Noting it.", ToolCalls: []llmtest.ToolCall{{Name: "save_memory", Arguments: `{"label":"redirects","content":"login redirects go through /auth"}`}}},
 		llmtest.Reply{Text: "Fix it in /auth."},
@@ -178,6 +178,22 @@ func TestMetricsAfterConversation(t *testing.T) {
 			}
 		}
 	}
+
+	// Every line of a request carries its id, and no line a key twice.
+	var requests int
+	for _, line := range strings.Split(strings.TrimSpace(w.logs.String()), "\n") {
+		var l map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &l), line)
+		switch l["msg"] {
+		case "http request", "linear delivery rejected":
+			requests++
+			require.NotEmpty(t, l["request_id"], line)
+			for k := range l {
+				require.Equal(t, 1, strings.Count(line, `"`+k+`":`), "key %s twice in %s", k, line)
+			}
+		}
+	}
+	require.Positive(t, requests)
 
 	if path, ok := promtool(t); ok {
 		cmd := exec.Command(path, "check", "metrics")

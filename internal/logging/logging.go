@@ -1,6 +1,7 @@
 // Package logging is weft's slog handler: it adds to each line the
 // attributes its context carries (a request's id, a turn's thread id, the
-// trace id), never twice the same key, and it lets a failure that repeats
+// trace id), it writes no key twice in a line (the first one set wins:
+// the logger's over the line's, the context's last), and it lets a failure that repeats
 // (a database outage seen by every worker and every retry) through once per
 // interval with a count of the lines it held back.
 package logging
@@ -93,10 +94,39 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 			r.AddAttrs(slog.Int("repeats_held_back", held))
 		}
 	}
+	r = h.dedupe(r)
 	if extra := h.fromContext(ctx, r); len(extra) > 0 {
 		r.AddAttrs(extra...)
 	}
 	return h.next.Handle(ctx, r)
+}
+
+// dedupe drops the attributes of r whose keys its logger or an earlier
+// attribute of r set already; r itself when there are none.
+func (h *Handler) dedupe(r slog.Record) slog.Record {
+	if h.grouped {
+		return r
+	}
+	dup := false
+	seen := map[string]bool{}
+	r.Attrs(func(a slog.Attr) bool {
+		dup = h.keys[a.Key] || seen[a.Key]
+		seen[a.Key] = true
+		return !dup
+	})
+	if !dup {
+		return r
+	}
+	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	clear(seen)
+	r.Attrs(func(a slog.Attr) bool {
+		if !h.keys[a.Key] && !seen[a.Key] {
+			out.AddAttrs(a)
+		}
+		seen[a.Key] = true
+		return true
+	})
+	return out
 }
 
 // fromContext is what ctx adds to r: its With attributes and trace id,
@@ -132,21 +162,30 @@ func (h *Handler) fromContext(ctx context.Context, r slog.Record) []slog.Attr {
 }
 
 // WithAttrs implements slog.Handler.
+// A key the logger has already is dropped: logger.With("component", "x")
+// on a logger that has a component keeps the first.
 func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	c := *h
-	c.next = h.next.WithAttrs(attrs)
-	if !h.grouped {
-		c.keys = make(map[string]bool, len(h.keys)+len(attrs))
-		for k := range h.keys {
-			c.keys[k] = true
+	if h.grouped {
+		c.next = h.next.WithAttrs(attrs)
+		return &c
+	}
+	c.keys = make(map[string]bool, len(h.keys)+len(attrs))
+	for k := range h.keys {
+		c.keys[k] = true
+	}
+	kept := make([]slog.Attr, 0, len(attrs))
+	for _, a := range attrs {
+		if c.keys[a.Key] {
+			continue
 		}
-		for _, a := range attrs {
-			c.keys[a.Key] = true
-			if a.Key == "component" {
-				c.component = a.Value.String()
-			}
+		c.keys[a.Key] = true
+		kept = append(kept, a)
+		if a.Key == "component" {
+			c.component = a.Value.String()
 		}
 	}
+	c.next = h.next.WithAttrs(kept)
 	return &c
 }
 

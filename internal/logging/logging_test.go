@@ -42,19 +42,22 @@ func TestContextAttrs(t *testing.T) {
 	log.InfoContext(ctx, "two", slog.String("thread_id", "own"))
 	log.With("request_id", "logger's").InfoContext(ctx, "three")
 	log.Info("four")
+	log.With("component", "again").Info("five", slog.String("component", "line's"), slog.Int("n", 1), slog.Int("n", 2))
 
 	got := lines(t, &b)
-	require.Len(t, got, 4)
+	require.Len(t, got, 5)
 	require.Equal(t, "r1", got[0]["request_id"])
 	require.Equal(t, "t1", got[0]["thread_id"])
 	require.Equal(t, "processor", got[0]["component"])
 	require.Equal(t, "own", got[1]["thread_id"], "the line's own key wins")
 	require.Equal(t, "logger's", got[2]["request_id"], "the logger's own key wins")
 	require.NotContains(t, got[3], "request_id")
+	require.Equal(t, "processor", got[4]["component"], "the first component set wins")
+	require.Equal(t, 1.0, got[4]["n"])
 	// No key appears twice in any line (encoding/json keeps the last of
 	// duplicates, so count in the raw text).
 	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		for _, k := range []string{`"component"`, `"request_id"`, `"thread_id"`} {
+		for _, k := range []string{`"component"`, `"request_id"`, `"thread_id"`, `"n"`} {
 			require.LessOrEqual(t, strings.Count(l, k), 1, l)
 		}
 	}
