@@ -186,17 +186,23 @@ func (m *Metrics) Event(platform, source, outcome string) {
 	m.events.WithLabelValues(platform, source, outcome).Inc()
 }
 
-// Turn counts a turn job by outcome; a turn that ran (steps > 0 or d > 0)
-// is also timed and its model calls counted.
-func (m *Metrics) Turn(outcome string, ran bool, d time.Duration, steps int) {
+// Turn counts a turn job that ended before it ran (idle, busy, error).
+func (m *Metrics) Turn(outcome string) {
 	if m == nil {
 		return
 	}
 	m.turns.WithLabelValues(outcome).Inc()
-	if ran {
-		m.turnDuration.Observe(d.Seconds())
-		m.turnSteps.Observe(float64(steps))
+}
+
+// TurnRan counts a turn that ran for d under its lease, making steps
+// model calls.
+func (m *Metrics) TurnRan(outcome string, d time.Duration, steps int) {
+	if m == nil {
+		return
 	}
+	m.turns.WithLabelValues(outcome).Inc()
+	m.turnDuration.Observe(d.Seconds())
+	m.turnSteps.Observe(float64(steps))
 }
 
 // ModelCall counts one model call and the tokens it reported.

@@ -46,16 +46,16 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 	th, chain, err := store.start(ctx, id)
 	switch {
 	case errors.Is(err, thread.ErrLeaseHeld):
-		p.cfg.Metrics.Turn(metrics.TurnBusy, false, 0, 0)
+		p.cfg.Metrics.Turn(metrics.TurnBusy)
 		return river.JobSnooze(p.cfg.LeaseWait)
 	case errors.Is(err, thread.ErrNotFound):
-		p.cfg.Metrics.Turn(metrics.TurnIdle, false, 0, 0)
+		p.cfg.Metrics.Turn(metrics.TurnIdle)
 		return nil
 	case err != nil:
-		p.cfg.Metrics.Turn(metrics.TurnError, false, 0, 0)
+		p.cfg.Metrics.Turn(metrics.TurnError)
 		return err
 	case th == nil:
-		p.cfg.Metrics.Turn(metrics.TurnIdle, false, 0, 0)
+		p.cfg.Metrics.Turn(metrics.TurnIdle)
 		return nil // nothing to answer: nothing was written
 	}
 	started := time.Now()
@@ -64,7 +64,7 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 		if err != nil && outcome == metrics.TurnAnswered {
 			outcome = metrics.TurnError
 		}
-		p.cfg.Metrics.Turn(outcome, true, time.Since(started), store.steps)
+		p.cfg.Metrics.TurnRan(outcome, time.Since(started), store.steps)
 	}()
 	defer func() {
 		if store.released {
