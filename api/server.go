@@ -25,6 +25,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/httpapi"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/threadview"
@@ -70,6 +71,8 @@ type Deps struct {
 	MCP http.Handler
 	// Metrics is the registry /metrics exports.
 	Metrics prometheus.Gatherer
+	// Series counts requests by route; nil counts nothing.
+	Series *metrics.Metrics
 	// Mount adds routes owned elsewhere (webhooks) to the same router.
 	Mount func(r chi.Router)
 }
@@ -77,7 +80,7 @@ type Deps struct {
 // NewServer returns weft's HTTP handler.
 func NewServer(d Deps) http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, httpapi.Log(d.Logger), httpapi.Recover(d.Logger))
+	r.Use(middleware.RequestID, httpapi.Log(d.Logger, d.Series), httpapi.Recover(d.Logger))
 	// Set before the routes, so the subrouters inherit them: every error
 	// is JSON, an unknown route's and a wrong method's too.
 	r.NotFound(httpapi.NotFound)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/ingest"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -103,6 +104,7 @@ func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *Disc
 		fresh, err := ing.DiscordInteraction(ctx, interactionKey(in), interactionAction(in.Kind))
 		if err != nil {
 			logger.ErrorContext(ctx, "discord interaction not recorded", slog.Any("error", err))
+			noteOutcome(ctx, metrics.EventFailed)
 			http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
 			return
 		}

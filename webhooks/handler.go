@@ -11,9 +11,11 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/linear"
+	"github.com/weft-dev/weft/internal/metrics"
 )
 
 // Deps is what the handlers need.
@@ -29,6 +31,10 @@ type Deps struct {
 	// Discord enables POST /webhooks/discord (interactions); nil leaves it
 	// off, as without DISCORD_PUBLIC_KEY.
 	Discord *DiscordInteractions
+	// Metrics counts deliveries by outcome; nil counts nothing.
+	Metrics *metrics.Metrics
+	// Tracer starts each delivery's trace; nil traces nothing.
+	Tracer trace.TracerProvider
 }
 
 // LinearOAuth is the Linear app's OAuth install flow: where to send an

@@ -8,9 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/linear"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tracing"
 )
 
 // maxWebhookBody caps a delivery. Linear's agent events carry an issue, a
@@ -35,7 +39,7 @@ const ingestTimeout = 1500 * time.Millisecond
 // recorded in the ledger with whatever it causes, in one transaction, and
 // answered 200, redeliveries included; when that write fails the answer is
 // 503, and Linear delivers again later.
-func handleLinearWebhook(logger *slog.Logger, ing *ingest.Ingester, secret []byte) http.Handler {
+func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, ing *ingest.Ingester, secret []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		reject := rejecter(ctx, w, logger, "linear delivery rejected")
@@ -72,6 +76,8 @@ func handleLinearWebhook(logger *slog.Logger, ing *ingest.Ingester, secret []byt
 		log := logger.With(slog.String("delivery_id", deliveryID), slog.String("event_type", d.EventType), slog.String("action", d.Action))
 		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ingestTimeout)
 		defer cancel()
+		ictx, span := tracer.Start(ictx, "ingest linear "+d.EventType+" "+d.Action)
+		defer span.End()
 		res, err := ingestLinear(ictx, ing, d, ev)
 		if errors.Is(err, thread.ErrUnstorable) && d.Payload != nil {
 			// A body Go reads but jsonb refuses (\u0000, half an emoji,
@@ -80,24 +86,34 @@ func handleLinearWebhook(logger *slog.Logger, ing *ingest.Ingester, secret []byt
 			d.Payload = nil
 			res, err = ingestLinear(ictx, ing, d, ev)
 		}
+		ignored := !actsOn(ev)
 		if errors.Is(err, thread.ErrInvalid) {
 			// Signed by Linear but unusable (say, a session without a
 			// workspace): recorded, and not worth a retry.
 			log.WarnContext(ctx, "linear delivery cannot be acted on", slog.Any("error", err))
 			res, err = ing.LinearIgnored(ictx, d)
+			ignored = true
 		}
 		if errors.Is(err, thread.ErrDuplicateExternalID) {
 			// Stored already by a path the ledger did not see (a stitch
 			// with this external id): a redelivery all the same.
 			res, err = ingest.LinearResult{Duplicate: true}, nil
 		}
+		tracing.End(span, err)
 		if err != nil {
 			log.ErrorContext(ctx, "linear delivery not recorded", slog.Any("error", err))
+			noteOutcome(ctx, metrics.EventFailed)
 			w.Header().Set("Retry-After", "60")
 			http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
 			return
 		}
 		log.DebugContext(ctx, "linear delivery recorded", slog.Bool("duplicate", res.Duplicate), slog.String("thread_id", res.ThreadID.String()))
+		switch {
+		case res.Duplicate:
+			noteOutcome(ctx, metrics.EventDuplicate)
+		case ignored:
+			noteOutcome(ctx, metrics.EventIgnored)
+		}
 		w.WriteHeader(http.StatusOK)
 	})
 }
@@ -117,6 +133,16 @@ func ingestLinear(ctx context.Context, ing *ingest.Ingester, d thread.Inbound, e
 	default:
 		return ing.LinearIgnored(ctx, d)
 	}
+}
+
+// actsOn says whether ingestLinear acts on ev rather than record it as
+// ignored.
+func actsOn(ev linear.Event) bool {
+	switch ev.(type) {
+	case *linear.AgentSessionEvent, *linear.OAuthAppRevoked:
+		return true
+	}
+	return false
 }
 
 // automationCreator stands in for the creator of a session an automation

@@ -6,6 +6,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/weft-dev/weft/internal/tracing"
 )
 
 // Webhook load shedding. Past Limit requests in flight, up to BacklogLimit
@@ -21,18 +23,19 @@ const (
 func addRoutes(r chi.Router, d Deps) {
 	// The doors' log lines (internal/app) say at info what is off and why.
 	logger := d.Logger.With("component", "webhooks")
+	tracer := tracing.Tracer(d.Tracer)
 	if len(d.LinearWebhookSecret) > 0 {
 		shed := middleware.ThrottleWithOpts(middleware.ThrottleOpts{
 			Limit: webhookLimit, BacklogLimit: webhookBacklogLimit, BacklogTimeout: webhookBacklogTimeout,
 			StatusCode:   http.StatusServiceUnavailable,
 			RetryAfterFn: func(bool) time.Duration { return time.Second },
 		})
-		r.With(bufferBody(logger), shed).Method(http.MethodPost, "/webhooks/linear", handleLinearWebhook(logger, d.Ingester, d.LinearWebhookSecret))
+		r.With(countEvents(d.Metrics, tracer, "linear"), bufferBody(logger), shed).Method(http.MethodPost, "/webhooks/linear", handleLinearWebhook(logger, tracer, d.Ingester, d.LinearWebhookSecret))
 	} else {
 		logger.Debug("linear webhooks off: no webhook signing secret")
 	}
 	if d.Discord != nil {
-		r.Method(http.MethodPost, "/webhooks/discord", handleDiscordInteraction(logger, d.Ingester, d.Discord))
+		r.With(countEvents(d.Metrics, tracer, "discord")).Method(http.MethodPost, "/webhooks/discord", handleDiscordInteraction(logger, d.Ingester, d.Discord))
 	} else {
 		logger.Debug("discord interactions off: no public key")
 	}

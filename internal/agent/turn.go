@@ -8,9 +8,14 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/weft-dev/weft/internal/llm"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
+	"github.com/weft-dev/weft/internal/tracing"
 )
 
 // DefaultMaxSteps bounds the model calls one turn makes before it gives up:
@@ -37,6 +42,10 @@ type Runner struct {
 	Context  []ContextProvider
 	MaxSteps int // 0: DefaultMaxSteps
 	Logger   *slog.Logger
+	// Metrics counts model and tool calls; nil counts nothing.
+	Metrics *metrics.Metrics
+	// Tracer traces model and tool calls; nil traces nothing.
+	Tracer trace.TracerProvider
 }
 
 // Turn works the thread until nothing is left to answer: it calls the model,
@@ -92,8 +101,18 @@ func (r *Runner) callLLM(ctx context.Context, th *thread.Thread, chain []thread.
 	}
 	req := llm.Request{Model: r.Model, System: system, Messages: msgs, Tools: r.specs(th)}
 	start := time.Now()
-	resp, err := r.LLM.Complete(ctx, req)
+	spanCtx, span := tracing.Child(ctx, tracing.Tracer(r.Tracer), "model "+r.Model, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("gen_ai.system", r.LLM.Name()), attribute.String("gen_ai.request.model", r.Model)))
+	resp, err := r.LLM.Complete(spanCtx, req)
 	latency := time.Since(start)
+	var usage llm.Usage
+	if resp != nil {
+		usage = resp.Usage
+		span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", usage.InputTokens), attribute.Int("gen_ai.usage.output_tokens", usage.OutputTokens))
+	}
+	tracing.End(span, err)
+	span.End()
+	r.Metrics.ModelCall(r.LLM.Name(), r.Model, metrics.Outcome(ctx, err), latency, usage.InputTokens, usage.OutputTokens)
 	if err != nil {
 		if ctx.Err() != nil {
 			return thread.Effects{}, context.Cause(ctx)
@@ -189,14 +208,24 @@ func (r *Runner) runTool(ctx context.Context, th *thread.Thread, c llm.ToolCall)
 		tool, ok = r.Tools.Get(c.Name)
 	}
 	if !ok {
+		// A name the model made up is no label: it is counted as one.
+		r.Metrics.ToolCall(unknownTool, metrics.Error, 0)
 		return fmt.Sprintf("error: no tool named %q", c.Name), true
 	}
-	out, err := callSafely(ctx, tool, tools.Call{ThreadID: th.ID, AgentName: th.AgentName, Arguments: c.Arguments})
+	start := time.Now()
+	spanCtx, span := tracing.Child(ctx, tracing.Tracer(r.Tracer), "tool "+tool.Name, trace.WithAttributes(attribute.String("gen_ai.tool.name", tool.Name)))
+	out, err := callSafely(spanCtx, tool, tools.Call{ThreadID: th.ID, AgentName: th.AgentName, Arguments: c.Arguments})
+	tracing.End(span, err)
+	span.End()
+	r.Metrics.ToolCall(tool.Name, metrics.Outcome(ctx, err), time.Since(start))
 	if err != nil {
 		return "error: " + err.Error(), true
 	}
 	return out, false
 }
+
+// unknownTool labels calls of tools that do not exist.
+const unknownTool = "unknown"
 
 // callSafely keeps a panicking tool from taking the worker down with it.
 func callSafely(ctx context.Context, t tools.Tool, c tools.Call) (out string, err error) {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/ingest"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -46,8 +46,9 @@ type App struct {
 	// express sends acknowledgements as they commit, ahead of the queue.
 	express *processor.Express
 	ingest  *ingest.Ingester
-	// metrics is the registry /metrics exports.
-	metrics *prometheus.Registry
+	// telemetry is the registry /metrics exports, with weft's series, and
+	// the tracer provider.
+	telemetry *telemetry
 	// handler is the HTTP surface; nil on a worker.
 	handler http.Handler
 }
@@ -63,15 +64,12 @@ const expressSends = 64
 // acknowledgement needs. With cfg.Role "api" the processor only enqueues.
 // Nothing runs until Run or Work; Close releases what New opened.
 func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err error) {
-	a := &App{cfg: cfg, logger: logger, metrics: cfg.Registry}
+	a := &App{cfg: cfg, logger: logger}
 	defer func() {
 		if err != nil {
 			a.Close()
 		}
 	}()
-	if a.metrics == nil {
-		a.metrics = prometheus.NewRegistry()
-	}
 	if a.store, a.pool, err = OpenMigrated(ctx, cfg, logger); err != nil {
 		return nil, err
 	}
@@ -84,7 +82,13 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.discord, err = newDiscordApp(cfg.Discord, a.store, logger); err != nil {
 		return nil, err
 	}
-	rep, err := newReplies(a.store, a.discord, a.metrics, logger)
+	if a.telemetry, err = newTelemetry(ctx, cfg, a.intake, logger); err != nil {
+		return nil, err
+	}
+	if err := metrics.WatchShards(a.telemetry.registry, a.discord.shards(), a.shardsHeld); err != nil {
+		return nil, err
+	}
+	rep, err := newReplies(a.store, a.discord, a.telemetry.registry, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +104,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	workers := cfg.Role != "api"
 	var runner *agent.Runner
 	if workers {
-		if runner, err = newRunner(cfg, logger, a.store, a.linear, a.discord, rep, continuer); err != nil {
+		if runner, err = newRunner(cfg, logger, a.store, a.linear, a.discord, rep, continuer, a.telemetry); err != nil {
 			return nil, err
 		}
 	}
@@ -113,13 +117,14 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	}
 	a.proc, err = processor.New(a.store.Pool(), a.store, runner, senders, processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
-		OnTurn: a.discord.onTurn(),
+		OnTurn: a.discord.onTurn(), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
 	}, logger)
 	if err != nil {
 		return nil, err
 	}
 	a.express = a.proc.Express(a.intake, expressSends)
-	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger)
+	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger,
+		ingest.WithTelemetry(a.telemetry.metrics, a.telemetry.tracer))
 	a.elector = a.discord.elector(a.intake, a.ingest)
 	if cfg.Role != "worker" {
 		a.handler = a.newHandler(rep, continuer)
@@ -206,7 +211,18 @@ func (a *App) Stop(ctx context.Context) error {
 		return fmt.Errorf("stop processor: %w", err)
 	}
 	a.logger.InfoContext(ctx, "processor stopped")
+	if err := a.telemetry.shutdown(stopCtx); err != nil {
+		a.logger.WarnContext(ctx, "flush traces", slog.Any("error", err))
+	}
 	return nil
+}
+
+// shardsHeld counts the gateway shards this replica runs, for /metrics.
+func (a *App) shardsHeld() int {
+	if a.elector == nil {
+		return 0
+	}
+	return len(a.elector.Held())
 }
 
 // Close closes the pools. Run closes them itself.

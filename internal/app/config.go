@@ -51,6 +51,8 @@ type Config struct {
 	// Discovery tunes relevant thread discovery (MAX_RELEVANT_THREADS,
 	// RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS).
 	Discovery tools.DiscoveryConfig
+	// Tracing is OpenTelemetry's (telemetry.go).
+	Tracing TracingConfig
 
 	// Set by the caller, not the environment.
 
@@ -145,6 +147,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 			}
 		}
 	}
+	cfg.Tracing = loadTracing(getenv)
 	return cfg, nil
 }
 

@@ -181,6 +181,14 @@ func (a *discordApp) start(ctx context.Context, e *discord.Elector) error {
 	return e.Start(ctx)
 }
 
+// shards is the number of gateway shards weft runs; 0 with Discord off.
+func (a *discordApp) shards() int {
+	if !a.on() {
+		return 0
+	}
+	return max(a.cfg.ShardCount, 1)
+}
+
 // stop disconnects the gateway shards and releases them to other replicas.
 func (a *discordApp) stop(ctx context.Context, e *discord.Elector) error {
 	if e == nil {

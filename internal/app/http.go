@@ -20,12 +20,14 @@ func (a *App) newHandler(rep *replies.Service, continuer *tools.Continuer) http.
 		Logger: a.logger, Ingester: a.ingest,
 		LinearWebhookSecret: []byte(a.cfg.Linear.WebhookSecret), LinearOAuth: a.linear.oauth,
 		Discord: a.discord.interactions(a.intake, continuer),
+		Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
 	})
 	cons := console.New(console.Deps{Logger: a.logger.With("component", "console"), Token: a.cfg.APIToken,
 		Store: a.intake, Aborter: a.ingest, Listen: console.Connector(a.intakePool)})
 	return api.NewServer(api.Deps{
 		Logger: a.logger.With("component", "http"), DB: a.intake, Token: a.cfg.APIToken,
-		Store: a.intake, Ingester: a.ingest, Replies: rep, MCP: newMCP(a.store, rep, a.logger), Metrics: a.metrics,
+		Store: a.intake, Ingester: a.ingest, Replies: rep, MCP: newMCP(a.store, rep, a.logger),
+		Metrics: a.telemetry.registry, Series: a.telemetry.metrics,
 		Mount: func(r chi.Router) {
 			r.Handle("/webhooks/*", hooks)
 			r.Handle("/oauth/*", hooks)

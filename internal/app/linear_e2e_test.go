@@ -3,13 +3,16 @@ package app
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
@@ -26,24 +29,44 @@ type linearWorld struct {
 	llm    *llmtest.Server
 	linear *lineartest.Server
 	signer lineartest.Signer
+	// logs is what weft serve logged.
+	logs *lockedBuffer
 }
 
 func newLinearWorld(t *testing.T) *linearWorld {
 	t.Helper()
+	return newLinearWorldWith(t, nil, nil)
+}
+
+// newLinearWorldWith is newLinearWorld with more environment, and spans
+// going to spans (nil: tracing off, as without an OTLP endpoint).
+func newLinearWorldWith(t *testing.T, more map[string]string, spans sdktrace.SpanExporter) *linearWorld {
+	t.Helper()
 	const token, secret = "lin_api_e2e", "whsec-e2e"
 	url := dbtest.URL(t)
-	w := &linearWorld{llm: llmtest.NewServer(t), linear: lineartest.NewServer(t), signer: lineartest.Signer{Secret: []byte(secret)}}
+	w := &linearWorld{llm: llmtest.NewServer(t), linear: lineartest.NewServer(t), signer: lineartest.Signer{Secret: []byte(secret)},
+		logs: &lockedBuffer{}}
 	w.linear.AddToken(token, lineartest.OrganizationID)
 	addr := freeAddr(t)
 	w.base = "http://" + addr
+	vars := map[string]string{
+		"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LOG_LEVEL": "warn",
+		"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": w.llm.OpenAIBaseURL(),
+		"LINEAR_WEBHOOK_SECRET": secret, "LINEAR_ACCESS_TOKEN": token, "LINEAR_API_URL": w.linear.URL(),
+	}
+	maps.Copy(vars, more)
+	cfg, err := LoadConfig(env(vars))
+	require.NoError(t, err)
+	cfg.Tracing.exporter = spans
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- runServe(ctx, env(map[string]string{
-			"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LOG_LEVEL": "warn",
-			"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": w.llm.OpenAIBaseURL(),
-			"LINEAR_WEBHOOK_SECRET": secret, "LINEAR_ACCESS_TOKEN": token, "LINEAR_API_URL": w.linear.URL(),
-		}), &bytes.Buffer{})
+		a, err := New(ctx, cfg, NewLogger(w.logs, cfg.LogLevel))
+		if err != nil {
+			done <- err
+			return
+		}
+		done <- a.Run(ctx)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -62,6 +85,24 @@ func newLinearWorld(t *testing.T) *linearWorld {
 	t.Cleanup(pool.Close)
 	w.store = store
 	return w
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 func (w *linearWorld) deliver(t *testing.T, d lineartest.Delivery) {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/logging"
 )
 
 // NewLogger is weft's logger: JSON lines on w at level ("debug", "info",
@@ -20,7 +21,9 @@ func NewLogger(w io.Writer, level string) *slog.Logger {
 	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	// Context ids on every line, a repeating failure once per interval,
+	// River's routine status lines at debug.
+	return slog.New(logging.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}), logging.Options{Demote: logging.RiverDemote}))
 }
 
 // Open connects to the configured database, its pool sized by DBConns

@@ -15,7 +15,7 @@ import (
 // search tools) and the context providers (platform thread history and, with
 // Discord on, relevant thread discovery).
 func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp, dis *discordApp,
-	rep *replies.Service, continuer *tools.Continuer) (*agent.Runner, error) {
+	rep *replies.Service, continuer *tools.Continuer, tel *telemetry) (*agent.Runner, error) {
 	provider, err := llm.New(llm.Config{Provider: cfg.LLMProvider, APIKey: cfg.LLMAPIKey, BaseURL: cfg.LLMBaseURL})
 	if err != nil {
 		return nil, err
@@ -47,5 +47,5 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp
 		}
 	}
 	return &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps,
-		Context: contexts, Logger: logger.With("component", "agent")}, nil
+		Context: contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer}, nil
 }

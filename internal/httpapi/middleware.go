@@ -10,19 +10,28 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/weft-dev/weft/internal/logging"
+	"github.com/weft-dev/weft/internal/metrics"
 )
 
 // RequestID returns the request's id, set by chi's RequestID middleware.
 func RequestID(ctx context.Context) string { return middleware.GetReqID(ctx) }
 
-// Log writes one line per request, after it is answered, with its id.
-func Log(logger *slog.Logger) func(http.Handler) http.Handler {
+// Log writes one line per request, after it is answered, with its id, and
+// puts the id on the request's context, so that every line logged with it
+// carries the id too (logging.Handler). It counts the request in m by its
+// route pattern, which it reads after the router has matched it.
+func Log(logger *slog.Logger, m *metrics.Metrics) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			r = r.WithContext(logging.With(r.Context(), slog.String("request_id", RequestID(r.Context()))))
 			next.ServeHTTP(ww, r)
+			m.HTTPRequest(route(r), r.Method, ww.Status(), time.Since(start))
 			level := slog.LevelInfo
 			if ww.Status() >= 500 {
 				level = slog.LevelError
@@ -106,4 +115,30 @@ func MethodNotAllowed(allowed func(path string) []string) http.HandlerFunc {
 			RequestID: RequestID(r.Context()),
 		})
 	}
+}
+
+// unmatched labels requests no route matched: their paths are not labels.
+const unmatched = "unmatched"
+
+// route is the pattern the router matched r with ("/api/v1/threads/{id}").
+// A router handed a path prefix ("/webhooks/*") by another, rather than
+// mounted, records the whole path's pattern after the prefix's: the
+// prefix is dropped then.
+func route(r *http.Request) string {
+	rc := chi.RouteContext(r.Context())
+	if rc == nil || len(rc.RoutePatterns) == 0 {
+		return unmatched
+	}
+	ps := rc.RoutePatterns
+	var b strings.Builder
+	for i, p := range ps {
+		if i+1 < len(ps) && strings.HasSuffix(p, "/*") && strings.HasPrefix(ps[i+1], strings.TrimSuffix(p, "*")) {
+			continue
+		}
+		b.WriteString(strings.TrimSuffix(p, "/*"))
+	}
+	if b.Len() == 0 {
+		return "/"
+	}
+	return b.String()
 }

@@ -6,9 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tracing"
 )
 
 // Ledger event types of Discord deliveries.
@@ -23,8 +28,15 @@ const (
 // interactive thread attached to the Discord thread with prompt (the
 // mention, source discord) as its initial prompt, and a turn. It reports
 // false, writing nothing more, for a mention already ingested.
-func (in *Ingester) DiscordConversation(ctx context.Context, att thread.DiscordAttachment, prompt thread.Stitch) (bool, error) {
+func (in *Ingester) DiscordConversation(ctx context.Context, att thread.DiscordAttachment, prompt thread.Stitch) (created bool, err error) {
+	ctx, span := in.tracer.Start(ctx, "gateway discord mention", trace.WithSpanKind(trace.SpanKindConsumer))
+	defer func() {
+		tracing.End(span, err)
+		span.End()
+		in.metrics.Event(string(thread.PlatformDiscord), metrics.SourceGateway, gatewayOutcome(err, created))
+	}()
 	prompt.Source = thread.PlatformDiscord
+	prompt.Metadata = tracing.Stamp(ctx, prompt.Metadata)
 	// The mention is the newest message the attachment has seen: backfill
 	// reads the Discord thread after it.
 	att.LastMessageID = prompt.ExternalID
@@ -32,7 +44,6 @@ func (in *Ingester) DiscordConversation(ctx context.Context, att thread.DiscordA
 	if err != nil {
 		return false, fmt.Errorf("ingest discord conversation: %w", err)
 	}
-	var created bool
 	err = in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
 		fresh, err := tx.RecordInbound(ctx, discordInbound(prompt.ExternalID, discordEventMessage, "mention"))
 		if err != nil || !fresh {
@@ -66,9 +77,17 @@ func (in *Ingester) DiscordConversation(ctx context.Context, att thread.DiscordA
 // do). A Discord thread weft does not
 // track fails with thread.ErrNotFound and writes nothing. A message in an
 // archived thread reactivates it: Discord unarchives a thread people post in.
-func (in *Ingester) DiscordMessages(ctx context.Context, discordThreadID string, msgs []thread.Stitch, seenThrough string) (int, error) {
-	var added int
-	err := in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+func (in *Ingester) DiscordMessages(ctx context.Context, discordThreadID string, msgs []thread.Stitch, seenThrough string) (added int, err error) {
+	ctx, span := in.tracer.Start(ctx, "gateway discord messages", trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(attribute.Int("weft.messages", len(msgs))))
+	defer func() {
+		tracing.End(span, err)
+		span.End()
+		for i := range msgs {
+			in.metrics.Event(string(thread.PlatformDiscord), metrics.SourceGateway, gatewayOutcome(err, i < added))
+		}
+	}()
+	err = in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
 		th, err := tx.ThreadByDiscordThread(ctx, discordThreadID)
 		if err != nil {
 			return err
@@ -85,6 +104,7 @@ func (in *Ingester) DiscordMessages(ctx context.Context, discordThreadID string,
 				return err
 			}
 			s.ThreadID, s.Type, s.Source = th.ID, thread.StitchDiscordMessage, thread.PlatformDiscord
+			s.Metadata = tracing.Stamp(ctx, s.Metadata)
 			if _, err := tx.AppendStitch(ctx, s); err != nil {
 				return err
 			}
@@ -113,6 +133,20 @@ func (in *Ingester) DiscordMessages(ctx context.Context, discordThreadID string,
 		return 0, fmt.Errorf("ingest discord messages: %w", err)
 	}
 	return added, nil
+}
+
+// gatewayOutcome is a gateway event's outcome for weft_events_total: a
+// message in a Discord thread weft does not track is ignored.
+func gatewayOutcome(err error, fresh bool) string {
+	switch {
+	case errors.Is(err, thread.ErrNotFound):
+		return metrics.EventIgnored
+	case err != nil:
+		return metrics.EventFailed
+	case fresh:
+		return metrics.EventAccepted
+	}
+	return metrics.EventDuplicate
 }
 
 // DiscordEdited records an edit of a message weft stored: its latest text

@@ -2,14 +2,20 @@ package ingest_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/ingest"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -210,4 +216,59 @@ func TestContinueInDiscord(t *testing.T) {
 
 	err = b.ing.ContinueInDiscord(ctx, *att, "again", "again", url)
 	require.ErrorIs(t, err, thread.ErrAlreadyAttached)
+}
+
+// TestDiscordGatewayObserved counts gateway events by outcome and traces
+// each, its stitches stamped with the trace.
+func TestDiscordGatewayObserved(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	require.NoError(t, err)
+	spans := tracetest.NewInMemoryExporter()
+	b := newLinearBundle(t, dbtest.NewPool(t), dbtest.Logger(t),
+		ingest.WithTelemetry(m, sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))))
+
+	att := dbtest.DiscordAttachment()
+	_, err = b.ing.DiscordConversation(ctx, *att, mention(att))
+	require.NoError(t, err)
+	_, err = b.ing.DiscordConversation(ctx, *att, mention(att)) // redelivered
+	require.NoError(t, err)
+	_, err = b.ing.DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg("1300000000000000001", "a"), discordMsg("1300000000000000002", "b")}, "")
+	require.NoError(t, err)
+	_, err = b.ing.DiscordMessages(ctx, "1300000000000000099", []thread.Stitch{discordMsg("1300000000000000003", "c")}, "")
+	require.ErrorIs(t, err, thread.ErrNotFound)
+
+	events := map[string]float64{}
+	fams, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range fams {
+		if f.GetName() != "weft_events_total" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range s.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			require.Equal(t, "discord", labels["platform"])
+			require.Equal(t, "gateway", labels["source"])
+			events[labels["outcome"]] = s.GetCounter().GetValue()
+		}
+	}
+	require.Equal(t, map[string]float64{"accepted": 3, "duplicate": 1, "ignored": 1}, events)
+
+	require.Len(t, spans.GetSpans(), 4, "a trace per gateway event")
+	th, err := b.store.ThreadByDiscordThread(ctx, att.DiscordThreadID)
+	require.NoError(t, err)
+	chain, err := b.store.Stitches(ctx, th.ID, db.StitchPage{})
+	require.NoError(t, err)
+	for _, st := range chain[1:] {
+		var meta struct {
+			TraceID string `json:"trace_id"`
+		}
+		require.NoError(t, json.Unmarshal(st.Metadata, &meta))
+		require.NotEmpty(t, meta.TraceID, "stitch %s", st.Type)
+	}
 }

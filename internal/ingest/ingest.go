@@ -12,11 +12,14 @@ import (
 	"log/slog"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/job"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tracing"
 )
 
 // Ingester writes inbound events.
@@ -27,21 +30,37 @@ type Ingester struct {
 	express  Express
 	openings *openings
 	logger   *slog.Logger
+	// metrics and tracer observe the gateway's events (Observe).
+	metrics *metrics.Metrics
+	tracer  trace.Tracer
 }
 
 // Express sends an outbox row at once, outside the job queue, after the
 // transaction that wrote it, claimed for express, has committed
-// (processor.Express).
+// (processor.Express). ctx is the writer's, for its values (the trace):
+// the send outlives it.
 type Express interface {
-	Send(o thread.Outbox)
+	Send(ctx context.Context, o thread.Outbox)
+}
+
+// Option configures an Ingester.
+type Option func(*Ingester)
+
+// WithTelemetry counts the Discord gateway's events in m and starts a
+// trace for each on tp. (Webhooks count and trace theirs at the HTTP edge.)
+func WithTelemetry(m *metrics.Metrics, tp trace.TracerProvider) Option {
+	return func(in *Ingester) { in.metrics, in.tracer = m, tracing.Tracer(tp) }
 }
 
 // New returns an Ingester writing to store and enqueueing through jobs.
 // With express non-nil, acknowledgements go out through it the moment they
 // commit; with nil, through delivery jobs.
-func New(store *db.Store, jobs job.Inserter, express Express, logger *slog.Logger) *Ingester {
+func New(store *db.Store, jobs job.Inserter, express Express, logger *slog.Logger, opts ...Option) *Ingester {
 	in := &Ingester{store: store, jobs: jobs, memory: &thread.MemoryManager{Memory: store}, express: express,
-		logger: logger.With("component", "ingest")}
+		logger: logger.With("component", "ingest"), tracer: tracing.Tracer(nil)}
+	for _, o := range opts {
+		o(in)
+	}
 	// Half the pool for new sessions' transactions leaves the rest for the
 	// reads before them (drafting) and for express sends. Fewer at a time
 	// batch more and cost less CPU, but then one slow commit holds up every
@@ -85,6 +104,7 @@ func (in *Ingester) AddInput(ctx context.Context, threadID uuid.UUID, s thread.S
 		return nil, fmt.Errorf("add input: %w: %s is not an input stitch", thread.ErrInvalid, s.Type)
 	}
 	var out *thread.Stitch
+	s.Metadata = tracing.Stamp(ctx, s.Metadata)
 	err := in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
 		s.ThreadID = threadID
 		var err error

@@ -16,6 +16,7 @@ import (
 	"github.com/weft-dev/weft/internal/job"
 	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tracing"
 )
 
 // Texts weft posts into a Linear session on its own, before any turn.
@@ -150,6 +151,7 @@ func (in *Ingester) LinearPrompted(ctx context.Context, d thread.Inbound, s Line
 		input := thread.Stitch{
 			Type: thread.StitchLinearActivity, Content: p.Text,
 			Source: thread.PlatformLinear, ExternalID: p.ActivityID, Author: p.Author,
+			Metadata: tracing.Stamp(ctx, nil),
 		}
 		if p.Stop {
 			return in.stopLinear(ctx, tx, th.ID, input)
@@ -221,7 +223,8 @@ func (in *Ingester) linearDraft(ctx context.Context, s LinearSession) (*thread.D
 	return in.Builder().
 		WithGoal(s.Goal).
 		InteractiveLinear(&s.Attachment).
-		WithInitialPrompt(thread.Stitch{Content: s.Prompt, Source: thread.PlatformLinear, ExternalID: s.Attachment.SessionID, Author: s.Creator}).
+		WithInitialPrompt(thread.Stitch{Content: s.Prompt, Source: thread.PlatformLinear, ExternalID: s.Attachment.SessionID, Author: s.Creator,
+			Metadata: tracing.Stamp(ctx, nil)}).
 		Draft(ctx)
 }
 
@@ -279,7 +282,7 @@ func (in *Ingester) openBatch(ctx context.Context, batch []*opening) {
 func (in *Ingester) opened(batch []*opening) {
 	for _, o := range batch {
 		if o.err == nil && in.express != nil {
-			in.express.Send(o.ack)
+			in.express.Send(o.ctx, o.ack)
 		}
 		o.settle()
 	}
@@ -304,11 +307,16 @@ func (in *Ingester) openTogether(ctx context.Context, batch []*opening) error {
 		if got, err = tx.WriteAll(ctx, ws); err != nil {
 			return err
 		}
-		var jobs []river.JobArgs
+		// Each session's jobs carry its own caller's trace, not the
+		// batch's (tracing.Middleware would give them all the first's).
+		var params []river.InsertManyParams
 		for i, o := range sorted {
-			jobs = append(jobs, sessionJobs(o.s, got[i], express)...)
+			opts := &river.InsertOpts{Metadata: tracing.Metadata(o.ctx)}
+			for _, a := range sessionJobs(o.s, got[i], express) {
+				params = append(params, river.InsertManyParams{Args: a, InsertOpts: opts})
+			}
 		}
-		if err := job.InsertTx(ctx, in.jobs, tx.Pgx(), jobs...); err != nil {
+		if _, err := in.jobs.InsertManyTx(ctx, tx.Pgx(), params); err != nil {
 			return fmt.Errorf("enqueue session jobs: %w", err)
 		}
 		return nil

@@ -32,15 +32,15 @@ func setupLinear(t *testing.T) *linearBundle {
 	return newLinearBundle(t, dbtest.NewPool(t), dbtest.Logger(t))
 }
 
-// newLinearBundle is an ingester on pool that logs to logger.
-func newLinearBundle(t *testing.T, pool *pgxpool.Pool, logger *slog.Logger) *linearBundle {
+// newLinearBundle is an ingester on pool that logs to logger, built with opts.
+func newLinearBundle(t *testing.T, pool *pgxpool.Pool, logger *slog.Logger, opts ...ingest.Option) *linearBundle {
 	t.Helper()
 	// An insert-only River client: jobs are written, never worked, so
 	// the test sees exactly what ingest enqueued.
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	store := db.New(pool, logger)
-	return &linearBundle{pool: pool, store: store, ing: ingest.New(store, rc, nil, logger)}
+	return &linearBundle{pool: pool, store: store, ing: ingest.New(store, rc, nil, logger, opts...)}
 }
 
 func session(id string) ingest.LinearSession {

@@ -16,6 +16,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/job"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tracing"
 )
 
 // Surface is where a thread's outputs go now.
@@ -74,6 +75,9 @@ func Write(ctx context.Context, tx *db.Tx, ins job.Inserter, threadID uuid.UUID,
 		if surface, err = Route(ctx, tx, threadID); err != nil {
 			return nil, err
 		}
+	}
+	for i := range e.Stitches {
+		e.Stitches[i].Metadata = tracing.Stamp(ctx, e.Stitches[i].Metadata)
 	}
 	got, err := tx.Write(ctx, Plan(threadID, surface, e))
 	if err != nil {

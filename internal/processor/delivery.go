@@ -9,12 +9,17 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/job"
+	"github.com/weft-dev/weft/internal/logging"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/retry"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tracing"
 )
 
 // maxBackoff caps the doubling retry delays.
@@ -37,6 +42,7 @@ type deliveryWorker struct {
 // row already sent, or held by a live sender, is left alone.
 func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) error {
 	p := w.p
+	ctx = logging.With(ctx, slog.String("thread_id", j.Args.ThreadID.String()), slog.String("delivery_id", j.Args.OutboxID.String()))
 	o, err := p.store.ClaimOutbox(ctx, j.Args.OutboxID, p.cfg.LeaseTTL)
 	switch {
 	case errors.Is(err, thread.ErrNotFound):
@@ -81,6 +87,7 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 		return err
 	}
 	log.ErrorContext(ctx, "delivery failed for good", slog.Int("attempt", j.Attempt), slog.Any("error", err))
+	p.cfg.Metrics.GaveUp(string(o.Platform))
 	ferr := p.failDelivery(context.WithoutCancel(ctx), o, err)
 	if errors.Is(ferr, thread.ErrDeliveryNotClaimable) {
 		return nil // as for a retry: another sender holds the row now
@@ -104,7 +111,14 @@ func (p *Processor) post(ctx context.Context, o *thread.Outbox) (string, error) 
 	if !ok {
 		return "", fmt.Errorf("%w: no sender configured for %s", thread.ErrInvalid, o.Platform)
 	}
-	return sender.Send(ctx, *o)
+	ctx, span := tracing.Child(ctx, p.tracer, "post "+string(o.Platform)+" "+string(o.Kind), trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("weft.delivery_id", o.ID.String()), attribute.Int("weft.attempt", o.Attempts)))
+	defer span.End()
+	start := time.Now()
+	ext, err := sender.Send(ctx, *o)
+	p.cfg.Metrics.Send(string(o.Platform), metrics.Outcome(ctx, err), time.Since(start))
+	tracing.End(span, err)
+	return ext, err
 }
 
 // sent records through store that o went out, and wakes the post that

@@ -41,8 +41,9 @@ func (p *Processor) Express(store *db.Store, limit int) *Express {
 
 // Send starts sending o, a row written claimed for express, and returns at
 // once. With limit sends in flight already it does nothing: the reclaim
-// hands the row to a delivery job once the claim lapses.
-func (e *Express) Send(o thread.Outbox) {
+// hands the row to a delivery job once the claim lapses. The send keeps
+// ctx's values (its trace), not its deadline.
+func (e *Express) Send(ctx context.Context, o thread.Outbox) {
 	select {
 	case e.slots <- struct{}{}:
 	default:
@@ -50,7 +51,7 @@ func (e *Express) Send(o thread.Outbox) {
 	}
 	e.wg.Go(func() {
 		defer func() { <-e.slots }()
-		ctx, cancel := context.WithTimeout(context.Background(), expressTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), expressTimeout)
 		defer cancel()
 		e.send(ctx, &o)
 	})

@@ -16,11 +16,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/job"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tracing"
 )
 
 // Sender posts one outbox row on its platform. The row's ID is the
@@ -79,6 +83,11 @@ type Config struct {
 	// cooldown of a notified one is picked up by the next notified insert
 	// or poll.
 	NotifyCooldown time.Duration
+	// Metrics counts turns, sends and sweeps; nil counts nothing.
+	Metrics *metrics.Metrics
+	// Tracer traces jobs that an event's trace enqueued (tracing.Middleware)
+	// and their posts; nil traces nothing.
+	Tracer trace.TracerProvider
 	// Observer, if set, is told when turns start and finish (benchmarks).
 	Observer Observer
 	// OnTurn, when set, is called once a turn has its lease and input to
@@ -123,6 +132,7 @@ type Processor struct {
 	senders map[thread.Platform]Sender
 	logger  *slog.Logger
 	client  *river.Client[pgx.Tx]
+	tracer  trace.Tracer
 	// id names this process in lease owners, so ops can see who holds what.
 	id string
 }
@@ -134,8 +144,8 @@ func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[
 	host, _ := os.Hostname()
 	p := &Processor{
 		cfg: cfg, store: store, runner: runner, senders: senders,
-		logger: logger.With("component", "processor"),
-		id:     fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]),
+		logger: logger.With("component", "processor"), tracer: tracing.Tracer(cfg.Tracer),
+		id: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]),
 	}
 	rc := &river.Config{
 		Logger: logger.With("component", "river"),
@@ -152,6 +162,8 @@ func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[
 		// (fetchCooldown), so one worker is not held to a fetch per
 		// NotifyCooldown.
 		FetchCooldown: cfg.NotifyCooldown,
+		// A job carries the trace of the work that enqueued it.
+		Middleware: []rivertype.Middleware{tracing.NewMiddleware(cfg.Tracer)},
 	}
 	if cfg.Workers {
 		workers := river.NewWorkers()

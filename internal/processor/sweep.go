@@ -40,12 +40,13 @@ type sweepWorker struct {
 // died mid-turn) and for threads whose turn job a dead replica left running,
 // and deliveries for due outbox rows whose job was lost, and marks Linear
 // sessions stale as Linear does.
-func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[job.Sweep]) error {
+func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[job.Sweep]) (err error) {
 	p := w.p
-	// Found and enqueued in one transaction, with one insert.
 	var lapsed []uuid.UUID
+	defer func() { p.cfg.Metrics.Sweep("sweep", err, len(lapsed)) }()
+	// Found and enqueued in one transaction, with one insert.
 	var stranded []thread.Outbox
-	err := p.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) (err error) {
+	err = p.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) (err error) {
 		if lapsed, err = tx.LapsedThreads(ctx, sweepBatch); err != nil {
 			return err
 		}
@@ -99,6 +100,7 @@ func (w *reclaimWorker) Work(ctx context.Context, _ *river.Job[job.Reclaim]) err
 	n, err := p.handOver(ctx, p.store, func(ctx context.Context, tx *db.Tx) ([]thread.Outbox, error) {
 		return tx.ReclaimLapsedOutbox(ctx, sweepBatch)
 	})
+	p.cfg.Metrics.Sweep("reclaim", err, 0)
 	if err != nil {
 		return err
 	}

@@ -9,12 +9,17 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/job"
+	"github.com/weft-dev/weft/internal/logging"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tracing"
 )
 
 // errLeaseLost cancels a turn whose lease another worker took (after this
@@ -33,20 +38,34 @@ type turnWorker struct {
 func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err error) {
 	p := w.p
 	id := j.Args.ThreadID
+	ctx = logging.With(ctx, slog.String("thread_id", id.String()), slog.Int64("job_id", j.ID))
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("weft.thread_id", id.String()))
 	finished := p.observeTurn(id, j.ID)
 	defer func() { finished(err) }() // first in, so it runs last: after the lease is released
 	store := &turnStore{p: p, owner: db.TurnOwner(p.id, j.ID)}
 	th, chain, err := store.start(ctx, id)
 	switch {
 	case errors.Is(err, thread.ErrLeaseHeld):
+		p.cfg.Metrics.Turn(metrics.TurnBusy)
 		return river.JobSnooze(p.cfg.LeaseWait)
 	case errors.Is(err, thread.ErrNotFound):
+		p.cfg.Metrics.Turn(metrics.TurnIdle)
 		return nil
 	case err != nil:
+		p.cfg.Metrics.Turn(metrics.TurnError)
 		return err
 	case th == nil:
+		p.cfg.Metrics.Turn(metrics.TurnIdle)
 		return nil // nothing to answer: nothing was written
 	}
+	started := time.Now()
+	outcome := metrics.TurnAnswered
+	defer func() {
+		if err != nil && outcome == metrics.TurnAnswered {
+			outcome = metrics.TurnError
+		}
+		p.cfg.Metrics.TurnRan(outcome, time.Since(started), store.steps)
+	}()
 	defer func() {
 		if store.released {
 			return
@@ -69,6 +88,7 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 				p.logger.ErrorContext(ctx, "record turn failure", slog.String("thread_id", id.String()), slog.Any("error", ferr))
 			}
 			err = river.JobCancel(err)
+			outcome = metrics.TurnGaveUp
 		}
 	}()
 
@@ -92,8 +112,10 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 		// Nothing more to do here: the abort recorded its own answer, or
 		// another worker owns the thread now.
 		p.logger.InfoContext(ctx, "turn stopped", slog.String("thread_id", id.String()), slog.String("cause", cause.Error()))
+		outcome = metrics.TurnStopped
 		return nil
 	case errors.Is(err, thread.ErrAborted):
+		outcome = metrics.TurnStopped
 		return nil
 	}
 	return err
@@ -160,6 +182,8 @@ type turnStore struct {
 	surface *outbox.Surface
 	// released is set once a step's write gave the lease up.
 	released bool
+	// steps counts the model calls the turn recorded.
+	steps int
 }
 
 var _ agent.Store = (*turnStore)(nil)
@@ -207,6 +231,12 @@ func (s *turnStore) saw(st *db.TurnState) {
 // in the same write, unless input arrived that the turn has not seen: then
 // the thread is running again and the chain read anew.
 func (s *turnStore) Record(ctx context.Context, threadID uuid.UUID, chain []thread.Stitch, e thread.Effects, last bool) ([]thread.Stitch, error) {
+	for i, st := range e.Stitches {
+		if st.Type == thread.StitchLLMCall {
+			s.steps++
+		}
+		e.Stitches[i].Metadata = tracing.Stamp(ctx, st.Metadata)
+	}
 	w := outbox.Plan(threadID, s.surface, e)
 	w.Turn = &db.TurnHold{Owner: s.owner, Release: last, Count: s.count + int64(len(w.Stitches))}
 	got, err := outbox.Commit(ctx, s.p.store, s.p.client, w)
