@@ -23,6 +23,7 @@ const usage = `weft runs AI agents across Linear and Discord on one Postgres sto
 
 Usage:
   weft serve                  serve webhooks and the API (applies migrations first)
+  weft demo [-exit]           play a conversation across Linear and Discord on built-in fakes
   weft migrate up|down|status apply, roll back one, or list migrations
   weft ops [VIEW]             list the ops views, or print one as a table
   weft thread create --goal TEXT [--detach]
@@ -51,6 +52,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch cmd {
 	case "serve":
 		return serve(ctx, cfg, logger)
+	case "demo":
+		return demoCmd(ctx, getenv, rest, stdout, stderr)
 	case "migrate":
 		return migrate(ctx, cfg, logger, rest, stdout, stderr)
 	case "ops":
