@@ -28,8 +28,9 @@ acts, and gets its answer. Each step is printed as it happens, then the
 console's login link; weft keeps serving until Ctrl-C.
 
 The database is DATABASE_URL, or the one ` + "`make run`" + ` uses on a fresh machine
-(weft on 127.0.0.1:5432, created if missing). With WEFT_LLM_PROVIDER set the
-agent uses that real model instead of the scripted one.
+(weft on 127.0.0.1:5432, created if missing); stop a ` + "`weft serve`" + ` on it first,
+since both would work the same job queue. With WEFT_LLM_PROVIDER set the agent
+uses that real model instead of the scripted one.
 
 Flags:
 `
@@ -50,16 +51,20 @@ func demoCmd(ctx context.Context, getenv func(string) string, args []string, std
 	var o demoOptions
 	fs.BoolVar(&o.exit, "exit", false, "leave after the story instead of serving until Ctrl-C (for scripts)")
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "HTTP listen address")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), demoUsage)
+	// Parse reports a bad flag itself; the usage follows, on stdout when
+	// asked for.
+	fs.Usage = func() {}
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, demoUsage)
+		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fs.Usage()
+			usage(stdout)
 			return nil
 		}
+		usage(stderr)
 		return errUsage
 	}
 	if fs.NArg() > 0 {

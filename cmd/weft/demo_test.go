@@ -95,6 +95,7 @@ func TestDemoHelp(t *testing.T) {
 	var stdout bytes.Buffer
 	require.NoError(t, run(context.Background(), []string{"weft", "demo", "-h"}, env(nil), &stdout, &bytes.Buffer{}))
 	require.True(t, strings.HasPrefix(stdout.String(), "Usage: weft demo"))
+	require.Equal(t, 1, strings.Count(stdout.String(), "Usage:"))
 	require.Contains(t, stdout.String(), "-exit")
 	require.ErrorIs(t, run(context.Background(), []string{"weft", "demo", "extra"}, env(nil), &bytes.Buffer{}, &bytes.Buffer{}), errUsage)
 }

@@ -45,6 +45,7 @@ const (
 	scriptedTimeout = 30 * time.Second
 	realTimeout     = 3 * time.Minute
 	pollInterval    = 20 * time.Millisecond
+	slowStart       = 3 * time.Second // when ready says it is waiting
 )
 
 // continueToken is the interaction token of the story's /continue.
@@ -100,8 +101,15 @@ func (w *World) Play(ctx context.Context, base string, store Store, out io.Write
 }
 
 // ready waits until weft answers and its Discord bot is on the gateway.
+// A gateway shard still leased to a weft that was killed is free again
+// once its lease lapses, which the demo says rather than sit silent.
 func (s *story) ready(ctx context.Context) error {
+	start, said := time.Now(), false
 	return s.until(ctx, startTimeout, "weft did not start", func() (bool, error) {
+		if !said && time.Since(start) > slowStart {
+			s.p.note("waiting for weft to start (migrations, or a Discord shard a killed weft still holds)…")
+			said = true
+		}
 		resp, err := s.client.Get(s.base + "/readyz")
 		if err != nil {
 			return false, nil
@@ -193,7 +201,7 @@ func (s *story) askBack(ctx context.Context) error {
 	}
 	s.out.Asked = th.Status == thread.StatusWaiting && th.WaitingReason == thread.WaitingClarification
 	if !s.out.Asked {
-		s.p.note("(the model answered without asking; Ada answers anyway)")
+		s.p.note("(the model answered without the ask_user tool; Ada answers anyway)")
 	} else {
 		s.p.note("weft waits for the answer: the thread is waiting on a clarification")
 	}
