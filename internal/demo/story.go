@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,7 +33,6 @@ type Store interface {
 type Outcome struct {
 	ThreadID        uuid.UUID
 	SessionID       string // the Linear agent session
-	IssueKey        string
 	DiscordThreadID string
 	// Asked reports that the agent asked back and waited for the answer
 	// (a scripted model always does; a real one may answer at once).
@@ -82,7 +82,7 @@ type story struct {
 // step that did not happen.
 func (w *World) Play(ctx context.Context, base string, store Store, out io.Writer) (*Outcome, error) {
 	s := &story{w: w, base: base, store: store, p: &printer{out: out, now: time.Now},
-		client: &http.Client{Timeout: 30 * time.Second}, timeout: scriptedTimeout, out: Outcome{IssueKey: issueKey}}
+		client: &http.Client{Timeout: 30 * time.Second}, timeout: scriptedTimeout}
 	if w.Model == nil {
 		s.timeout = realTimeout
 	}
@@ -110,9 +110,13 @@ func (s *story) ready(ctx context.Context) error {
 			s.p.note("waiting for weft to start (migrations, or a Discord shard a killed weft still holds)…")
 			said = true
 		}
-		resp, err := s.client.Get(s.base + "/readyz")
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/readyz", nil)
 		if err != nil {
-			return false, nil
+			return false, err
+		}
+		resp, err := s.client.Do(req)
+		if err != nil {
+			return false, nil // not listening yet
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK && len(s.w.Discord.Identifies()) > 0, nil
@@ -131,7 +135,8 @@ func (s *story) mention(ctx context.Context) error {
 	if _, err := s.post(ctx, "/webhooks/linear", d.Body, d.Header); err != nil {
 		return fmt.Errorf("linear mention: %w", err)
 	}
-	if err := s.untilLinear(ctx, 0, "response"); err != nil {
+	// A real model may ask back at once; that, too, ends the turn.
+	if err := s.untilLinear(ctx, 0, "response", "elicitation"); err != nil {
 		return err
 	}
 	th, err := s.store.ThreadByLinearSession(ctx, opts.SessionID)
@@ -251,17 +256,17 @@ func stitchText(st thread.Stitch) string {
 	return st.Content
 }
 
-// untilLinear waits for an activity of kind want in the session after the
-// first from activities, printing each as it arrives. An error activity
-// ends the story.
-func (s *story) untilLinear(ctx context.Context, from int, want string) error {
-	return s.until(ctx, s.timeout, "Linear never showed a "+want, func() (bool, error) {
+// untilLinear waits for an activity of one of the kinds in want in the
+// session after its first from activities, printing each as it arrives. An
+// error activity ends the story.
+func (s *story) untilLinear(ctx context.Context, from int, want ...string) error {
+	return s.until(ctx, s.timeout, "Linear never showed a "+strings.Join(want, " or "), func() (bool, error) {
 		for _, a := range s.w.Linear.Activities(s.out.SessionID)[from:] {
-			switch a.Type {
-			case want:
-				return true, nil
-			case "error":
+			if a.Type == "error" {
 				return false, fmt.Errorf("weft answered in Linear with an error: %s", a.Body)
+			}
+			if slices.Contains(want, a.Type) {
+				return true, nil
 			}
 		}
 		return false, nil
