@@ -150,7 +150,7 @@ func playDemo(ctx context.Context, w *demo.World, o demoOptions, getenv func(str
 			_ = stop()
 			return out, fmt.Errorf("demo: %w", playErr)
 		}
-		fmt.Fprintf(stdout, "\nThe story stopped: %v\nweft keeps serving so you can look at what happened.\n", playErr)
+		fmt.Fprintf(stdout, "\nThe story stopped: %v\n", playErr) // what did happen is there to look at
 	}
 	fmt.Fprintf(stdout, "\nLook around:\n   console  %s/console/login?token=%s\n", base, token)
 	if out != nil && out.ThreadID != uuid.Nil {
