@@ -15,7 +15,7 @@ TEST_TIMEOUT ?= 20m
 # substitution, not $(shell ...), so that a failing devdb.sh stops make.
 WITH_DB = url="$$(bash db/devdb.sh)" && export DATABASE_URL="$$url" TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$url}" &&
 
-.PHONY: build run test generate bench bench-turns bench-linear db clean-db
+.PHONY: build run demo test generate bench bench-turns bench-linear db clean-db
 
 # build: compile bin/weft and bin/weft-bench (which `weft bench` runs)
 build:
@@ -27,6 +27,12 @@ build:
 run:
 	$(GO) build -o bin/weft ./cmd/weft
 	url="$$(bash db/devdb.sh)" && DATABASE_URL="$$url" exec bin/weft serve
+
+# demo: play weft's story on its built-in fakes, then serve until Ctrl-C
+# (DEMO_FLAGS=-exit leaves after the story); exec, so signals reach weft
+demo:
+	$(GO) build -o bin/weft ./cmd/weft
+	url="$$(bash db/devdb.sh)" && DATABASE_URL="$$url" exec bin/weft demo $(DEMO_FLAGS)
 
 # test: generated code current, vet, staticcheck, then all tests with the race detector
 test:

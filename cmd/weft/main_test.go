@@ -128,3 +128,13 @@ func TestBinaryLinksNoTesting(t *testing.T) {
 		require.False(t, strings.HasPrefix(pkg, "github.com/weft-dev/weft/") && strings.HasSuffix(pkg, "test"), "cmd/weft links %s", pkg)
 	}
 }
+
+func TestDemoHelp(t *testing.T) {
+	t.Parallel()
+	var stdout bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"weft", "demo", "-h"}, env(nil), &stdout, &bytes.Buffer{}))
+	require.True(t, strings.HasPrefix(stdout.String(), "Usage: weft demo"))
+	require.Equal(t, 1, strings.Count(stdout.String(), "Usage:"))
+	require.Contains(t, stdout.String(), "-exit")
+	require.ErrorIs(t, run(context.Background(), []string{"weft", "demo", "extra"}, env(nil), &bytes.Buffer{}, &bytes.Buffer{}), errUsage)
+}

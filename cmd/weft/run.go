@@ -19,6 +19,7 @@ const usage = `weft runs AI agents across Linear and Discord on one Postgres sto
 
 Usage:
   weft serve                  serve webhooks, the API and the MCP endpoint (applies migrations first)
+  weft demo [-exit]           play a conversation across Linear and Discord on built-in fakes
   weft migrate up|down|status apply, roll back one, or list migrations
   weft ops [VIEW]             list the ops views, or print one as a table
   weft thread create --goal TEXT [--detach]
@@ -61,6 +62,7 @@ search-threads) over stdin and stdout, for an MCP client that starts weft
 as a subprocess. Logs go to stderr. Needs no API token.
 `,
 	"bench": benchUsage,
+	"demo":  demoUsage,
 }
 
 // run is main without the process: arguments, environment and output are
@@ -90,6 +92,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	case cmd == "bench":
 		return bench(rest, stdout, stderr)
+	case cmd == "demo":
+		// Its configuration is the fakes', laid over the environment.
+		return demoCmd(ctx, getenv, rest, stdout, stderr)
 	case (cmd == "serve" || cmd == "mcp") && len(rest) > 0:
 		return badUsage(stderr, cmd)
 	}

@@ -143,14 +143,6 @@ func (w *linearWorld) thread(t *testing.T, session string) *thread.Thread {
 	return th
 }
 
-func kinds(acts []lineartest.Activity) []string {
-	out := make([]string, len(acts))
-	for i, a := range acts {
-		out[i] = a.Type
-	}
-	return out
-}
-
 func TestLinearSessionEndToEnd(t *testing.T) {
 	t.Parallel()
 	w := newLinearWorld(t)
@@ -161,7 +153,7 @@ func TestLinearSessionEndToEnd(t *testing.T) {
 	s := w.mention(t, "Why does the login redirect lose the return URL?")
 
 	acts := w.activities(t, s.SessionID, 4)
-	require.Equal(t, []string{"thought", "thought", "action", "response"}, kinds(acts))
+	require.Equal(t, []string{"thought", "thought", "action", "response"}, lineartest.Types(acts))
 	require.Equal(t, "save_memory", acts[2].Action)
 	require.Equal(t, "The redirect loses the return URL; fix it in /auth.", acts[3].Body)
 	require.Contains(t, w.llm.Requests()[0].Messages[0].Content, "Why does the login redirect lose the return URL?")
@@ -230,7 +222,7 @@ func TestLinearStopMidTurn(t *testing.T) {
 	}, 20*time.Second, 10*time.Millisecond)
 	release()
 	acts := w.activities(t, s.SessionID, 2)
-	require.Equal(t, []string{"thought", "response"}, kinds(acts), "the ack, then the stop's confirmation, and nothing from the cancelled call")
+	require.Equal(t, []string{"thought", "response"}, lineartest.Types(acts), "the ack, then the stop's confirmation, and nothing from the cancelled call")
 	chain, err := w.store.Stitches(context.Background(), th.ID, db.StitchPage{})
 	require.NoError(t, err)
 	for _, st := range chain {
@@ -264,7 +256,7 @@ func TestLinearRateLimitAndServerErrorStorm(t *testing.T) {
 		return true
 	}, 60*time.Second, 20*time.Millisecond, "every activity was eventually delivered")
 	acts := w.linear.Activities(s.SessionID)
-	require.Equal(t, []string{"thought", "thought", "action", "response"}, kinds(acts), "each activity exactly once")
+	require.Equal(t, []string{"thought", "thought", "action", "response"}, lineartest.Types(acts), "each activity exactly once")
 	ids := map[string]bool{}
 	for _, a := range acts {
 		require.False(t, ids[a.ID], "activity %s posted twice", a.ID)

@@ -140,6 +140,15 @@ type Activity struct {
 	CreatedAt time.Time
 }
 
+// Types lists the activities' types in order ("thought", "action", ...).
+func Types(acts []Activity) []string {
+	out := make([]string, len(acts))
+	for i, a := range acts {
+		out[i] = a.Type
+	}
+	return out
+}
+
 // ExternalURL is one entry of a session's externalUrls.
 type ExternalURL struct{ Label, URL string }
 
