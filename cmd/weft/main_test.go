@@ -107,7 +107,7 @@ func TestHelp(t *testing.T) {
 	}
 	out, err := weft("help")
 	require.NoError(t, err)
-	for _, cmd := range []string{"serve", "migrate", "ops", "thread create", "thread show", "mcp", "bench store|turns|linear|replies|discord", "help"} {
+	for _, cmd := range []string{"serve", "demo", "migrate", "ops", "thread create", "thread show", "mcp", "bench store|turns|linear|replies|discord", "help"} {
 		require.Contains(t, out, "weft "+cmd)
 	}
 	out, err = weft("thread", "create", "--help")
@@ -117,15 +117,20 @@ func TestHelp(t *testing.T) {
 	require.ErrorIs(t, err, errUsage)
 }
 
-// TestBinaryLinksNoTesting: the weft binary carries neither the testing
-// package nor the fakes that import it; benchmarks live in weft-bench.
+// TestBinaryLinksNoTesting: the weft binary carries no testing package
+// (benchmarks live in weft-bench), and the fakes only for weft demo.
 func TestBinaryLinksNoTesting(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", ".").Output()
 	require.NoError(t, err)
-	for _, pkg := range strings.Fields(string(out)) {
+	const weft = "github.com/weft-dev/weft/"
+	fake := func(pkg string) bool { return strings.HasPrefix(pkg, weft) && strings.HasSuffix(pkg, "test") }
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
 		require.False(t, pkg == "testing" || strings.HasPrefix(pkg, "testing/"), "cmd/weft links %s", pkg)
-		require.False(t, strings.HasPrefix(pkg, "github.com/weft-dev/weft/") && strings.HasSuffix(pkg, "test"), "cmd/weft links %s", pkg)
+		for _, imp := range strings.Fields(imports) {
+			require.False(t, fake(imp) && pkg != weft+"internal/demo" && !fake(pkg), "%s links the fake %s", pkg, imp)
+		}
 	}
 }
 

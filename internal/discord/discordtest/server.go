@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -36,7 +35,7 @@ type User struct {
 
 // Server is a fake Discord. All methods are safe for concurrent use.
 type Server struct {
-	t    testing.TB
+	t    TB
 	http *httptest.Server
 	bot  discordgo.User
 	app  string
@@ -58,10 +57,17 @@ type Server struct {
 	gateway   gatewayState
 }
 
+// TB is what a fake needs of a test (a *testing.T has it): the fake is
+// not built on package testing, so that weft demo can link it.
+type TB interface {
+	Cleanup(func())
+	Logf(format string, args ...any)
+}
+
 // NewServer starts a fake Discord. With a non-nil t it is closed in
 // t.Cleanup and logs its failures there; with nil (a demo) the caller must
 // Close it.
-func NewServer(t testing.TB) *Server {
+func NewServer(t TB) *Server {
 	s := &Server{
 		t:        t,
 		channels: make(map[string]*discordgo.Channel),

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/google/uuid"
@@ -59,9 +58,16 @@ type Server struct {
 	last           time.Time // of now()
 }
 
+// TB is what a fake needs of a test (a *testing.T has it): the fake is
+// not built on package testing, so that weft demo can link it.
+type TB interface {
+	Cleanup(func())
+	Fatalf(format string, args ...any)
+}
+
 // NewServer starts a fake. With a non-nil t it is closed when the test
 // ends; with nil (a demo) the caller calls Close.
-func NewServer(t testing.TB) *Server {
+func NewServer(t TB) *Server {
 	schema, err := gqlparser.LoadSchema(&ast.Source{Name: "schema.graphql", Input: linear.SchemaSDL()})
 	if err != nil {
 		if t != nil {

@@ -20,7 +20,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
-	"testing"
 )
 
 // arrivedBuffer is how many unread arrivals Arrived holds; past that, arrivals
@@ -41,10 +40,16 @@ type Server struct {
 	gate     chan struct{} // non-nil while blocked; closed on release
 }
 
+// TB is what a fake needs of a test (a *testing.T has it): the fake is
+// not built on package testing, so that weft demo can link it.
+type TB interface {
+	Cleanup(func())
+}
+
 // NewServer starts a fake on a loopback port. With a non-nil t it is closed on
 // t.Cleanup; NewServer(nil) is for callers without a test (`weft demo`), which
 // must call Close.
-func NewServer(t testing.TB) *Server {
+func NewServer(t TB) *Server {
 	s := newServer()
 	s.srv = httptest.NewServer(s.routes())
 	if t != nil {
