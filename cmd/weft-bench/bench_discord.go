@@ -24,6 +24,7 @@ import (
 	"github.com/weft-dev/weft/internal/benchmark"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
+	"github.com/weft-dev/weft/internal/retry"
 )
 
 // Targets of issue 5 item 9.
@@ -92,7 +93,7 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 	// thread's first reply.
 	mentions := make([]discordPost, *threads)
 	for i := range mentions {
-		if err := sleep(ctx, time.Second/time.Duration(*rate)); err != nil {
+		if err := retry.Sleep(ctx, time.Second/time.Duration(*rate)); err != nil {
 			return err
 		}
 		at := time.Now()
@@ -116,7 +117,7 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 	start := time.Now()
 	for i := range n {
 		sched := start.Add(time.Duration(i) * time.Second / time.Duration(*rate))
-		if err := sleep(ctx, time.Until(sched)); err != nil {
+		if err := retry.Sleep(ctx, time.Until(sched)); err != nil {
 			return err
 		}
 		th := mentions[i%len(mentions)].channel
@@ -220,7 +221,7 @@ func startDiscordBench(ctx context.Context, url string, modelDelay time.Duration
 			_ = b.serve.Stop(5 * time.Second)
 			return nil, fmt.Errorf("weft's gateway never identified\nweft serve stderr:\n%s", b.serve.Stderr())
 		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+		if err := retry.Sleep(ctx, 20*time.Millisecond); err != nil {
 			_ = b.serve.Stop(5 * time.Second)
 			return nil, err
 		}
@@ -311,7 +312,7 @@ func (b *discordBench) await(ctx context.Context, posts []discordPost, wait time
 			out.total, out.own, out.model, out.typing, out.untyped = out.total.Sorted(), out.own.Sorted(), out.model.Sorted(), out.typing.Sorted(), out.untyped.Sorted()
 			return out, missing, nil
 		}
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+		if err := retry.Sleep(ctx, 200*time.Millisecond); err != nil {
 			return out, missing, err
 		}
 	}

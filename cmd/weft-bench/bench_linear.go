@@ -17,6 +17,7 @@ import (
 	"github.com/weft-dev/weft/internal/benchmark"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
+	"github.com/weft-dev/weft/internal/retry"
 )
 
 // Targets from docs/architecture.md ("Numbers we hold ourselves to").
@@ -248,7 +249,7 @@ func (b *linearBench) firstActivities(ctx context.Context, results []benchmark.R
 			}
 			return out.Sorted(), len(sent) - len(first), nil
 		}
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+		if err := retry.Sleep(ctx, 200*time.Millisecond); err != nil {
 			return nil, 0, err
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/processor"
+	"github.com/weft-dev/weft/internal/retry"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -271,14 +272,14 @@ func (b *turnsBench) paced(ctx context.Context, rate int, d time.Duration) (benc
 	}
 	return b.work(ctx, proc, func(ctx context.Context, in *ingest.Ingester) ([]benchmark.Turn, error) {
 		// Let River's fetch loops and LISTEN start before the first turn.
-		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+		if err := retry.Sleep(ctx, 500*time.Millisecond); err != nil {
 			return nil, err
 		}
 		var turns []benchmark.Turn
 		interval := time.Second / time.Duration(rate)
 		start := time.Now()
 		for i := 0; time.Since(start) < d; i++ {
-			if err := sleep(ctx, time.Until(start.Add(time.Duration(i)*interval))); err != nil {
+			if err := retry.Sleep(ctx, time.Until(start.Add(time.Duration(i)*interval))); err != nil {
 				return nil, err
 			}
 			t, err := b.enqueue(ctx, in, b.nextKey())
@@ -319,19 +320,4 @@ func (b *turnsBench) work(ctx context.Context, proc *processor.Processor, feed f
 		return benchmark.TurnReport{}, fmt.Errorf("%d of %d turns finished: %w", b.clock.Finished(), len(turns), err)
 	}
 	return b.clock.Report(turns), nil
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

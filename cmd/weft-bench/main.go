@@ -43,6 +43,7 @@ Usage:
   weft-bench linear [flags]   Linear webhooks against a weft serve child process
   weft-bench replies [flags]  get-thread-replies in-process, over REST and over MCP
   weft-bench discord [flags]  Discord gateway messages to replies against a weft serve child
+  weft-bench console [flags]  the operator console: a 1,000-stitch thread page, a 100,000-thread list
   weft-bench serve            weft serve itself (what linear and discord start as their child)
 
 "weft-bench BENCH -h" lists a benchmark's flags.
@@ -57,6 +58,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cmd, rest := args[1], args[2:]
 	bench, ok := map[string]func(context.Context, *app.Config, *slog.Logger, []string, io.Writer, io.Writer) error{
 		"store": benchStore, "turns": benchTurns, "linear": benchLinear, "replies": benchReplies, "discord": benchDiscord,
+		"console": benchConsole,
 	}[cmd]
 	switch {
 	case cmd == "help" || cmd == "-h" || cmd == "--help":

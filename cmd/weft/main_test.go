@@ -107,7 +107,7 @@ func TestHelp(t *testing.T) {
 	}
 	out, err := weft("help")
 	require.NoError(t, err)
-	for _, cmd := range []string{"serve", "demo", "migrate", "ops", "thread create", "thread show", "mcp", "bench store|turns|linear|replies|discord", "help"} {
+	for _, cmd := range []string{"serve", "demo", "migrate", "ops", "thread create", "thread show", "mcp", "bench store|turns|linear|replies|discord|console", "help"} {
 		require.Contains(t, out, "weft "+cmd)
 	}
 	out, err = weft("thread", "create", "--help")
@@ -142,4 +142,35 @@ func TestDemoHelp(t *testing.T) {
 	require.Equal(t, 1, strings.Count(stdout.String(), "Usage:"))
 	require.Contains(t, stdout.String(), "-exit")
 	require.ErrorIs(t, run(context.Background(), []string{"weft", "demo", "extra"}, env(nil), &bytes.Buffer{}, &bytes.Buffer{}), errUsage)
+}
+
+// TestImportRules keeps the package map's rules (docs/architecture.md): the
+// domain imports nothing of weft, and a platform adapter imports only the
+// domain and the retry helper, never another adapter.
+func TestImportRules(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../../...").Output()
+	require.NoError(t, err)
+	const weft = "github.com/weft-dev/weft/"
+	allowed := map[string][]string{
+		"internal/thread":  nil,
+		"internal/linear":  {"internal/thread", "internal/retry"},
+		"internal/discord": {"internal/thread", "internal/retry"},
+		"internal/llm":     {"internal/retry"},
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		ok, ruled := allowed[strings.TrimPrefix(pkg, weft)]
+		if !ruled {
+			continue
+		}
+		seen++
+		for _, imp := range strings.Fields(imports) {
+			if strings.HasPrefix(imp, weft) {
+				require.Contains(t, ok, strings.TrimPrefix(imp, weft), "%s may not import %s", pkg, imp)
+			}
+		}
+	}
+	require.Equal(t, len(allowed), seen, "every ruled package was listed")
 }

@@ -26,7 +26,7 @@ Usage:
                               create an autonomous thread and work it here until it finishes
   weft thread show ID         print a thread's stitches as a timeline
   weft mcp                    serve the MCP server over stdin/stdout
-  weft bench store|turns|linear|replies|discord [flags]
+  weft bench store|turns|linear|replies|discord|console [flags]
                               run a benchmark (the weft-bench command)
   weft help [COMMAND]         this text, or a command's
 

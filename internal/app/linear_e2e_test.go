@@ -6,7 +6,6 @@ import (
 	"maps"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
+	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -30,7 +30,7 @@ type linearWorld struct {
 	linear *lineartest.Server
 	signer lineartest.Signer
 	// logs is what weft serve logged.
-	logs *lockedBuffer
+	logs *logtest.Buffer
 }
 
 func newLinearWorld(t *testing.T) *linearWorld {
@@ -45,7 +45,7 @@ func newLinearWorldWith(t *testing.T, more map[string]string, spans sdktrace.Spa
 	const token, secret = "lin_api_e2e", "whsec-e2e"
 	url := dbtest.URL(t)
 	w := &linearWorld{llm: llmtest.NewServer(t), linear: lineartest.NewServer(t), signer: lineartest.Signer{Secret: []byte(secret)},
-		logs: &lockedBuffer{}}
+		logs: &logtest.Buffer{}}
 	w.linear.AddToken(token, lineartest.OrganizationID)
 	addr := freeAddr(t)
 	w.base = "http://" + addr
@@ -85,24 +85,6 @@ func newLinearWorldWith(t *testing.T, more map[string]string, spans sdktrace.Spa
 	t.Cleanup(pool.Close)
 	w.store = store
 	return w
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 func (w *linearWorld) deliver(t *testing.T, d lineartest.Delivery) {
