@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/weft-dev/weft/db/internal/dbsqlc"
 )
 
 // Gauges is what /metrics reads from the database at each scrape.
@@ -33,37 +33,33 @@ type JobCount struct {
 
 // Gauges reads the scrape's gauges in one round trip.
 func (q *Queries) Gauges(ctx context.Context) (*Gauges, error) {
-	b := &pgx.Batch{}
-	var g Gauges
-	b.Queue(`SELECT platform, count(*), extract(epoch FROM now() - min(created_at))::float8
-		FROM platform_deliveries WHERE status IN ('pending', 'sending') GROUP BY platform`).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var bl Backlog
-			var secs float64
-			if err := rows.Scan(&bl.Platform, &bl.Count, &secs); err != nil {
-				return err
-			}
-			bl.Oldest = time.Duration(secs * float64(time.Second))
-			g.Backlog = append(g.Backlog, bl)
-		}
-		return rows.Err()
+	var (
+		g       Gauges
+		backlog []dbsqlc.OutboxBacklogByPlatformRow
+		jobs    []dbsqlc.JobCountsRow
+		p       pipeline
+	)
+	p.add(func(q *dbsqlc.Queries) (err error) {
+		backlog, err = q.OutboxBacklogByPlatform(ctx)
+		return translate(err)
 	})
-	b.Queue(`SELECT queue, state::text, count(*) FROM river_job
-		WHERE state NOT IN ('completed', 'cancelled', 'discarded') GROUP BY queue, state`).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var j JobCount
-			if err := rows.Scan(&j.Queue, &j.State, &j.Count); err != nil {
-				return err
-			}
-			g.Jobs = append(g.Jobs, j)
-		}
-		return rows.Err()
+	p.add(func(q *dbsqlc.Queries) (err error) {
+		jobs, err = q.JobCounts(ctx)
+		return translate(err)
 	})
-	b.Queue(`SELECT count(*) FROM stuck_threads`).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&g.StuckThreads)
+	p.add(func(q *dbsqlc.Queries) (err error) {
+		g.StuckThreads, err = q.StuckThreadCount(ctx)
+		return translate(err)
 	})
-	if err := q.db.SendBatch(ctx, b).Close(); err != nil {
-		return nil, fmt.Errorf("gauges: %w", translate(err))
+	if err := p.run(ctx, q.db); err != nil {
+		return nil, fmt.Errorf("gauges: %w", err)
+	}
+	for _, b := range backlog {
+		g.Backlog = append(g.Backlog, Backlog{Platform: b.Platform, Count: b.Count,
+			Oldest: time.Duration(b.OldestSeconds * float64(time.Second))})
+	}
+	for _, j := range jobs {
+		g.Jobs = append(g.Jobs, JobCount(j))
 	}
 	return &g, nil
 }
