@@ -1,15 +1,25 @@
 -- name: ConsoleThreads :many
 -- ConsoleThreads lists threads newest-updated first, a page at a time; a
 -- NULL filter does not filter. The page is chosen first (through
--- threads_updated_idx, however deep), then its flags are worked out for
--- the rows shown only: over the whole table the planner would hash both
--- attachment tables for the EXISTS (190 ms at 100,000 threads). A platform
+-- threads_updated_idx, however deep), the stuck flags worked out once per
+-- row it reads, then its attachment flags for the rows shown only: over
+-- the whole table the planner would hash both attachment tables for the
+-- EXISTS (190 ms at 100,000 threads). A platform
 -- other than linear or discord means attached nowhere (API and CLI
 -- threads). The stuck conditions: running with its lease lapsed; input
 -- from a person as the newest stitch with no turn on it; a post due for
 -- longer than the grace.
 WITH page AS (
-    SELECT t.thread_id FROM threads t
+    SELECT t.thread_id, stuck.lease_lapsed, stuck.unanswered, stuck.stranded
+    FROM threads t, LATERAL (SELECT
+        (t.status = 'running' AND (t.lease_expires_at IS NULL OR t.lease_expires_at < now())
+            AND t.last_activity_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond') AS lease_lapsed,
+        (t.status <> 'running' AND t.last_activity_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond'
+            AND EXISTS (SELECT 1 FROM stitches h WHERE h.stitch_id = t.head_stitch_id
+                AND h.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity') AND h.author_is_bot IS NOT TRUE)) AS unanswered,
+        EXISTS (SELECT 1 FROM platform_deliveries p WHERE p.thread_id = t.thread_id
+            AND p.status = 'pending' AND p.next_attempt_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond') AS stranded
+    ) stuck
     WHERE (sqlc.narg(status)::text IS NULL OR t.status = sqlc.narg(status))
       AND (sqlc.narg(thread_type)::text IS NULL OR t.thread_type = sqlc.narg(thread_type))
       AND (sqlc.narg(platform)::text IS NULL
@@ -18,14 +28,7 @@ WITH page AS (
            OR (sqlc.narg(platform) NOT IN ('linear', 'discord')
                AND NOT EXISTS (SELECT 1 FROM linear_thread_metadata l WHERE l.thread_id = t.thread_id)
                AND NOT EXISTS (SELECT 1 FROM discord_thread_metadata d WHERE d.thread_id = t.thread_id)))
-      AND (NOT sqlc.arg(stuck_only)::boolean
-           OR (t.status = 'running' AND (t.lease_expires_at IS NULL OR t.lease_expires_at < now())
-               AND t.last_activity_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond')
-           OR (t.status <> 'running' AND t.last_activity_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond'
-               AND EXISTS (SELECT 1 FROM stitches h WHERE h.stitch_id = t.head_stitch_id
-                   AND h.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity') AND h.author_is_bot IS NOT TRUE))
-           OR EXISTS (SELECT 1 FROM platform_deliveries p WHERE p.thread_id = t.thread_id
-               AND p.status = 'pending' AND p.next_attempt_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond'))
+      AND (NOT sqlc.arg(stuck_only)::boolean OR stuck.lease_lapsed OR stuck.unanswered OR stuck.stranded)
       -- Through stitches_content_trgm_idx. A thread's goal is its initial
       -- prompt's text, so searching stitches finds goals too.
       AND (sqlc.narg(search)::text IS NULL OR t.thread_id IN (SELECT s.thread_id FROM stitches s
@@ -37,13 +40,7 @@ WITH page AS (
 SELECT sqlc.embed(threads),
     EXISTS (SELECT 1 FROM linear_thread_metadata l WHERE l.thread_id = threads.thread_id)::boolean AS on_linear,
     EXISTS (SELECT 1 FROM discord_thread_metadata d WHERE d.thread_id = threads.thread_id)::boolean AS on_discord,
-    (threads.status = 'running' AND (threads.lease_expires_at IS NULL OR threads.lease_expires_at < now())
-        AND threads.last_activity_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond')::boolean AS lease_lapsed,
-    (threads.status <> 'running' AND threads.last_activity_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond'
-        AND EXISTS (SELECT 1 FROM stitches h WHERE h.stitch_id = threads.head_stitch_id
-            AND h.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity') AND h.author_is_bot IS NOT TRUE))::boolean AS unanswered,
-    EXISTS (SELECT 1 FROM platform_deliveries p WHERE p.thread_id = threads.thread_id
-        AND p.status = 'pending' AND p.next_attempt_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond')::boolean AS stranded
+    page.lease_lapsed::boolean AS lease_lapsed, page.unanswered::boolean AS unanswered, page.stranded::boolean AS stranded
 FROM threads JOIN page USING (thread_id)
 ORDER BY threads.updated_at DESC, threads.thread_id DESC;
 
