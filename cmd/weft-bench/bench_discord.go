@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	neturl "net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -191,21 +190,11 @@ func startDiscordBench(ctx context.Context, url string, modelDelay time.Duration
 	}()
 	b.channel = b.discord.AddChannel(discordBenchGuild)
 
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find the weft binary: %w", err)
-	}
-	addr, err := freeLoopback()
-	if err != nil {
-		return nil, err
-	}
-	b.serve, err = benchmark.Start(exe, []string{"serve"}, []string{
-		"DATABASE_URL=" + url, "WEFT_ADDR=" + addr, "WEFT_LOG_LEVEL=error", "WEFT_ROLE=all", "WEFT_SHUTDOWN_TIMEOUT=5s",
-		"WEFT_LLM_PROVIDER=openai", "OPENAI_API_KEY=bench", "OPENAI_BASE_URL=" + b.timer.URL + "/v1",
-		"DISCORD_BOT_TOKEN=" + discordtest.Token, "DISCORD_API_URL=" + b.discord.URL(), "DISCORD_GATEWAY_URL=",
-		"DISCORD_APPLICATION_ID=" + b.discord.ApplicationID(), "DISCORD_ALLOWED_GUILDS=" + discordBenchGuild,
-		"DISCORD_PUBLIC_KEY=" + discordtest.NewInteractionSigner().PublicKeyHex(), "DISCORD_SHARD_COUNT=1",
-	})
+	var addr string
+	b.serve, addr, err = startServe(url, "all", b.timer.URL+"/v1",
+		"DISCORD_BOT_TOKEN="+discordtest.Token, "DISCORD_API_URL="+b.discord.URL(), "DISCORD_GATEWAY_URL=",
+		"DISCORD_APPLICATION_ID="+b.discord.ApplicationID(), "DISCORD_ALLOWED_GUILDS="+discordBenchGuild,
+		"DISCORD_PUBLIC_KEY="+discordtest.NewInteractionSigner().PublicKeyHex(), "DISCORD_SHARD_COUNT=1")
 	if err != nil {
 		return nil, err
 	}

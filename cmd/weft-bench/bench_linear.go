@@ -167,19 +167,9 @@ func startLinearBench(ctx context.Context, url, role string, modelDelay time.Dur
 		{ID: uuid.NewString(), Name: "Todo", Type: "unstarted"}, {ID: uuid.NewString(), Name: "In Progress", Type: "started", Position: 1}}})
 	b.linear.AddIssue(lineartest.Issue{ID: b.issueID, Identifier: "ENG-1", Title: "Fix the login redirect", TeamID: b.teamID})
 
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find the weft binary: %w", err)
-	}
-	addr, err := freeLoopback()
-	if err != nil {
-		return nil, err
-	}
-	b.serve, err = benchmark.Start(exe, []string{"serve"}, []string{
-		"DATABASE_URL=" + url, "WEFT_ADDR=" + addr, "WEFT_LOG_LEVEL=error", "WEFT_ROLE=" + role, "WEFT_SHUTDOWN_TIMEOUT=5s",
-		"WEFT_LLM_PROVIDER=openai", "OPENAI_API_KEY=bench", "OPENAI_BASE_URL=" + model.OpenAIBaseURL(),
-		"LINEAR_WEBHOOK_SECRET=" + secret, "LINEAR_ACCESS_TOKEN=" + lineartest.AccessToken, "LINEAR_API_URL=" + b.linear.URL(),
-	})
+	var addr string
+	b.serve, addr, err = startServe(url, role, model.OpenAIBaseURL(),
+		"LINEAR_WEBHOOK_SECRET="+secret, "LINEAR_ACCESS_TOKEN="+lineartest.AccessToken, "LINEAR_API_URL="+b.linear.URL())
 	if err != nil {
 		return nil, err
 	}
@@ -344,14 +334,26 @@ func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, step time.Dura
 	return ok, nil
 }
 
-// freeLoopback picks a free loopback address for weft serve.
-func freeLoopback() (string, error) {
+// startServe starts this binary's `serve` as a child on a free loopback
+// address, on the database at url, with the model at modelURL (OpenAI's
+// protocol) and env's platform settings; it returns the child and where it
+// listens.
+func startServe(url, role, modelURL string, env ...string) (*benchmark.Process, string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", fmt.Errorf("find the weft binary: %w", err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", fmt.Errorf("pick a port: %w", err)
+		return nil, "", fmt.Errorf("pick a port: %w", err)
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	addr := ln.Addr().String()
+	ln.Close()
+	p, err := benchmark.Start(exe, []string{"serve"}, append([]string{
+		"DATABASE_URL=" + url, "WEFT_ADDR=" + addr, "WEFT_LOG_LEVEL=error", "WEFT_ROLE=" + role, "WEFT_SHUTDOWN_TIMEOUT=5s",
+		"WEFT_LLM_PROVIDER=openai", "OPENAI_API_KEY=bench", "OPENAI_BASE_URL=" + modelURL,
+	}, env...))
+	return p, addr, err
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
