@@ -199,9 +199,14 @@ func TestTurnWrite(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, got.Released)
 		require.Equal(t, n+2, got.Stitches[0].Seq, "written after the new input")
+		require.Nil(t, got.Thread, "the thread did not settle")
 		cur, err := store.Thread(ctx, th.ID)
 		require.NoError(t, err)
 		require.Equal(t, "a", cur.LeaseOwner)
+		// Should the turn's replica die now, the thread is running under a
+		// lease that lapses (the sweep's), never resting with input unanswered.
+		require.Equal(t, thread.StatusRunning, cur.Status)
+		require.Nil(t, cur.Result)
 	})
 
 	t.Run("AStepBeforeTheLastKeepsTheLease", func(t *testing.T) {

@@ -71,3 +71,50 @@ func TestViews(t *testing.T) {
 	_, err = store.View(ctx, "threads; DROP TABLE threads")
 	require.ErrorIs(t, err, thread.ErrNotFound)
 }
+
+// TestStuckThreadsUnansweredInput checks that stuck_threads lists a thread
+// resting with input no answer covers, and only once nothing works on it.
+func TestStuckThreadsUnansweredInput(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	pool := store.Pool()
+	// age makes a thread and its stitches a minute old, as a thread left
+	// behind by a replica that died is, with the status and lease given.
+	age := func(id any, status, lease string) {
+		t.Helper()
+		_, err := pool.Exec(ctx, `UPDATE stitches SET created_at = now() - interval '1 minute' WHERE thread_id = $1`, id)
+		require.NoError(t, err)
+		_, err = pool.Exec(ctx, `UPDATE threads SET status = $2, waiting_reason = CASE WHEN $2 = 'waiting' THEN 'idle' END, lease_owner = CASE WHEN $3 <> '' THEN 'a' END,
+			lease_expires_at = now() + nullif($3, '')::interval, last_activity_at = now() - interval '1 minute' WHERE thread_id = $1`, id, status, lease)
+		require.NoError(t, err)
+	}
+	silent := dbtest.Thread(ctx, t, store, nil) // answered up to its first input, then a follow-up came
+	_, err := store.AppendStitch(ctx, thread.Stitch{ThreadID: silent.ID, Type: thread.StitchLLMCall, Content: "first answer",
+		Metadata: thread.Meta{AnsweredThrough: silent.StitchCount}.JSON()})
+	require.NoError(t, err)
+	_, err = store.AppendStitch(ctx, thread.Stitch{ThreadID: silent.ID, Type: thread.StitchInitialPrompt, Content: "follow-up"})
+	require.NoError(t, err)
+	age(silent.ID, "waiting", "")
+
+	answered := dbtest.Thread(ctx, t, store, nil)
+	_, err = store.AppendStitch(ctx, thread.Stitch{ThreadID: answered.ID, Type: thread.StitchLLMCall, Content: "answer",
+		Metadata: thread.Meta{AnsweredThrough: answered.StitchCount}.JSON()})
+	require.NoError(t, err)
+	age(answered.ID, "waiting", "")
+
+	working := dbtest.Thread(ctx, t, store, nil) // a long model call under a live lease
+	age(working.ID, "running", "30 seconds")
+	fresh := dbtest.Thread(ctx, t, store, nil) // input a second old: its turn is starting
+
+	var got []string
+	rows, err := pool.Query(ctx, `SELECT thread_id::text || ' ' || reason FROM stuck_threads ORDER BY 1`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var s string
+		require.NoError(t, rows.Scan(&s))
+		got = append(got, s)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []string{silent.ID.String() + " unanswered input"}, got, "not %s, %s or %s", answered.ID, working.ID, fresh.ID)
+}

@@ -58,7 +58,8 @@ type TurnHold struct {
 	// Release gives the lease up last in the write when the thread's chain
 	// is then Count stitches long: no stitch the turn has not seen (new
 	// input, say) was appended meanwhile. Written.Released says whether it
-	// was given up.
+	// was given up. The write's Status is then made on the same condition:
+	// a thread with input its turn has not seen stays running, leased.
 	Release bool
 	Count   int64
 }
@@ -205,6 +206,22 @@ func queueWrite(ctx context.Context, p *pipeline, w Write, out *Written) error {
 			return err
 		}
 		arg := setStatusParams(id, *c)
+		if h := w.Turn; h != nil && h.Release {
+			// The turn's last step: it settles the thread only when no input
+			// it has not seen arrived meanwhile. Otherwise the thread stays
+			// running under the lease, which Release below keeps too.
+			settle := dbsqlc.SettleTurnStatusParams{ThreadID: arg.ThreadID, Status: arg.Status, WaitingReason: arg.WaitingReason,
+				Result: arg.Result, Error: arg.Error, Sources: arg.Sources, StitchCount: h.Count}
+			p.add(func(q *dbsqlc.Queries) error {
+				th, err := threadOf(q.SettleTurnStatus(ctx, settle))
+				if errors.Is(err, thread.ErrNotFound) {
+					return nil // HoldTurn found the thread running: it moved on
+				}
+				out.Thread = th
+				return err
+			})
+			return queueRelease(ctx, p, id, h, out)
+		}
 		p.add(func(q *dbsqlc.Queries) error {
 			th, err := threadOf(q.SetStatus(ctx, arg))
 			if errors.Is(err, thread.ErrNotFound) {
@@ -217,13 +234,20 @@ func queueWrite(ctx context.Context, p *pipeline, w Write, out *Written) error {
 		})
 	}
 	if h := w.Turn; h != nil && h.Release {
-		arg := dbsqlc.ReleaseTurnParams{ThreadID: id, Owner: h.Owner, StitchCount: h.Count}
-		p.add(func(q *dbsqlc.Queries) error {
-			n, err := q.ReleaseTurn(ctx, arg)
-			out.Released = err == nil && n == 1
-			return translate(err)
-		})
+		return queueRelease(ctx, p, id, h, out)
 	}
+	return nil
+}
+
+// queueRelease queues the release of h's lease when the chain is h.Count
+// stitches long.
+func queueRelease(ctx context.Context, p *pipeline, id uuid.UUID, h *TurnHold, out *Written) error {
+	arg := dbsqlc.ReleaseTurnParams{ThreadID: id, Owner: h.Owner, StitchCount: h.Count}
+	p.add(func(q *dbsqlc.Queries) error {
+		n, err := q.ReleaseTurn(ctx, arg)
+		out.Released = err == nil && n == 1
+		return translate(err)
+	})
 	return nil
 }
 

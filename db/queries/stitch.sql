@@ -12,12 +12,14 @@ VALUES (@stitch_id, @thread_id, @previous_stitch_id, @seq,
 
 -- name: AppendStitch :one
 -- AppendStitch appends a stitch at the head of its thread's chain in one
--- statement. The first CTE locks the thread row (FOR UPDATE re-reads the
--- row as last committed, even when it had to wait), so concurrent appends
--- to one thread queue on that lock and each sees its predecessor's head and
--- count.
+-- statement. The first CTE locks the thread row (the lock re-reads the row
+-- as last committed, even when it had to wait), so concurrent appends to
+-- one thread queue on that lock and each sees its predecessor's head and
+-- count. FOR NO KEY UPDATE, not FOR UPDATE: the latter also waits on the
+-- key share a foreign key check takes (a ledger row linked to the thread in
+-- the same transaction), and two such transactions deadlocked.
 WITH head AS (
-    SELECT thread_id, head_stitch_id, stitch_count FROM threads WHERE thread_id = @thread_id FOR UPDATE
+    SELECT thread_id, head_stitch_id, stitch_count FROM threads WHERE thread_id = @thread_id FOR NO KEY UPDATE
 ), moved AS (
     UPDATE threads t SET head_stitch_id = @stitch_id, stitch_count = head.stitch_count + 1,
         last_activity_at = now(), updated_at = now()

@@ -7,7 +7,25 @@ RETURNING *;
 SELECT * FROM threads WHERE thread_id = @thread_id;
 
 -- name: LockThread :one
-SELECT * FROM threads WHERE thread_id = @thread_id FOR UPDATE;
+-- FOR NO KEY UPDATE, as AppendStitch: it orders the thread's writers
+-- without waiting on foreign key checks that only share its key.
+SELECT * FROM threads WHERE thread_id = @thread_id FOR NO KEY UPDATE;
+
+-- name: SettleTurnStatus :one
+-- SettleTurnStatus is SetStatus for a turn's last step: it moves the thread
+-- only while its chain is stitch_count long, so a thread never rests
+-- (waiting, completed) with input its turn has not seen. Run after the
+-- step's appends, under the row lock its HoldTurn took.
+UPDATE threads SET
+    status = @status,
+    waiting_reason = @waiting_reason,
+    result = CASE WHEN @status = 'completed' THEN sqlc.arg(result)::jsonb END,
+    error = CASE WHEN @status = 'failed' THEN @error END,
+    finished_at = CASE WHEN @status IN ('completed', 'failed', 'aborted') THEN now() ELSE finished_at END,
+    updated_at = now(),
+    last_activity_at = now()
+WHERE thread_id = @thread_id AND status = ANY(sqlc.arg(sources)::text[]) AND stitch_count = @stitch_count
+RETURNING *;
 
 -- name: ThreadsByID :many
 SELECT * FROM threads WHERE thread_id = ANY(sqlc.arg(thread_ids)::uuid[]);

@@ -256,6 +256,48 @@ func TestLinearPrompted(t *testing.T) {
 		require.Equal(t, []string{"system_prompt//", "initial_prompt/linear/s1", "linear_activity/linear/a1"}, st.Stitches)
 		require.Len(t, st.Outbox, 1)
 	})
+
+	// Prompts for one session arriving together each link their ledger row
+	// to the thread (a foreign key check: a key share on its row) before
+	// appending to it (the row's lock). With FOR UPDATE, which waits on key
+	// shares, two of them deadlocked.
+	t.Run("ConcurrentPromptsNeverDeadlock", func(t *testing.T) {
+		t.Parallel()
+		b := setupLinear(t)
+		_, err := b.ing.LinearCreated(ctx, delivery("s1", "created"), session("s1"))
+		require.NoError(t, err)
+		const n = 24
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				id := fmt.Sprintf("a%d", i)
+				_, err := b.ing.LinearPrompted(ctx, delivery(id, "prompted"), session("s1"), prompt(id, "and "+id))
+				errs <- err
+			}()
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		th, err := b.store.ThreadByLinearSession(ctx, "s1")
+		require.NoError(t, err)
+		chain, err := b.store.Stitches(ctx, th.ID, db.StitchPage{})
+		require.NoError(t, err)
+		require.Len(t, chain, n+2)
+		for i, s := range chain {
+			require.Equal(t, int64(i+1), s.Seq)
+			if i > 0 {
+				require.Equal(t, chain[i-1].ID, s.PreviousID, "the chain is intact")
+			}
+		}
+	})
 }
 
 func TestLinearStop(t *testing.T) {

@@ -131,9 +131,11 @@ func (q *Queries) ListThreads(ctx context.Context, arg ListThreadsParams) ([]Thr
 }
 
 const lockThread = `-- name: LockThread :one
-SELECT thread_id, thread_type, goal, status, waiting_reason, result, error, agent_name, head_stitch_id, stitch_count, lease_owner, lease_expires_at, created_at, updated_at, last_activity_at, finished_at FROM threads WHERE thread_id = $1 FOR UPDATE
+SELECT thread_id, thread_type, goal, status, waiting_reason, result, error, agent_name, head_stitch_id, stitch_count, lease_owner, lease_expires_at, created_at, updated_at, last_activity_at, finished_at FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE
 `
 
+// FOR NO KEY UPDATE, as AppendStitch: it orders the thread's writers
+// without waiting on foreign key checks that only share its key.
 func (q *Queries) LockThread(ctx context.Context, threadID uuid.UUID) (Thread, error) {
 	row := q.db.QueryRow(ctx, lockThread, threadID)
 	var i Thread
@@ -190,6 +192,65 @@ func (q *Queries) SetStatus(ctx context.Context, arg SetStatusParams) (Thread, e
 		arg.Error,
 		arg.ThreadID,
 		arg.Sources,
+	)
+	var i Thread
+	err := row.Scan(
+		&i.ThreadID,
+		&i.ThreadType,
+		&i.Goal,
+		&i.Status,
+		&i.WaitingReason,
+		&i.Result,
+		&i.Error,
+		&i.AgentName,
+		&i.HeadStitchID,
+		&i.StitchCount,
+		&i.LeaseOwner,
+		&i.LeaseExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.LastActivityAt,
+		&i.FinishedAt,
+	)
+	return i, err
+}
+
+const settleTurnStatus = `-- name: SettleTurnStatus :one
+UPDATE threads SET
+    status = $1,
+    waiting_reason = $2,
+    result = CASE WHEN $1 = 'completed' THEN $3::jsonb END,
+    error = CASE WHEN $1 = 'failed' THEN $4 END,
+    finished_at = CASE WHEN $1 IN ('completed', 'failed', 'aborted') THEN now() ELSE finished_at END,
+    updated_at = now(),
+    last_activity_at = now()
+WHERE thread_id = $5 AND status = ANY($6::text[]) AND stitch_count = $7
+RETURNING thread_id, thread_type, goal, status, waiting_reason, result, error, agent_name, head_stitch_id, stitch_count, lease_owner, lease_expires_at, created_at, updated_at, last_activity_at, finished_at
+`
+
+type SettleTurnStatusParams struct {
+	Status        string
+	WaitingReason *string
+	Result        []byte
+	Error         *string
+	ThreadID      uuid.UUID
+	Sources       []string
+	StitchCount   int64
+}
+
+// SettleTurnStatus is SetStatus for a turn's last step: it moves the thread
+// only while its chain is stitch_count long, so a thread never rests
+// (waiting, completed) with input its turn has not seen. Run after the
+// step's appends, under the row lock its HoldTurn took.
+func (q *Queries) SettleTurnStatus(ctx context.Context, arg SettleTurnStatusParams) (Thread, error) {
+	row := q.db.QueryRow(ctx, settleTurnStatus,
+		arg.Status,
+		arg.WaitingReason,
+		arg.Result,
+		arg.Error,
+		arg.ThreadID,
+		arg.Sources,
+		arg.StitchCount,
 	)
 	var i Thread
 	err := row.Scan(
