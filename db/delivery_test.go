@@ -313,6 +313,17 @@ func TestOutbox(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		require.Equal(t, longDue.ID, got[0].ID)
+
+		// A row long due but waiting in line behind longDue is not
+		// stranded: longDue's end wakes it. (Each sweep gave it another
+		// job, each with its own attempts.)
+		behind := insertTo(t, b, "s-1")
+		_, err = b.store.Pool().Exec(ctx, `UPDATE platform_deliveries SET next_attempt_at = now() - interval '2 minutes' WHERE delivery_id = $1`, behind.ID)
+		require.NoError(t, err)
+		got, err = b.store.StrandedOutbox(ctx, time.Minute, 10)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		require.Equal(t, longDue.ID, got[0].ID)
 	})
 
 	t.Run("ConcurrentReclaimsTakeEachOnce", func(t *testing.T) {

@@ -230,8 +230,10 @@ func (q *Queries) StuckTurnJobs(ctx context.Context, kind string, grace time.Dur
 }
 
 // StrandedOutbox lists outbox rows that have been due for longer than
-// grace: their delivery job was lost (a crash between commit and pickup).
-// Rows whose sender's claim lapsed are ReclaimLapsedOutbox's.
+// grace and are first in line on their surface: their delivery job was lost
+// (a crash between commit and pickup). A row waiting for an earlier post is
+// woken by that post's end. Rows whose sender's claim lapsed are
+// ReclaimLapsedOutbox's.
 func (q *Queries) StrandedOutbox(ctx context.Context, grace time.Duration, limit int) ([]thread.Outbox, error) {
 	rows, err := q.gen.StrandedOutbox(ctx, dbsqlc.StrandedOutboxParams{GraceMs: grace.Milliseconds(), MaxRows: int32(limit)})
 	out, err := mapAll(rows, err, outboxOf)

@@ -78,8 +78,14 @@ WHERE delivery_id = @delivery_id AND status = 'sending' AND attempts = @attempts
 SELECT * FROM platform_deliveries WHERE thread_id = @thread_id ORDER BY created_at, delivery_id;
 
 -- name: StrandedOutbox :many
--- StrandedOutbox lists rows due for longer than grace_ms: their delivery
--- job was lost.
-SELECT * FROM platform_deliveries
-WHERE status = 'pending' AND next_attempt_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond'
-ORDER BY next_attempt_at LIMIT @max_rows;
+-- StrandedOutbox lists rows due for longer than grace_ms and first in line
+-- on their surface: their delivery job was lost. A row waiting for an
+-- earlier post is not stranded: that post's end wakes it, and a sweep that
+-- gave it a job each time multiplied its sends.
+SELECT * FROM platform_deliveries p
+WHERE p.status = 'pending' AND p.next_attempt_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond'
+  AND NOT EXISTS (
+    SELECT 1 FROM platform_deliveries e
+    WHERE e.thread_id = p.thread_id AND e.platform = p.platform AND e.target = p.target
+      AND e.status IN ('pending', 'sending') AND (e.created_at, e.delivery_id) < (p.created_at, p.delivery_id))
+ORDER BY p.next_attempt_at LIMIT @max_rows;

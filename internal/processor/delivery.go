@@ -25,6 +25,11 @@ import (
 // maxBackoff caps the doubling retry delays.
 const maxBackoff = 10 * time.Minute
 
+// maxWaitInLine caps how long a delivery waiting for an earlier post on its
+// surface snoozes before it looks again; the earlier post's end wakes it
+// at once (Processor.wake).
+const maxWaitInLine = time.Minute
+
 // backoff is the schedule of a job's retries, which River runs: first,
 // doubled per attempt, capped, plus up to half again at random so that
 // retries of many jobs after an outage spread out.
@@ -53,8 +58,10 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 			return nil
 		}
 		// Not due yet, held by another sender, or waiting for an earlier
-		// post on its surface (which wakes it when done): look again later.
-		wait := max(time.Until(o.NextAttemptAt), p.cfg.DeliveryBackoff)
+		// post on its surface (which wakes it when done): look again later,
+		// the later the longer it has waited, so a row stuck behind a post
+		// that keeps failing costs a look a minute, not one a second.
+		wait := max(time.Until(o.NextAttemptAt), p.cfg.DeliveryBackoff, min(time.Since(o.CreatedAt)/2, maxWaitInLine))
 		return river.JobSnooze(wait)
 	case err != nil:
 		return err
@@ -72,10 +79,12 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 		return p.sent(ctx, p.store, o, ext)
 	}
 
-	final := j.Attempt >= j.MaxAttempts || errors.Is(err, thread.ErrInvalid)
+	// The row's attempts, not the job's, bound its sends: a row may have
+	// several jobs (a wake, a sweep), each with attempts of its own.
+	final := o.Attempts >= job.DeliveryMaxAttempts || errors.Is(err, thread.ErrInvalid)
 	if !final {
-		log.WarnContext(ctx, "delivery failed, will retry", slog.Int("attempt", j.Attempt), slog.Any("error", err))
-		rerr := p.store.RetryOutbox(context.WithoutCancel(ctx), o, err.Error(), backoff(p.cfg.DeliveryBackoff).Delay(j.Attempt))
+		log.WarnContext(ctx, "delivery failed, will retry", slog.Int("attempt", o.Attempts), slog.Any("error", err))
+		rerr := p.store.RetryOutbox(context.WithoutCancel(ctx), o, err.Error(), backoff(p.cfg.DeliveryBackoff).Delay(o.Attempts))
 		if errors.Is(rerr, thread.ErrDeliveryNotClaimable) {
 			// Our claim lapsed mid-send and another sender holds the row:
 			// it is theirs to finish.
@@ -86,7 +95,7 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 		}
 		return err
 	}
-	log.ErrorContext(ctx, "delivery failed for good", slog.Int("attempt", j.Attempt), slog.Any("error", err))
+	log.ErrorContext(ctx, "delivery failed for good", slog.Int("attempt", o.Attempts), slog.Any("error", err))
 	p.cfg.Metrics.GaveUp(string(o.Platform))
 	ferr := p.failDelivery(context.WithoutCancel(ctx), o, err)
 	if errors.Is(ferr, thread.ErrDeliveryNotClaimable) {

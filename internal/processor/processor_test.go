@@ -3,6 +3,7 @@ package processor_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -508,4 +509,52 @@ func TestSweepResumesALapsedTurn(t *testing.T) {
 	require.NoError(t, err)
 	done := h.waitStatus(t, th.ID, thread.StatusCompleted)
 	require.JSONEq(t, `{"result":"resumed"}`, string(done.Result))
+}
+
+// A post waiting in line behind a post that keeps failing, and given many
+// jobs meanwhile (wakes, sweeps), is still sent at most its bound of
+// attempts: the row counts them, not each job.
+func TestDeliveryAttemptsAreCountedPerRow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	h.sender.mu.Lock()
+	h.sender.permanent = errors.New("503 service unavailable")
+	h.sender.mu.Unlock()
+	th := dbtest.Thread(ctx, t, h.store, &dbtest.ThreadOpts{Linear: dbtest.LinearAttachment()})
+	insertOnly, err := river.NewClient(riverpgxv5.New(h.pool), &river.Config{})
+	require.NoError(t, err)
+	var ids []uuid.UUID
+	for _, text := range []string{"first", "waits behind it"} {
+		o, err := h.store.InsertOutbox(ctx, thread.Outbox{ThreadID: th.ID, StitchID: th.HeadStitchID, Platform: thread.PlatformLinear,
+			Target: "session-1", Kind: thread.OutboxThought, Body: thread.OutboxBody{Text: text}.JSON()})
+		require.NoError(t, err)
+		ids = append(ids, o.ID)
+	}
+	// One job for the first; ten for the second, as sweeps gave it.
+	jobs := []river.InsertManyParams{{Args: job.Delivery{OutboxID: ids[0], ThreadID: th.ID}}}
+	for range 10 {
+		jobs = append(jobs, river.InsertManyParams{Args: job.Delivery{OutboxID: ids[1], ThreadID: th.ID}})
+	}
+	_, err = insertOnly.InsertMany(ctx, jobs)
+	require.NoError(t, err)
+
+	rows := h.waitSent(t, th.ID, 2)
+	for _, o := range rows[:2] {
+		require.Equal(t, thread.OutboxFailed, o.Status, string(o.Body))
+	}
+	// Every request the platform saw is an attempt some row counted.
+	require.Eventually(t, func() bool {
+		rows = h.waitSent(t, th.ID, 2)
+		attempts := 0
+		for _, o := range rows {
+			attempts += o.Attempts
+		}
+		h.sender.mu.Lock()
+		defer h.sender.mu.Unlock()
+		return attempts == h.sender.sends
+	}, 20*time.Second, 10*time.Millisecond)
+	for _, o := range rows {
+		require.LessOrEqual(t, o.Attempts, job.DeliveryMaxAttempts, "attempts of %s", o.Body)
+	}
 }

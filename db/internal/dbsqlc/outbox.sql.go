@@ -298,9 +298,13 @@ func (q *Queries) RetryOutbox(ctx context.Context, arg RetryOutboxParams) (int64
 }
 
 const strandedOutbox = `-- name: StrandedOutbox :many
-SELECT delivery_id, thread_id, stitch_id, platform, target, kind, body, status, attempts, next_attempt_at, claimed_until, last_error, external_id, created_at, updated_at, sent_at FROM platform_deliveries
-WHERE status = 'pending' AND next_attempt_at < now() - $1::bigint * interval '1 millisecond'
-ORDER BY next_attempt_at LIMIT $2
+SELECT delivery_id, thread_id, stitch_id, platform, target, kind, body, status, attempts, next_attempt_at, claimed_until, last_error, external_id, created_at, updated_at, sent_at FROM platform_deliveries p
+WHERE p.status = 'pending' AND p.next_attempt_at < now() - $1::bigint * interval '1 millisecond'
+  AND NOT EXISTS (
+    SELECT 1 FROM platform_deliveries e
+    WHERE e.thread_id = p.thread_id AND e.platform = p.platform AND e.target = p.target
+      AND e.status IN ('pending', 'sending') AND (e.created_at, e.delivery_id) < (p.created_at, p.delivery_id))
+ORDER BY p.next_attempt_at LIMIT $2
 `
 
 type StrandedOutboxParams struct {
@@ -308,8 +312,10 @@ type StrandedOutboxParams struct {
 	MaxRows int32
 }
 
-// StrandedOutbox lists rows due for longer than grace_ms: their delivery
-// job was lost.
+// StrandedOutbox lists rows due for longer than grace_ms and first in line
+// on their surface: their delivery job was lost. A row waiting for an
+// earlier post is not stranded: that post's end wakes it, and a sweep that
+// gave it a job each time multiplied its sends.
 func (q *Queries) StrandedOutbox(ctx context.Context, arg StrandedOutboxParams) ([]Outbox, error) {
 	rows, err := q.db.Query(ctx, strandedOutbox, arg.GraceMs, arg.MaxRows)
 	if err != nil {
