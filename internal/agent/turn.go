@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -74,7 +75,7 @@ func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store, chain
 		case stepDone:
 			return nil
 		case stepRunTools:
-			e, last = r.runTools(ctx, th, p.calls)
+			e, last = r.runTools(ctx, th, chain, p.calls)
 		case stepCallLLM:
 			if p.stepsSinceInput >= maxSteps {
 				e = failure(th, chain, fmt.Sprintf("Stopped after %d model calls in one turn without an answer.", maxSteps), false)
@@ -165,14 +166,20 @@ func (r *Runner) callLLM(ctx context.Context, th *thread.Thread, chain []thread.
 }
 
 // runTools runs the model's pending calls in order. done reports that a
-// control tool ended the turn.
-func (r *Runner) runTools(ctx context.Context, th *thread.Thread, calls []llm.ToolCall) (e thread.Effects, done bool) {
+// control tool ended the turn, or that the model kept making the same
+// failing call (see maxRepeatedFailures).
+func (r *Runner) runTools(ctx context.Context, th *thread.Thread, chain []thread.Stitch, calls []llm.ToolCall) (e thread.Effects, done bool) {
 	for _, c := range calls {
 		meta := thread.Meta{ToolCallID: c.ID}.JSON()
+		var (
+			out    string
+			failed bool
+		)
 		switch c.Name {
 		case toolAskUser:
 			var args askUserArgs
-			if err := json.Unmarshal(c.Arguments, &args); err == nil && args.Question != "" {
+			err := json.Unmarshal(c.Arguments, &args)
+			if err == nil && args.Question != "" {
 				e.Stitches = append(e.Stitches, thread.Stitch{Type: thread.StitchClarificationRequest, Content: args.Question,
 					ToolName: c.Name, ToolInput: c.Arguments, Metadata: meta})
 				e.Outputs = append(e.Outputs, thread.Output{Kind: thread.OutboxElicitation,
@@ -180,23 +187,97 @@ func (r *Runner) runTools(ctx context.Context, th *thread.Thread, calls []llm.To
 				e.Status = &thread.StatusChange{To: thread.StatusWaiting, WaitingReason: thread.WaitingClarification}
 				return e, true
 			}
+			out, failed = badArguments(c, err, `a non-empty "question"`), true
 		case toolCompleteThread:
 			var args completeArgs
-			if err := json.Unmarshal(c.Arguments, &args); err == nil && th.Type == thread.TypeAutonomous {
+			err := json.Unmarshal(c.Arguments, &args)
+			if err == nil && th.Type == thread.TypeAutonomous {
 				e.Stitches = append(e.Stitches, thread.Stitch{Type: thread.StitchThreadResult, Content: args.Result,
 					ToolName: c.Name, ToolInput: c.Arguments, Metadata: meta})
 				e.Status = &thread.StatusChange{To: thread.StatusCompleted, Result: mustJSON(args)}
 				return e, true
 			}
+			if th.Type == thread.TypeAutonomous {
+				out, failed = badArguments(c, err, `a "result"`), true
+			}
 		}
-		out, failed := r.runTool(ctx, th, c)
+		if out == "" {
+			out, failed = r.runTool(ctx, th, c)
+		}
 		output, _ := json.Marshal(out)
+		repeats := 0
+		if failed {
+			repeats = repeatedFailures(chain, e.Stitches, c.Name, out)
+		}
 		e.Stitches = append(e.Stitches, thread.Stitch{Type: thread.StitchToolCall, Content: out, ToolName: c.Name,
 			ToolInput: c.Arguments, ToolOutput: output, ToolError: failed, Metadata: meta})
-		e.Outputs = append(e.Outputs, thread.Output{Kind: thread.OutboxAction,
-			OutboxBody: thread.OutboxBody{Action: c.Name, Parameter: clip(string(c.Arguments)), Result: clip(out)}, Stitch: len(e.Stitches) - 1})
+		if repeats == 0 {
+			// The same failure again is folded into the action already posted.
+			e.Outputs = append(e.Outputs, thread.Output{Kind: thread.OutboxAction,
+				OutboxBody: thread.OutboxBody{Action: c.Name, Parameter: clip(string(c.Arguments)), Result: clip(out)}, Stitch: len(e.Stitches) - 1})
+		}
+		if repeats+1 >= maxRepeatedFailures {
+			msg := fmt.Sprintf("The model made the same failing %s call %d times in a row, so the turn was stopped: %s",
+				c.Name, repeats+1, strings.TrimPrefix(out, "error: "))
+			f := failure(th, chain, msg, true)
+			e.Stitches = append(e.Stitches, f.Stitches...)
+			e.Outputs = append(e.Outputs, thread.Output{Kind: thread.OutboxError, OutboxBody: thread.OutboxBody{Text: msg}, Stitch: len(e.Stitches) - 1})
+			e.Status = f.Status
+			return e, true
+		}
 	}
 	return e, false
+}
+
+// maxRepeatedFailures is how many times in a row a turn lets the model make
+// the same call that fails the same way before it fails the turn: a model
+// repeating a mistake it was told about is stuck, and each try would post
+// another action.
+const maxRepeatedFailures = 3
+
+// repeatedFailures counts the tool calls just before this one, since the
+// newest input (in chain, then in this step's stitches), that failed as
+// this one did: same tool, same error.
+func repeatedFailures(chain, step []thread.Stitch, name, out string) int {
+	n := 0
+	same := func(s *thread.Stitch) (counted, stop bool) {
+		switch {
+		case s.Type.IsInput():
+			return false, true
+		case s.Type != thread.StitchToolCall:
+			return false, false
+		case s.ToolError && s.ToolName == name && s.Content == out:
+			return true, false
+		}
+		return false, true
+	}
+	for _, stitches := range [][]thread.Stitch{step, chain} {
+		for i := len(stitches) - 1; i >= 0; i-- {
+			counted, stop := same(&stitches[i])
+			if stop {
+				return n
+			}
+			if counted {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// badArguments is the tool error for a control tool's arguments the turn
+// cannot use: what was wrong, and what the tool needs, so the model can
+// correct the call. Arguments that were not JSON at all reach the turn as a
+// JSON string (see llm.ToolCall).
+func badArguments(c llm.ToolCall, err error, needs string) string {
+	var raw string
+	switch {
+	case json.Unmarshal(c.Arguments, &raw) == nil:
+		return fmt.Sprintf("error: the arguments of %s are not valid JSON: %s; send a JSON object with %s", c.Name, clip(raw), needs)
+	case err != nil:
+		return fmt.Sprintf("error: the arguments of %s are not the JSON object it takes (%v); send one with %s", c.Name, err, needs)
+	}
+	return fmt.Sprintf("error: the arguments of %s lack %s", c.Name, needs)
 }
 
 // runTool runs one registry tool. Its failure is the model's to handle: the

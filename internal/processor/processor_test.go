@@ -141,6 +141,33 @@ func TestAskUserWaitsForAnswer(t *testing.T) {
 	require.Equal(t, "tool", msgs[len(msgs)-2].Role, "the question's call got its result before the answer")
 }
 
+// A model that sends ask_user arguments that are not JSON, step after
+// step, is told what is wrong with them; the repeats are folded into one
+// action on the surface, and the turn ends failed, its error shown, rather
+// than posting an action per step up to the step limit and resting waiting.
+func TestRepeatedBadArgumentsFailTheTurn(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.llm.SetDefault(func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "ask_user", Arguments: `{"question": "Which bra`}}}
+	})
+	th := h.linearThread(t, "check the build")
+	failed := h.waitStatus(t, th.ID, thread.StatusFailed)
+	require.Contains(t, failed.Error, "ask_user")
+	require.Equal(t, 3, h.llm.Calls(), "stopped at the third identical failure")
+	for _, s := range h.chain(t, th.ID) {
+		if s.Type == thread.StitchToolCall {
+			require.Contains(t, s.Content, "the arguments of ask_user are not valid JSON")
+			require.NotContains(t, s.Content, "no tool named")
+		}
+	}
+	rows := h.waitSent(t, th.ID, 2)
+	require.Equal(t, []thread.OutboxKind{thread.OutboxAction, thread.OutboxError}, h.sender.kinds(th.ID), "one action, then the error")
+	body, err := rows[len(rows)-1].Content()
+	require.NoError(t, err)
+	require.Contains(t, body.Text, "not valid JSON")
+}
+
 func TestConcurrentTriggersOneTurnAtATime(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
