@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -247,4 +248,98 @@ func TestCrashBeforePostPostsOnce(t *testing.T) {
 	require.Equal(t, "response", acts[0].Type)
 	require.Equal(t, "Here is the answer.", acts[0].Body)
 	require.Equal(t, 1, fake.Calls(), "the recorded answer was not asked for again")
+}
+
+// TestSIGTERMHandsWorkOver stops `weft serve` with SIGTERM while a turn's
+// model call and a Linear post are in flight and outlast the shutdown
+// timeout. The stopping replica hands both over: the thread with no lease
+// and a turn job due now, the post released with a delivery job due now.
+// A second replica then finishes both, with leases too long and a sweep too
+// rare to be what carried them.
+func TestSIGTERMHandsWorkOver(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := dbtest.URL(t)
+	fake := llmtest.NewServer(t)
+	var stopped atomic.Bool
+	hangs := func(r llmtest.Request) bool {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "hang on") {
+				return true
+			}
+		}
+		return false
+	}
+	fake.SetDefault(func(r llmtest.Request) llmtest.Reply {
+		switch {
+		case hangs(r) && !stopped.Load():
+			return llmtest.Reply{Delay: time.Hour} // in flight until the process gives up on it
+		case hangs(r):
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "complete_thread", Arguments: `{"result":"handed over"}`}}}
+		}
+		return llmtest.Reply{Text: "Here is the answer."}
+	})
+	lin := lineartest.NewServer(t)
+	lin.AddToken("lin_api_term", "org-1")
+	lin.Inject("agentActivityCreate", 1, lineartest.Slow(time.Hour)) // the first post hangs until the process gives up on it
+	weftEnv := map[string]string{
+		"DATABASE_URL": url, "WEFT_ADDR": freeAddr(t), "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
+		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_LEASE_TTL": "5m", "WEFT_SWEEP_INTERVAL": "1h", "WEFT_SHUTDOWN_TIMEOUT": "1s",
+		"LINEAR_ACCESS_TOKEN": "lin_api_term", "LINEAR_API_URL": lin.URL(),
+	}
+	store, pool, err := Open(ctx, &Config{DatabaseURL: url}, dbtest.Logger(t))
+	require.NoError(t, err)
+	defer pool.Close()
+	first := startWeft(t, weftEnv)
+
+	turning := createThread(t, url, "hang on, then finish")
+	meta := dbtest.LinearAttachment()
+	lin.AddSession(meta.SessionID, meta.IssueID)
+	in := enqueuer(t, url).Ingester()
+	posting, err := in.StartThread(ctx, in.Builder().WithGoal("answer in Linear").InteractiveLinear(meta).
+		WithInitialPrompt(thread.Stitch{Content: "What is the answer?", Source: thread.PlatformLinear, ExternalID: meta.SessionID}))
+	require.NoError(t, err)
+	waitRequest(t, fake, hangs)
+	require.Eventually(t, func() bool {
+		rows, err := store.ThreadOutbox(ctx, posting.ID)
+		require.NoError(t, err)
+		return len(rows) == 1 && rows[0].Status == thread.OutboxSending
+	}, time.Minute, 20*time.Millisecond, "the post never started")
+
+	require.NoError(t, first.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-first.exited:
+		require.NoError(t, first.err, first.stderr.String())
+	case <-time.After(time.Minute):
+		t.Fatal("weft serve did not exit after SIGTERM")
+	}
+	stopped.Store(true)
+
+	// Nothing is left owned by the replica that stopped.
+	th, err := store.Thread(ctx, turning)
+	require.NoError(t, err)
+	require.Empty(t, th.LeaseOwner, "the lease was given up")
+	due := func(kind, key string, id uuid.UUID) int {
+		var n int
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM river_job
+			WHERE kind = $1 AND args->>$2 = $3 AND state = 'available' AND scheduled_at <= now()`, kind, key, id.String()).Scan(&n))
+		return n
+	}
+	require.Equal(t, 1, due("weft_turn", "thread_id", turning), "a turn job is due now")
+	rows, err := store.ThreadOutbox(ctx, posting.ID)
+	require.NoError(t, err)
+	require.Equal(t, thread.OutboxPending, rows[0].Status, "the post was released")
+	require.False(t, rows[0].NextAttemptAt.After(time.Now()), "due now")
+	require.Equal(t, 1, due("weft_delivery", "outbox_id", rows[0].ID), "a delivery job is due now")
+
+	startWeft(t, weftEnv)
+	done := waitFinished(t, store, turning)
+	require.Equal(t, thread.StatusCompleted, done.Status)
+	require.JSONEq(t, `{"result":"handed over"}`, string(done.Result))
+	require.Eventually(t, func() bool {
+		rows, err := store.ThreadOutbox(ctx, posting.ID)
+		require.NoError(t, err)
+		return rows[0].Status == thread.OutboxSent
+	}, time.Minute, 50*time.Millisecond, "the post was never completed")
+	require.Len(t, lin.Activities(meta.SessionID), 1, "exactly one post")
 }

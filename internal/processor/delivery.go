@@ -79,6 +79,14 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 		return p.sent(ctx, p.store, o, ext)
 	}
 
+	if ctx.Err() != nil && p.cancelling.Load() {
+		// This replica's shutdown cut the send short: the row goes to
+		// another replica now, under the same id.
+		if herr := p.handRowOver(context.WithoutCancel(ctx), p.store, o, err); herr != nil {
+			return herr
+		}
+		return nil
+	}
 	// The row's attempts, not the job's, bound its sends: a row may have
 	// several jobs (a wake, a sweep), each with attempts of its own.
 	final := o.Attempts >= job.DeliveryMaxAttempts || errors.Is(err, thread.ErrInvalid)
@@ -111,6 +119,22 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 	}
 	p.wake(ctx, o, next)
 	return river.JobCancel(err)
+}
+
+// handRowOver releases o's claim through store, for it to be sent again at once, with a
+// delivery job for it (see handOver); a row no longer under that claim is
+// left to whoever holds it.
+func (p *Processor) handRowOver(ctx context.Context, store *db.Store, o *thread.Outbox, cause error) error {
+	_, err := p.handOver(ctx, store, func(ctx context.Context, tx *db.Tx) ([]thread.Outbox, error) {
+		switch rerr := tx.RetryOutbox(ctx, o, cause.Error(), 0); {
+		case errors.Is(rerr, thread.ErrDeliveryNotClaimable):
+			return nil, nil
+		case rerr != nil:
+			return nil, rerr
+		}
+		return []thread.Outbox{*o}, nil
+	})
+	return err
 }
 
 // post sends a claimed row through its platform's sender and returns the

@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -73,18 +72,9 @@ func (e *Express) send(ctx context.Context, o *thread.Outbox) {
 	// same id, which the platform takes as delivered.
 	log := e.p.logger.With(slog.String("delivery_id", o.ID.String()), slog.Bool("express", true))
 	log.WarnContext(ctx, "express send failed; a delivery job will retry", slog.Any("error", err))
-	_, herr := e.p.handOver(context.WithoutCancel(ctx), e.store, func(ctx context.Context, tx *db.Tx) ([]thread.Outbox, error) {
-		// A row sent meanwhile, or reclaimed after its claim lapsed, is
-		// left to whoever holds it.
-		switch rerr := tx.RetryOutbox(ctx, o, err.Error(), 0); {
-		case errors.Is(rerr, thread.ErrDeliveryNotClaimable):
-			return nil, nil
-		case rerr != nil:
-			return nil, rerr
-		}
-		return []thread.Outbox{*o}, nil
-	})
-	if herr != nil {
+	// A row sent meanwhile, or reclaimed after its claim lapsed, is left
+	// to whoever holds it.
+	if herr := e.p.handRowOver(context.WithoutCancel(ctx), e.store, o, err); herr != nil {
 		// The claim lapses and the reclaim hands the row over then.
 		log.WarnContext(ctx, "hand express row to a delivery job", slog.Any("error", herr))
 	}

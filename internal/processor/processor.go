@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -135,6 +136,10 @@ type Processor struct {
 	tracer  trace.Tracer
 	// id names this process in lease owners, so ops can see who holds what.
 	id string
+	// cancelling is set when Stop cancels the jobs still running: a turn
+	// or send cut short then hands its thread or row to another replica at
+	// once (handTurnOver, handRowOver) instead of failing an attempt.
+	cancelling atomic.Bool
 }
 
 // New builds the processor. runner and senders may be nil on an API-only
@@ -213,7 +218,11 @@ func (p *Processor) Start(ctx context.Context) error {
 }
 
 // Stop lets running jobs finish until ctx ends, then cancels them: a
-// cancelled turn releases its lease and is retried, here or elsewhere.
+// cancelled turn releases its lease with a new job for its thread, and a
+// cancelled send releases its row with a new job for it, both due at once,
+// so another replica carries on without waiting for a lease to lapse or a
+// retry's backoff. A job that outlives the cancel too leaves its lease or
+// claim to lapse.
 func (p *Processor) Stop(ctx context.Context) error {
 	if !p.cfg.Workers {
 		return nil
@@ -224,6 +233,7 @@ func (p *Processor) Stop(ctx context.Context) error {
 	}
 	cancelCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
+	p.cancelling.Store(true)
 	if cerr := p.client.StopAndCancel(cancelCtx); cerr != nil {
 		return fmt.Errorf("stop river: %w", cerr)
 	}

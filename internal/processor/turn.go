@@ -70,6 +70,14 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 		if store.released {
 			return
 		}
+		if err != nil && p.cancelling.Load() {
+			if herr := p.handTurnOver(context.WithoutCancel(ctx), id, store.owner); herr != nil {
+				p.logger.WarnContext(ctx, "hand turn over", slog.String("thread_id", id.String()), slog.Any("error", herr))
+			} else {
+				err, outcome = nil, metrics.TurnStopped
+				return
+			}
+		}
 		if rerr := p.store.ReleaseLease(context.WithoutCancel(ctx), id, store.owner); rerr != nil {
 			p.logger.WarnContext(ctx, "release lease", slog.String("thread_id", id.String()), slog.Any("error", rerr))
 		}
@@ -82,7 +90,8 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 		}
 		// A job cancelled remotely (the sweep took it for dead, or an
 		// operator stopped it) is not the thread's failure.
-		if err != nil && j.Attempt >= j.MaxAttempts && !errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely) {
+		// Nor is a turn this replica's shutdown cut short.
+		if err != nil && j.Attempt >= j.MaxAttempts && !errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely) && !p.cancelling.Load() {
 			p.logger.ErrorContext(ctx, "turn failed for good", slog.String("thread_id", id.String()), slog.Any("error", err))
 			if ferr := p.failThread(context.WithoutCancel(ctx), id, "The turn kept failing and was given up."); ferr != nil {
 				p.logger.ErrorContext(ctx, "record turn failure", slog.String("thread_id", id.String()), slog.Any("error", ferr))
@@ -264,6 +273,18 @@ func (s *turnStore) Record(ctx context.Context, threadID uuid.UUID, chain []thre
 	}
 	s.saw(st)
 	return st.Chain, nil
+}
+
+// handTurnOver gives up owner's lease on a thread whose turn this
+// replica's shutdown cut short, with a turn job due at once, in one
+// transaction: another replica takes the thread up now, from its chain.
+func (p *Processor) handTurnOver(ctx context.Context, id uuid.UUID, owner string) error {
+	return p.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		if err := tx.ReleaseLease(ctx, id, owner); err != nil {
+			return err
+		}
+		return job.InsertTx(ctx, p.client, tx.Pgx(), job.Turn{ThreadID: id})
+	})
 }
 
 // failThread records that a thread's turns keep failing: an error stitch
