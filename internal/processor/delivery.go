@@ -192,18 +192,29 @@ func (w *deliveryWorker) NextRetry(j *river.Job[job.Delivery]) time.Time {
 }
 
 // failDelivery gives up on a row: it is failed and the thread gets an error
-// stitch saying what could not be posted. The error is not posted again: the
-// platform just refused a post.
+// stitch saying what could not be posted. A thread left waiting on an
+// answer that could not be posted (a response, a question) fails, with the
+// error posted once more as an error (a platform may take that kind when
+// it refused the other), so it does not rest silently waiting. A refused
+// error post is not posted again.
 func (p *Processor) failDelivery(ctx context.Context, o *thread.Outbox, cause error) error {
 	return p.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		th, err := tx.LockThread(ctx, o.ThreadID)
+		if err != nil {
+			return err
+		}
 		if err := tx.FailOutbox(ctx, o, cause.Error()); err != nil {
 			return err
 		}
-		_, err := outbox.Write(ctx, tx, p.client, o.ThreadID, thread.Effects{Stitches: []thread.Stitch{{
-			Type:     thread.StitchError,
-			Content:  fmt.Sprintf("Could not post a %s to %s: %v", o.Kind, o.Platform, cause),
-			Metadata: thread.Meta{OutboxID: o.ID.String()}.JSON(),
-		}}})
+		msg := fmt.Sprintf("Could not post a %s to %s: %v", o.Kind, o.Platform, cause)
+		e := thread.Effects{Stitches: []thread.Stitch{{Type: thread.StitchError, Content: msg, Metadata: thread.Meta{OutboxID: o.ID.String()}.JSON()}}}
+		answer := o.Kind == thread.OutboxResponse || o.Kind == thread.OutboxElicitation
+		if answer && th.Status == thread.StatusWaiting {
+			e.Stitches[0].Metadata = thread.Meta{OutboxID: o.ID.String(), AnsweredThrough: th.StitchCount}.JSON()
+			e.Outputs = []thread.Output{{Kind: thread.OutboxError, OutboxBody: thread.OutboxBody{Text: msg}}}
+			e.Status = &thread.StatusChange{To: thread.StatusFailed, Error: msg}
+		}
+		_, err = outbox.Write(ctx, tx, p.client, o.ThreadID, e)
 		return err
 	})
 }

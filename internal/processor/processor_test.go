@@ -585,3 +585,19 @@ func TestDeliveryAttemptsAreCountedPerRow(t *testing.T) {
 		require.LessOrEqual(t, o.Attempts, job.DeliveryMaxAttempts, "attempts of %s", o.Body)
 	}
 }
+
+// A thread whose answer the platform refuses for good does not rest
+// waiting as if answered: it fails, and says so on its surface.
+func TestRefusedAnswerFailsTheThread(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.sender.mu.Lock()
+	h.sender.refuse = thread.OutboxResponse
+	h.sender.mu.Unlock()
+	h.llm.Enqueue(llmtest.Reply{Text: "the answer"})
+	th := h.linearThread(t, "hi")
+	failed := h.waitStatus(t, th.ID, thread.StatusFailed)
+	require.Contains(t, failed.Error, "Could not post a response")
+	h.waitSent(t, th.ID, 2)
+	require.Equal(t, []thread.OutboxKind{thread.OutboxError}, h.sender.kinds(th.ID), "the error reached the surface")
+}

@@ -49,7 +49,7 @@ func (s Status) Final() bool {
 var transitions = map[Status][]Status{
 	StatusPending:   {StatusRunning, StatusFailed, StatusAborted},
 	StatusRunning:   {StatusWaiting, StatusCompleted, StatusFailed, StatusAborted},
-	StatusWaiting:   {StatusRunning, StatusCompleted, StatusAborted},
+	StatusWaiting:   {StatusRunning, StatusCompleted, StatusFailed, StatusAborted}, // failed: its answer could not be posted
 	StatusCompleted: {StatusRunning},
 	StatusFailed:    {StatusRunning},
 	StatusAborted:   {StatusRunning},

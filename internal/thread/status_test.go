@@ -20,6 +20,7 @@ func TestCanTransition(t *testing.T) {
 		{thread.StatusRunning, thread.StatusAborted}:   true,
 		{thread.StatusWaiting, thread.StatusRunning}:   true,
 		{thread.StatusWaiting, thread.StatusCompleted}: true,
+		{thread.StatusWaiting, thread.StatusFailed}:    true,
 		{thread.StatusWaiting, thread.StatusAborted}:   true,
 		{thread.StatusCompleted, thread.StatusRunning}: true,
 		{thread.StatusFailed, thread.StatusRunning}:    true,
