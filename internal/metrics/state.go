@@ -49,7 +49,7 @@ func WatchState(reg prometheus.Registerer, read StateFunc, logger *slog.Logger) 
 		backlog: prometheus.NewDesc("weft_outbox_backlog", "Outbox rows waiting to be sent (pending or being sent), by platform.", []string{"platform"}, nil),
 		oldest:  prometheus.NewDesc("weft_outbox_oldest_unsent_seconds", "Age of the oldest outbox row waiting to be sent, by platform.", []string{"platform"}, nil),
 		jobs:    prometheus.NewDesc("weft_river_jobs", "River jobs by queue and state (completed, cancelled and discarded ones excluded).", []string{"queue", "state"}, nil),
-		stuck:   prometheus.NewDesc("weft_threads_stuck", "Threads running with a lapsed lease, or pending, for over 2 minutes (the stuck_threads view).", nil, nil),
+		stuck:   prometheus.NewDesc("weft_threads_stuck", "Threads running with a lapsed lease, or pending, for over 2 minutes, or resting with unanswered input (the stuck_threads view).", nil, nil),
 		up:      prometheus.NewDesc("weft_state_up", "1 when this scrape could read the database's gauges, 0 when not (they are then absent).", nil, nil),
 	})
 }
