@@ -231,7 +231,8 @@ func TestSetStatus(t *testing.T) {
 		{thread.StatusChange{To: thread.StatusRunning}, true},
 		{thread.StatusChange{To: thread.StatusRunning}, false},
 		{thread.StatusChange{To: thread.StatusWaiting, WaitingReason: thread.WaitingClarification}, true},
-		{thread.StatusChange{To: thread.StatusFailed, Error: "x"}, false},
+		{thread.StatusChange{To: thread.StatusFailed, Error: "x"}, true}, // its answer could not be posted
+		{thread.StatusChange{To: thread.StatusWaiting, WaitingReason: thread.WaitingIdle}, false},
 		{thread.StatusChange{To: thread.StatusRunning}, true},
 		{thread.StatusChange{To: thread.StatusCompleted, Result: result}, true},
 		{thread.StatusChange{To: thread.StatusAborted}, false},
