@@ -15,12 +15,16 @@ VALUES (@stitch_id, @thread_id, @previous_stitch_id, @seq,
 -- statement. The first CTE locks the thread row (FOR UPDATE re-reads the
 -- row as last committed, even when it had to wait), so concurrent appends
 -- to one thread queue on that lock and each sees its predecessor's head and
--- count.
+-- count. The thread's updated_at stays: it is indexed (the thread list's
+-- order), so moving it made every append a non-HOT update with two index
+-- entries more, the largest share of what an append cost beyond a plain
+-- insert at 16 connections; last_activity_at (unindexed) says when the
+-- thread last had a stitch.
 WITH head AS (
     SELECT thread_id, head_stitch_id, stitch_count FROM threads WHERE thread_id = @thread_id FOR UPDATE
 ), moved AS (
     UPDATE threads t SET head_stitch_id = @stitch_id, stitch_count = head.stitch_count + 1,
-        last_activity_at = now(), updated_at = now()
+        last_activity_at = now()
     FROM head WHERE t.thread_id = head.thread_id
     RETURNING head.head_stitch_id AS previous, head.stitch_count + 1 AS seq
 )
