@@ -43,6 +43,19 @@ func TestAppendStitch(t *testing.T) {
 		require.Equal(t, int64(3), th.StitchCount)
 	})
 
+	// An append is a HOT update of the thread's row only while it leaves
+	// the indexed updated_at alone (bench store's 16-connection ratio).
+	t.Run("MovesActivityNotUpdatedAt", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		_, err := b.store.AppendStitch(ctx, thread.Stitch{ThreadID: b.thread.ID, Type: thread.StitchAgentThought, Content: "hmm"})
+		require.NoError(t, err)
+		th, err := b.store.Thread(ctx, b.thread.ID)
+		require.NoError(t, err)
+		require.True(t, th.UpdatedAt.Equal(b.thread.UpdatedAt), "updated_at moved: %s → %s", b.thread.UpdatedAt, th.UpdatedAt)
+		require.True(t, th.LastActivityAt.After(b.thread.LastActivityAt), "last_activity_at stayed at %s", th.LastActivityAt)
+	})
+
 	t.Run("ConcurrentAppendsNeverFork", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

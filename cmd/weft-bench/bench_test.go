@@ -46,8 +46,8 @@ func runBench(t *testing.T, args ...string) string {
 
 func TestBenchTurnsPrintsItsFigures(t *testing.T) {
 	t.Parallel()
-	out := runBench(t, "turns", "-duration", "1s", "-turns", "20", "-rate", "20")
-	for _, want := range []string{"turns/s", "River no-op jobs/s", "claim+complete/s", "River no-op ratio", "pickup, enqueue commit → turn start",
+	out := runBench(t, "turns", "-duration", "1s", "-turns", "20", "-rate", "20", "-in-flight", "20", "-slow-model", "200ms")
+	for _, want := range []string{"turns/s", "River no-op jobs/s", "River no-op jobs/s (anchor)", "Concurrency: ", "intake write, turns in flight", "pickup, enqueue commit → turn start",
 		"backend overhead per step, paced", "overall:"} {
 		require.Contains(t, out, want)
 	}

@@ -17,12 +17,17 @@ VALUES (@stitch_id, @thread_id, @previous_stitch_id, @seq,
 -- one thread queue on that lock and each sees its predecessor's head and
 -- count. FOR NO KEY UPDATE, not FOR UPDATE: the latter also waits on the
 -- key share a foreign key check takes (a ledger row linked to the thread in
--- the same transaction), and two such transactions deadlocked.
+-- the same transaction), and two such transactions deadlocked. The thread's
+-- updated_at stays: it is indexed (the thread list's order), so moving it
+-- made every append a non-HOT update with two index entries more, the
+-- largest share of what an append cost beyond a plain insert at 16
+-- connections; last_activity_at (unindexed) says when the thread last had
+-- a stitch.
 WITH head AS (
     SELECT thread_id, head_stitch_id, stitch_count FROM threads WHERE thread_id = @thread_id FOR NO KEY UPDATE
 ), moved AS (
     UPDATE threads t SET head_stitch_id = @stitch_id, stitch_count = head.stitch_count + 1,
-        last_activity_at = now(), updated_at = now()
+        last_activity_at = now()
     FROM head WHERE t.thread_id = head.thread_id
     RETURNING head.head_stitch_id AS previous, head.stitch_count + 1 AS seq
 )

@@ -74,8 +74,22 @@ func (p *Process) WaitReady(ctx context.Context, url string, timeout time.Durati
 
 // Memory is the child's resident memory now and at its peak (VmRSS and
 // VmHWM of /proc/PID/status), in bytes.
-func (p *Process) Memory() (rss, peak int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID()))
+func (p *Process) Memory() (rss, peak int64, err error) { return memoryOf(p.PID()) }
+
+// SelfMemory is Memory of this process.
+func SelfMemory() (rss, peak int64, err error) { return memoryOf(os.Getpid()) }
+
+// ResetSelfPeak starts this process's peak RSS (VmHWM) over from its
+// current RSS, so that a later SelfMemory's peak is one run's.
+func ResetSelfPeak() error {
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		return fmt.Errorf("reset peak rss: %w", err)
+	}
+	return nil
+}
+
+func memoryOf(pid int) (rss, peak int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, 0, fmt.Errorf("read process status: %w", err)
 	}

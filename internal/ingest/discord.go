@@ -44,28 +44,24 @@ func (in *Ingester) DiscordConversation(ctx context.Context, att thread.DiscordA
 	if err != nil {
 		return false, fmt.Errorf("ingest discord conversation: %w", err)
 	}
+	// The ledger entry and the thread go in one round trip, the turn's job
+	// in one more: a mention seen before, or a Discord thread tracked
+	// already, fails the write and so writes nothing.
+	inbound := discordInbound(prompt.ExternalID, discordEventMessage, "mention")
 	err = in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
-		fresh, err := tx.RecordInbound(ctx, discordInbound(prompt.ExternalID, discordEventMessage, "mention"))
-		if err != nil || !fresh {
-			return err
-		}
-		th, err := tx.CreateThread(ctx, draft)
-		if errors.Is(err, thread.ErrDiscordThreadAttached) {
-			return nil // tracked already (the ledger lost the race to nothing else)
-		}
+		got, err := tx.Write(ctx, db.Write{New: draft, Inbound: &inbound})
 		if err != nil {
 			return err
 		}
-		if err := tx.SetInboundThread(ctx, thread.PlatformDiscord, prompt.ExternalID, th.ID.String()); err != nil {
-			return err
-		}
-		created = true
-		return in.enqueueTurn(ctx, tx, th.ID)
+		return in.enqueueTurn(ctx, tx, got.Thread.ID)
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, thread.ErrDuplicateDelivery) || errors.Is(err, thread.ErrDiscordThreadAttached):
+		return false, nil
+	case err != nil:
 		return false, fmt.Errorf("ingest discord conversation: %w", err)
 	}
-	return created, nil
+	return true, nil
 }
 
 // DiscordMessages stores messages people posted in a tracked Discord

@@ -83,10 +83,13 @@ func (in *Ingester) StartThread(ctx context.Context, b *thread.Builder) (*thread
 	}
 	var th *thread.Thread
 	err = in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
-		var err error
-		if th, err = tx.CreateThread(ctx, d); err != nil {
+		// One round trip for the thread (no savepoint: nothing follows a
+		// failure), one for its turn's job.
+		got, err := tx.Write(ctx, db.Write{New: d})
+		if err != nil {
 			return err
 		}
+		th = got.Thread
 		return in.enqueueTurn(ctx, tx, th.ID)
 	})
 	if err != nil {
