@@ -159,7 +159,7 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 	pass = pass && peak <= targetRSS
 	fmt.Fprintf(stdout, "\npeak RSS of weft serve (VmHWM): %s (target ≤ %s) %s\n", mib(peak), mib(targetRSS), verdict(peak <= targetRSS))
 	if ref != nil {
-		pass = ref.compare(stdout, *rate, ackP99, capacity) && pass
+		pass = ref.compare(stdout, *rate, steady.Ack, capacity) && pass
 	}
 	fmt.Fprintf(stdout, "load average at the end: %s\n", loadAvg())
 	fmt.Fprintf(stdout, "\noverall: %s\n", verdict(pass))
@@ -349,7 +349,7 @@ func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, t *target, ste
 		return 0, false, err
 	}
 	ok := capacity >= targetCapacity
-	fmt.Fprintf(stdout, "capacity of %s before shedding: %d/s (target ≥ %d/s) %s\n", t.name, capacity, targetCapacity, verdict(ok))
+	fmt.Fprintf(stdout, "%s capacity before shedding: %d/s (target ≥ %d/s) %s\n", t.name, capacity, targetCapacity, verdict(ok))
 	shed, slowest := 0, time.Duration(0)
 	for _, s := range steps {
 		shed += s.Shed
@@ -429,6 +429,7 @@ func (b *linearBench) overload(ctx context.Context, stdout io.Writer, step time.
 // anchorFigures is what the anchor measured.
 type anchorFigures struct {
 	ackP99 time.Duration
+	acked  int // 200s of its steady run
 	knee   int
 }
 
@@ -446,7 +447,7 @@ func (b *linearBench) measureAnchor(ctx context.Context, url string, stdout io.W
 	before, _ := t.cpu()
 	steady := benchmark.Count(t.load.Run(ctx, rate, deliveries))
 	after, _ := t.cpu()
-	f := &anchorFigures{ackP99: steady.Ack.Percentile(99)}
+	f := &anchorFigures{ackP99: steady.Ack.Percentile(99), acked: steady.OK}
 	fmt.Fprintf(stdout, "Anchor steady %d/s for %s: %d sent, %d × 200, %d other, %d failed; ack p50 %s, p99 %s\n", rate, duration, steady.Sent, steady.OK,
 		steady.Shed+steady.Other, steady.Failed+steady.Saturated, ms(steady.Ack.Percentile(50)), ms(f.ackP99))
 	fmt.Fprintf(stdout, "anchor meanwhile: %s; load average %s\n", after.since(before, duration), loadAvg())
@@ -460,10 +461,13 @@ func (b *linearBench) measureAnchor(ctx context.Context, url string, stdout io.W
 
 // compare prints weft's figures as multiples of the anchor's and reports
 // whether they meet their targets. capacity < 0: no ramp was run.
-func (f *anchorFigures) compare(stdout io.Writer, rate int, ackP99 time.Duration, capacity int) bool {
+func (f *anchorFigures) compare(stdout io.Writer, rate int, ack benchmark.Latencies, capacity int) bool {
+	ackP99 := ack.Percentile(99)
 	ratio := float64(ackP99) / float64(max(f.ackP99, time.Microsecond))
-	ok := ratio <= targetAnchorAckRatio
-	fmt.Fprintf(stdout, "\nagainst the anchor: ack p99 at %d/s %s vs %s, %.1f× (target ≤ %d×) %s\n", rate, ms(ackP99), ms(f.ackP99), ratio, targetAnchorAckRatio, verdict(ok))
+	// No 200s, or none for the anchor, is no ratio at all.
+	ok := len(ack) > 0 && f.acked > 0 && ratio <= targetAnchorAckRatio
+	fmt.Fprintf(stdout, "\nagainst the anchor: ack p99 at %d/s %s (%d × 200) vs %s (%d × 200), %.1f× (target ≤ %d×) %s\n", rate, ms(ackP99), len(ack),
+		ms(f.ackP99), f.acked, ratio, targetAnchorAckRatio, verdict(ok))
 	if capacity >= 0 && f.knee > 0 {
 		share := float64(capacity) / float64(f.knee)
 		fmt.Fprintf(stdout, "against the anchor: capacity %d/s vs its knee %d/s, %.2f (target ≥ %.1f) %s\n", capacity, f.knee, share, targetAnchorCapacityShare, verdict(share >= targetAnchorCapacityShare))
