@@ -9,10 +9,12 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/weft-dev/weft/internal/admission"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/metrics"
@@ -35,6 +37,25 @@ type Deps struct {
 	Metrics *metrics.Metrics
 	// Tracer starts each delivery's trace; nil traces nothing.
 	Tracer trace.TracerProvider
+	// Intake bounds the Linear deliveries worked at once, the rest refused
+	// with a 503; nil takes one of DefaultIntakeLimit slots.
+	Intake *admission.Intake
+}
+
+// Intake defaults: more slots than the intake pool's connections, so a
+// delivery's reads and its write overlap others', few enough that the
+// admitted ones are answered well within Linear's deadline. A delivery
+// slower than IntakeSlow presses the intake, and turns yield.
+const (
+	DefaultIntakeLimit = 64
+	IntakeSlow         = 25 * time.Millisecond
+)
+
+func (d Deps) intake() *admission.Intake {
+	if d.Intake != nil {
+		return d.Intake
+	}
+	return admission.NewIntake(DefaultIntakeLimit, IntakeSlow)
 }
 
 // LinearOAuth is the Linear app's OAuth install flow: where to send an

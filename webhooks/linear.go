@@ -28,8 +28,10 @@ const maxDeliveryIDLen = 128
 
 // ingestTimeout bounds the write a verified delivery causes. It outlives
 // the request (a delivery Linear hung up on is still recorded, so its
-// retry is a no-op), and with the route's backlog wait it keeps every
-// answer, a 503 included, within 2 s: 40% of Linear's 5 s deadline.
+// retry is a no-op), and it bounds every answer, a 503 included: the
+// intake never queues a delivery, it refuses one it has no slot for
+// (admit). Shorter, a fresh connection's first insert on a busy machine
+// fails deliveries that would have been recorded.
 const ingestTimeout = 1500 * time.Millisecond
 
 // handleLinearWebhook answers Linear's webhook deliveries. Every rejection

@@ -19,6 +19,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/admission"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
@@ -328,6 +329,27 @@ func TestLinearWebhookDatabaseDown(t *testing.T) {
 	rec := b.deliver(d)
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, "Linear retries a 503")
 	require.NotEmpty(t, rec.Header().Get("Retry-After"))
+}
+
+// TestLinearWebhookOverCapacity fills the intake's slots: a signed
+// delivery is refused at once, 503 with Retry-After (Linear retries it),
+// and writes nothing; once a slot frees, the same delivery is taken.
+func TestLinearWebhookOverCapacity(t *testing.T) {
+	t.Parallel()
+	intake := admission.NewIntake(1, time.Second)
+	b := setupIntake(t, dbtest.NewPool(t), dbtest.Logger(t), intake)
+	done, ok := intake.Admit()
+	require.True(t, ok)
+	d, _ := b.signer.Created(lineartest.SessionOpts{})
+	before := b.rows(t)
+	rec := b.deliver(d)
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	require.Equal(t, "1", rec.Header().Get("Retry-After"))
+	require.Equal(t, before, b.rows(t), "a refused delivery writes nothing")
+	done()
+	require.Equal(t, http.StatusOK, b.deliver(d).Code)
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM threads`))
+	require.Zero(t, intake.InFlight(), "the slot is given back once answered")
 }
 
 // TestLinearWebhookSlowBodies holds more connections than the webhook has

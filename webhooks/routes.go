@@ -2,22 +2,11 @@ package webhooks
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/weft-dev/weft/internal/admission"
 	"github.com/weft-dev/weft/internal/tracing"
-)
-
-// Webhook load shedding. Past Limit requests in flight, up to BacklogLimit
-// wait at most BacklogTimeout for a slot and the rest get a fast 503,
-// which Linear retries: far better than answering after its 5 s deadline
-// once the database's connections are all busy.
-const (
-	webhookLimit          = 64
-	webhookBacklogLimit   = 1024
-	webhookBacklogTimeout = 500 * time.Millisecond
 )
 
 func addRoutes(r chi.Router, d Deps) {
@@ -25,12 +14,7 @@ func addRoutes(r chi.Router, d Deps) {
 	logger := d.Logger.With("component", "webhooks")
 	tracer := tracing.Tracer(d.Tracer)
 	if len(d.LinearWebhookSecret) > 0 {
-		shed := middleware.ThrottleWithOpts(middleware.ThrottleOpts{
-			Limit: webhookLimit, BacklogLimit: webhookBacklogLimit, BacklogTimeout: webhookBacklogTimeout,
-			StatusCode:   http.StatusServiceUnavailable,
-			RetryAfterFn: func(bool) time.Duration { return time.Second },
-		})
-		r.With(countEvents(d.Metrics, tracer, "linear"), bufferBody(logger), shed).Method(http.MethodPost, "/webhooks/linear", handleLinearWebhook(logger, tracer, d.Ingester, d.LinearWebhookSecret))
+		r.With(countEvents(d.Metrics, tracer, "linear"), bufferBody(logger), admit(d.intake())).Method(http.MethodPost, "/webhooks/linear", handleLinearWebhook(logger, tracer, d.Ingester, d.LinearWebhookSecret))
 	} else {
 		logger.Debug("linear webhooks off: no webhook signing secret")
 	}
@@ -44,5 +28,23 @@ func addRoutes(r chi.Router, d Deps) {
 		r.Method(http.MethodGet, "/oauth/linear/callback", handleLinearCallback(logger, o))
 	} else {
 		logger.Debug("linear oauth install off: no client credentials")
+	}
+}
+
+// admit works a delivery only when in has a slot for it, and refuses it
+// at once otherwise: a 503 with Retry-After, which Linear retries, rather
+// than a wait that would take its answer past Linear's deadline.
+func admit(in *admission.Intake) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			done, ok := in.Admit()
+			if !ok {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "over capacity, retry shortly", http.StatusServiceUnavailable)
+				return
+			}
+			defer done()
+			next.ServeHTTP(w, r)
+		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/weft-dev/weft/api"
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/admission"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/installation"
 	"github.com/weft-dev/weft/internal/linear"
@@ -50,6 +51,12 @@ func setup(t testing.TB) *bundle {
 
 func setupWith(t testing.TB, pool *pgxpool.Pool, logger *slog.Logger) *bundle {
 	t.Helper()
+	return setupIntake(t, pool, logger, nil)
+}
+
+// setupIntake is setupWith with the Linear webhook's intake given.
+func setupIntake(t testing.TB, pool *pgxpool.Pool, logger *slog.Logger, intake *admission.Intake) *bundle {
+	t.Helper()
 	store := db.New(pool, logger)
 	// Insert-only: jobs are written, never worked, so tests see what
 	// ingest enqueued.
@@ -64,6 +71,7 @@ func setupWith(t testing.TB, pool *pgxpool.Pool, logger *slog.Logger) *bundle {
 		Logger:              logger,
 		Ingester:            ingest.New(store, rc, nil, logger),
 		LinearWebhookSecret: webhookSecret,
+		Intake:              intake,
 		LinearOAuth: &webhooks.LinearOAuth{
 			ClientID: lineartest.ClientID, RedirectURI: redirectURI, StateSecret: stateSecret,
 			Codes: oauth, Endpoint: fake.URL(), Installations: tokens,

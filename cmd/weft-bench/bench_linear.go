@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -47,8 +47,7 @@ const (
 type linearBench struct {
 	linear  *lineartest.Server
 	signer  lineartest.Signer
-	load    *benchmark.Load
-	serve   *benchmark.Process
+	weft    *target
 	issueID string
 	teamID  string
 }
@@ -69,10 +68,16 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 	wait := fs.Duration("wait", 30*time.Second, "how long to wait for the steady run's first activities")
 	keep := fs.Bool("keep", false, "keep the scratch database afterwards")
 	scratch := fs.String("db", "weft_bench_linear", "name of the scratch database (dropped first if it exists)")
+	overload := fs.Int("overload", 5, "after the ramp, drive weft at 2×, 3×, … up to this multiple of its capacity, every answer due within 1 s; 0 skips")
+	anchor := fs.Bool("anchor", true, "measure the anchor first: a minimal signed-webhook handler (read, HMAC, one insert, one commit) on the same database")
+	anchorServe := fs.String("anchor-serve", "", "serve the anchor on this address (how the bench starts it as its child)")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
-	if *rate < 1 || *duration <= 0 || *step <= 0 || *maxRate < 0 {
+	if *anchorServe != "" {
+		return serveAnchor(ctx, cfg.DatabaseURL, *anchorServe, []byte(cfg.Linear.WebhookSecret))
+	}
+	if *rate < 1 || *duration <= 0 || *step <= 0 || *maxRate < 0 || *overload < 0 {
 		return badFlags(fs, stderr)
 	}
 
@@ -81,33 +86,34 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 		return err
 	}
 	defer cleanup()
-	b, err := startLinearBench(ctx, url, *role, *modelDelay)
-	if err != nil {
+	b := newLinearBench()
+	defer b.linear.Close()
+	fmt.Fprintf(stdout, "weft-bench linear on scratch database %s; load average at start %s\n", *scratch, loadAvg())
+	var ref *anchorFigures
+	if *anchor {
+		if ref, err = b.measureAnchor(ctx, url, stdout, *rate, *warmup, *duration, *step, *maxRate); err != nil {
+			return err
+		}
+	}
+	if err := b.startWeft(ctx, url, *role, *modelDelay); err != nil {
 		return err
 	}
 	defer b.close(logger)
-	fmt.Fprintf(stdout, "weft-bench linear: weft serve pid %d on scratch database %s; fakes: lineartest (Linear), llmtest (model answering in %s)\n\n", b.serve.PID(), *scratch, *modelDelay)
+	fmt.Fprintf(stdout, "\nweft serve pid %d; fakes: lineartest (Linear), llmtest (model answering in %s)\n", b.weft.proc.PID(), *modelDelay)
 
 	pass := true
-	if *warmup > 0 {
-		// A quarter of the rate, a half, three quarters, then all of it.
-		var ok, shed int
-		for q := 1; q <= 4; q++ {
-			r := max(1, *rate*q/4)
-			deliveries, _ := b.created(r, *warmup/4)
-			warm := benchmark.Count(b.load.Run(ctx, r, deliveries))
-			ok, shed = ok+warm.OK, shed+warm.Shed
-		}
-		fmt.Fprintf(stdout, "Warm-up rising to %d/s over %s (not measured): %d × 200, %d × 503\n", *rate, *warmup, ok, shed)
-	}
+	b.warm(ctx, stdout, b.weft, *rate, *warmup)
 	// Steady rate: ack latency, then first activities.
 	deliveries, sessions := b.created(*rate, *duration)
-	results := b.load.Run(ctx, *rate, deliveries)
+	before, _ := b.weft.cpu()
+	results := b.weft.load.Run(ctx, *rate, deliveries)
+	after, _ := b.weft.cpu()
 	steady := benchmark.Count(results)
 	ackP99 := steady.Ack.Percentile(99)
 	ackOK := ackP99 <= targetAckP99 && steady.OK == len(results)
 	pass = pass && ackOK
 	fmt.Fprintf(stdout, "Steady %d/s for %s: %d sent, %d × 200, %d × 503, %d other, %d failed\n", *rate, *duration, steady.Sent, steady.OK, steady.Shed, steady.Other, steady.Failed+steady.Saturated)
+	fmt.Fprintf(stdout, "weft serve meanwhile: %s; load average %s\n", after.since(before, *duration), loadAvg())
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tp99.9\tmax\ttarget\t")
 	fmt.Fprintf(tw, "ack latency (200s)\t%d\t%s\t%s\t%s\t%s\tp99 ≤ %s, all 200 %s\t\n", len(steady.Ack), ms(steady.Ack.Percentile(50)), ms(ackP99),
@@ -129,66 +135,95 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 		fmt.Fprintf(stdout, "note: %d sessions had no activity within %s\n", missing, *wait)
 	}
 
+	capacity := -1
 	if *maxRate > 0 {
-		ok, err := b.ramp(ctx, stdout, *step, *maxRate)
+		var ok bool
+		capacity, ok, err = b.ramp(ctx, stdout, b.weft, *step, *maxRate)
 		if err != nil {
 			return err
 		}
 		pass = pass && ok
+		if *overload > 1 {
+			ok, err := b.overload(ctx, stdout, *step, capacity, *overload)
+			if err != nil {
+				return err
+			}
+			pass = pass && ok
+		}
 	}
 
-	_, peak, err := b.serve.Memory()
+	_, peak, err := b.weft.proc.Memory()
 	if err != nil {
 		return err
 	}
 	pass = pass && peak <= targetRSS
 	fmt.Fprintf(stdout, "\npeak RSS of weft serve (VmHWM): %s (target ≤ %s) %s\n", mib(peak), mib(targetRSS), verdict(peak <= targetRSS))
+	if ref != nil {
+		pass = ref.compare(stdout, *rate, steady.Ack, capacity) && pass
+	}
+	fmt.Fprintf(stdout, "load average at the end: %s\n", loadAvg())
 	fmt.Fprintf(stdout, "\noverall: %s\n", verdict(pass))
 	return nil
 }
 
-// startLinearBench starts the fakes and weft serve on the database at url.
-func startLinearBench(ctx context.Context, url, role string, modelDelay time.Duration) (_ *linearBench, err error) {
-	const secret = "weft-bench-webhook-secret"
-	b := &linearBench{linear: lineartest.NewServer(nil), signer: lineartest.Signer{Secret: []byte(secret)},
+// warm raises the load on t to rate over d, unmeasured, in four steps (a
+// quarter of the rate, a half, three quarters, all of it): connections,
+// caches and queues reach their steady state, as under a real day's load
+// rather than a cold start.
+func (b *linearBench) warm(ctx context.Context, stdout io.Writer, t *target, rate int, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	var ok, shed int
+	for q := 1; q <= 4; q++ {
+		r := max(1, rate*q/4)
+		deliveries, _ := b.created(r, d/4)
+		warm := benchmark.Count(t.load.Run(ctx, r, deliveries))
+		ok, shed = ok+warm.OK, shed+warm.Shed
+	}
+	fmt.Fprintf(stdout, "Warm-up rising to %d/s over %s (not measured): %d × 200, %d × 503\n", rate, d, ok, shed)
+}
+
+// newLinearBench starts the fakes of Linear's API, with the issue every
+// session is on.
+func newLinearBench() *linearBench {
+	b := &linearBench{linear: lineartest.NewServer(nil), signer: lineartest.Signer{Secret: []byte(linearBenchSecret)},
 		issueID: uuid.NewString(), teamID: uuid.NewString()}
-	model := llmtest.NewServer(nil)
-	model.SetDefault(func(llmtest.Request) llmtest.Reply {
-		return llmtest.Reply{Text: "The redirect drops the return URL; keep it in the state parameter.", Delay: modelDelay}
-	})
-	defer func() {
-		if err != nil {
-			b.linear.Close()
-			model.Close()
-		}
-	}()
 	// One issue all sessions are on, so the turn's history lookup finds it.
 	b.linear.AddTeam(lineartest.Team{ID: b.teamID, Key: "ENG", Name: "Engineering", States: []lineartest.State{
 		{ID: uuid.NewString(), Name: "Todo", Type: "unstarted"}, {ID: uuid.NewString(), Name: "In Progress", Type: "started", Position: 1}}})
 	b.linear.AddIssue(lineartest.Issue{ID: b.issueID, Identifier: "ENG-1", Title: "Fix the login redirect", TeamID: b.teamID})
+	return b
+}
 
-	var addr string
-	b.serve, addr, err = startServe(url, role, model.OpenAIBaseURL(),
-		"LINEAR_WEBHOOK_SECRET="+secret, "LINEAR_ACCESS_TOKEN="+lineartest.AccessToken, "LINEAR_API_URL="+b.linear.URL())
+const linearBenchSecret = "weft-bench-webhook-secret"
+
+// startWeft starts the model's fake and weft serve on the database at url.
+func (b *linearBench) startWeft(ctx context.Context, url, role string, modelDelay time.Duration) error {
+	model := llmtest.NewServer(nil)
+	model.SetDefault(func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Text: "The redirect drops the return URL; keep it in the state parameter.", Delay: modelDelay}
+	})
+	serve, addr, err := startServe(url, role, model.OpenAIBaseURL(),
+		"LINEAR_WEBHOOK_SECRET="+linearBenchSecret, "LINEAR_ACCESS_TOKEN="+lineartest.AccessToken, "LINEAR_API_URL="+b.linear.URL())
 	if err != nil {
-		return nil, err
+		model.Close()
+		return err
 	}
 	// The model fake lives as long as the server that calls it.
-	go func() { <-b.serve.Done(); model.Close() }()
-	if err := b.serve.WaitReady(ctx, "http://"+addr+"/readyz", 60*time.Second); err != nil {
-		_ = b.serve.Stop(5 * time.Second)
-		return nil, fmt.Errorf("%w\nweft serve stderr:\n%s", err, b.serve.Stderr())
+	go func() { <-serve.Done(); model.Close() }()
+	if err := serve.WaitReady(ctx, "http://"+addr+"/readyz", 60*time.Second); err != nil {
+		_ = serve.Stop(5 * time.Second)
+		return fmt.Errorf("%w\nweft serve stderr:\n%s", err, serve.Stderr())
 	}
-	b.load = benchmark.NewLoad("http://"+addr+"/webhooks/linear", linearDeliveryTimeout, maxInFlight)
-	return b, nil
+	b.weft = &target{name: "weft", proc: serve, load: benchmark.NewLoad("http://"+addr+"/webhooks/linear", linearDeliveryTimeout, maxInFlight)}
+	return nil
 }
 
 func (b *linearBench) close(logger *slog.Logger) {
-	b.load.Close()
-	if err := b.serve.Stop(15 * time.Second); err != nil {
-		logger.Warn("stop weft serve", slog.Any("error", err), slog.String("stderr", b.serve.Stderr()))
+	if err := b.weft.stop(); err != nil {
+		logger.Warn("stop weft serve", slog.Any("error", err), slog.String("stderr", b.weft.proc.Stderr()))
 	}
-	b.linear.Close()
 }
 
 // created builds and signs a run's deliveries, rate a second for d, before
@@ -258,23 +293,23 @@ type rampStep struct {
 	held bool
 }
 
-// ramp raises the rate step by step until weft no longer holds it (see
+// ramp raises the rate on t step by step until it no longer holds it (see
 // heldOK), then runs once more further out (twice the last rate held, or
 // the next step if that is higher) to see it shed with 503s and its memory
-// stay bounded. It prints a row per step and reports whether the capacity
-// and shedding targets were met.
-func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, step time.Duration, maxRate int) (bool, error) {
-	fmt.Fprintf(stdout, "\nCapacity ramp, %s per step (a step holds with ≥ %.1f%% 200s and ack p99 ≤ %s):\n", step, heldOK*100, heldP99)
+// stay bounded. It prints a row per step and returns the capacity (the
+// last rate held) and whether the capacity and shedding targets were met.
+func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, t *target, step time.Duration, maxRate int) (int, bool, error) {
+	fmt.Fprintf(stdout, "\nCapacity ramp of %s, %s per step (a step holds with ≥ %.1f%% 200s and ack p99 ≤ %s):\n", t.name, step, heldOK*100, heldP99)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rate/s\tsent\t200\t503\tother\tfailed\tack p50\tack p99\t503 p50\t503 p99\tRSS\theld\t")
 	run := func(rate int) (rampStep, error) {
 		deliveries, _ := b.created(rate, step)
-		s := rampStep{rate: rate, Tally: benchmark.Count(b.load.Run(ctx, rate, deliveries))}
+		s := rampStep{rate: rate, Tally: benchmark.Count(t.load.Run(ctx, rate, deliveries))}
 		if err := ctx.Err(); err != nil {
 			return s, err
 		}
 		var err error
-		if s.rss, _, err = b.serve.Memory(); err != nil {
+		if s.rss, _, err = t.proc.Memory(); err != nil {
 			return s, err
 		}
 		s.held = float64(s.OK) >= heldOK*float64(max(1, s.Sent+s.Saturated)) && s.Ack.Percentile(99) <= heldP99
@@ -290,7 +325,7 @@ func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, step time.Dura
 		}
 		s, err := run(rate)
 		if err != nil {
-			return false, err
+			return 0, false, err
 		}
 		steps = append(steps, s)
 		if s.held {
@@ -304,17 +339,17 @@ func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, step time.Dura
 		if over <= maxRate {
 			s, err := run(over)
 			if err != nil {
-				return false, err
+				return 0, false, err
 			}
 			steps = append(steps, s)
 		}
 		break
 	}
 	if err := tw.Flush(); err != nil {
-		return false, err
+		return 0, false, err
 	}
 	ok := capacity >= targetCapacity
-	fmt.Fprintf(stdout, "capacity before shedding: %d/s (target ≥ %d/s) %s\n", capacity, targetCapacity, verdict(ok))
+	fmt.Fprintf(stdout, "%s capacity before shedding: %d/s (target ≥ %d/s) %s\n", t.name, capacity, targetCapacity, verdict(ok))
 	shed, slowest := 0, time.Duration(0)
 	for _, s := range steps {
 		shed += s.Shed
@@ -331,7 +366,114 @@ func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, step time.Dura
 		fmt.Fprintf(stdout, "past capacity: %d × 503, slowest step's 503 p99 %s (target: shed with 503 within %s) %s\n", shed, ms(slowest), targetAnswer, verdict(fast))
 		ok = ok && fast
 	}
+	return capacity, ok, nil
+}
+
+// overloadAnswer is G2's bound: past capacity every delivery is answered,
+// 200 or 503, within this, as the client measures it.
+const overloadAnswer = time.Second
+
+// overload drives weft at 2×, 3×, … up to times its capacity (its first
+// ramp step's rate if it held none), a step each, and counts the answers
+// the client had within overloadAnswer, those later, and the requests
+// that had none within the client's timeout (Linear's 5 s) as their own
+// column. It reports whether every request was answered in time and
+// weft's memory stayed bounded.
+func (b *linearBench) overload(ctx context.Context, stdout io.Writer, step time.Duration, capacity, times int) (bool, error) {
+	base := max(capacity, rampRates[0])
+	fmt.Fprintf(stdout, "\nOverload up to %d× capacity (%d/s), %s per step (target: every request answered, 200 or 503, within %s; RSS ≤ %s):\n",
+		times, base, step, overloadAnswer, mib(targetRSS))
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rate/s\t×\tsent\t200\t503\tother\tanswered ≤ 1 s\tlater\ttimed out\tfailed\tunsent\tanswer p99\tRSS\t")
+	ok := true
+	for k := 2; k <= times; k++ {
+		rate := k * base
+		deliveries, _ := b.created(rate, step)
+		results := b.weft.load.Run(ctx, rate, deliveries)
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		c := benchmark.Count(results)
+		var inTime, later, timedOut, failed int
+		var answers benchmark.Latencies
+		for _, r := range results {
+			switch {
+			case errors.Is(r.Err, benchmark.ErrSaturated):
+			case isTimeout(r.Err):
+				timedOut++
+			case r.Err != nil:
+				failed++
+			case r.Latency <= overloadAnswer:
+				inTime++
+				answers = append(answers, r.Latency)
+			default:
+				later++
+				answers = append(answers, r.Latency)
+			}
+		}
+		rss, _, err := b.weft.proc.Memory()
+		if err != nil {
+			return false, err
+		}
+		ok = ok && inTime == len(results) && rss <= targetRSS
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%.1f%%\t%d\t%d\t%d\t%d\t%s\t%s\t\n", rate, k, c.Sent, c.OK, c.Shed, c.Other,
+			100*float64(inTime)/float64(max(1, len(results))), later, timedOut, failed, c.Saturated, ms(answers.Sorted().Percentile(99)), mib(rss))
+	}
+	if err := tw.Flush(); err != nil {
+		return false, err
+	}
+	fmt.Fprintf(stdout, "overload answered: %s\n", verdict(ok))
 	return ok, nil
+}
+
+// anchorFigures is what the anchor measured.
+type anchorFigures struct {
+	ackP99 time.Duration
+	acked  int // 200s of its steady run
+	knee   int
+}
+
+// measureAnchor runs the anchor through the same warm-up, steady run and
+// ramp as weft, and stops it.
+func (b *linearBench) measureAnchor(ctx context.Context, url string, stdout io.Writer, rate int, warmup, duration, step time.Duration, maxRate int) (*anchorFigures, error) {
+	t, err := startAnchor(ctx, url, []byte(linearBenchSecret))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = t.stop() }()
+	fmt.Fprintf(stdout, "\nAnchor: a minimal signed-webhook handler (read body, verify HMAC, one insert, one commit, 200), pid %d, same database\n", t.proc.PID())
+	b.warm(ctx, stdout, t, rate, warmup)
+	deliveries, _ := b.created(rate, duration)
+	before, _ := t.cpu()
+	steady := benchmark.Count(t.load.Run(ctx, rate, deliveries))
+	after, _ := t.cpu()
+	f := &anchorFigures{ackP99: steady.Ack.Percentile(99), acked: steady.OK}
+	fmt.Fprintf(stdout, "Anchor steady %d/s for %s: %d sent, %d × 200, %d other, %d failed; ack p50 %s, p99 %s\n", rate, duration, steady.Sent, steady.OK,
+		steady.Shed+steady.Other, steady.Failed+steady.Saturated, ms(steady.Ack.Percentile(50)), ms(f.ackP99))
+	fmt.Fprintf(stdout, "anchor meanwhile: %s; load average %s\n", after.since(before, duration), loadAvg())
+	if maxRate > 0 {
+		if f.knee, _, err = b.ramp(ctx, stdout, t, step, maxRate); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// compare prints weft's figures as multiples of the anchor's and reports
+// whether they meet their targets. capacity < 0: no ramp was run.
+func (f *anchorFigures) compare(stdout io.Writer, rate int, ack benchmark.Latencies, capacity int) bool {
+	ackP99 := ack.Percentile(99)
+	ratio := float64(ackP99) / float64(max(f.ackP99, time.Microsecond))
+	// No 200s, or none for the anchor, is no ratio at all.
+	ok := len(ack) > 0 && f.acked > 0 && ratio <= targetAnchorAckRatio
+	fmt.Fprintf(stdout, "\nagainst the anchor: ack p99 at %d/s %s (%d × 200) vs %s (%d × 200), %.1f× (target ≤ %d×) %s\n", rate, ms(ackP99), len(ack),
+		ms(f.ackP99), f.acked, ratio, targetAnchorAckRatio, verdict(ok))
+	if capacity >= 0 && f.knee > 0 {
+		share := float64(capacity) / float64(f.knee)
+		fmt.Fprintf(stdout, "against the anchor: capacity %d/s vs its knee %d/s, %.2f (target ≥ %.1f) %s\n", capacity, f.knee, share, targetAnchorCapacityShare, verdict(share >= targetAnchorCapacityShare))
+		ok = ok && share >= targetAnchorCapacityShare
+	}
+	return ok
 }
 
 // startServe starts this binary's `serve` as a child on a free loopback
@@ -343,12 +485,10 @@ func startServe(url, role, modelURL string, env ...string) (*benchmark.Process, 
 	if err != nil {
 		return nil, "", fmt.Errorf("find the weft binary: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeAddr()
 	if err != nil {
-		return nil, "", fmt.Errorf("pick a port: %w", err)
+		return nil, "", err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	p, err := benchmark.Start(exe, []string{"serve"}, append([]string{
 		"DATABASE_URL=" + url, "WEFT_ADDR=" + addr, "WEFT_LOG_LEVEL=error", "WEFT_ROLE=" + role, "WEFT_SHUTDOWN_TIMEOUT=5s",
 		"WEFT_LLM_PROVIDER=openai", "OPENAI_API_KEY=bench", "OPENAI_BASE_URL=" + modelURL,

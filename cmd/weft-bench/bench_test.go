@@ -59,9 +59,9 @@ func TestBenchTurnsPrintsItsFigures(t *testing.T) {
 func TestBenchLinearPrintsItsFigures(t *testing.T) {
 	t.Setenv("WEFT_TEST_AS_WEFT", "1")
 	out := runBench(t, "linear", "-duration", "1s", "-rate", "20", "-step", "500ms", "-max-rate", "500",
-		"-model-delay", "0", "-wait", "20s")
-	for _, want := range []string{"ack latency (200s)", "webhook sent → first activity at fake", "capacity before shedding",
-		"peak RSS of weft serve (VmHWM)", "overall:"} {
+		"-model-delay", "0", "-wait", "20s", "-overload", "2")
+	for _, want := range []string{"Anchor steady", "ack latency (200s)", "webhook sent → first activity at fake", "capacity before shedding",
+		"timed out", "peak RSS of weft serve (VmHWM)", "against the anchor: ack p99", "overall:"} {
 		require.Contains(t, out, want)
 	}
 }

@@ -19,12 +19,14 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/admission"
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/webhooks"
 )
 
 // App is weft, built: what `weft serve` runs, and what `thread create`
@@ -51,7 +53,22 @@ type App struct {
 	telemetry *telemetry
 	// handler is the HTTP surface; nil on a worker.
 	handler http.Handler
+	// admitted bounds the webhooks worked at once; turns yield to it.
+	admitted *admission.Intake
 }
+
+// While the intake is pressed, the turns that start halve every
+// turnGateInterval down to a twentieth of WEFT_TURN_WORKERS (5 of 100), so
+// that queued turns still move; they grow back by a tenth an interval.
+const (
+	turnFloorShare   = 20
+	turnGateInterval = 100 * time.Millisecond
+)
+
+// maxConns bounds the HTTP connections open at once: past it, a new one is
+// answered 503 at once and closed (admission.LimitConns), which bounds the
+// memory and the header reads of a replica flooded with connections.
+const maxConns = 2048
 
 // expressSends bounds the acknowledgements sent at once, outside the job
 // queue; past it they wait for the reclaim to hand them to delivery jobs.
@@ -115,8 +132,14 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.discord.on() {
 		senders[thread.PlatformDiscord] = a.discord.sender
 	}
+	a.admitted = admission.NewIntake(webhooks.DefaultIntakeLimit, webhooks.IntakeSlow)
+	var gate processor.Gate
+	if cfg.Role == "all" {
+		// Turns yield to this replica's intake; a worker has none.
+		gate = admission.NewTurns(a.admitted, cfg.TurnWorkers, max(1, cfg.TurnWorkers/turnFloorShare), turnGateInterval)
+	}
 	a.proc, err = processor.New(a.store.Pool(), a.store, runner, senders, processor.Config{
-		Workers: workers, TurnWorkers: cfg.TurnWorkers, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
+		Workers: workers, TurnWorkers: cfg.TurnWorkers, Gate: gate, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
 		OnTurn: a.discord.onTurn(), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
 	}, logger)
 	if err != nil {
@@ -166,12 +189,17 @@ func (a *App) Run(ctx context.Context) error {
 		ReadHeaderTimeout: 5 * time.Second,
 		IdleTimeout:       2 * time.Minute, // keep-alive connections left idle
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+
+		// Webhooks and API calls carry a few headers: the default 1 MB
+		// per connection would let maxConns of them hold gigabytes.
+		MaxHeaderBytes: 64 << 10,
 	}
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
 		return errors.Join(fmt.Errorf("listen: %w", err), a.Stop(ctx))
 	}
 	a.logger.InfoContext(ctx, "weft serving", slog.String("addr", ln.Addr().String()), slog.String("role", a.cfg.Role))
+	ln = admission.LimitConns(ln, maxConns)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

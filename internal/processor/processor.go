@@ -91,10 +91,19 @@ type Config struct {
 	Tracer trace.TracerProvider
 	// Observer, if set, is told when turns start and finish (benchmarks).
 	Observer Observer
+	// Gate, when set, admits turns: a turn waits for its slot before it
+	// reads its thread, so that the intake keeps its latency while turns
+	// run (admission.Turns). nil admits every turn River hands out.
+	Gate Gate
 	// OnTurn, when set, is called once a turn has its lease and input to
 	// answer, with the turn's context; the func it returns is called as the
 	// turn ends. The Discord typing indicator hangs on it.
 	OnTurn func(ctx context.Context, threadID uuid.UUID) (done func())
+}
+
+// Gate admits turns; release gives the slot back.
+type Gate interface {
+	Acquire(ctx context.Context) (release func(), err error)
 }
 
 // fetchCooldown is the least time between two fetches of a queue: River's

@@ -26,6 +26,11 @@ import (
 // one stalled past the lease's TTL): the other worker carries on.
 var errLeaseLost = errors.New("turn lease lost")
 
+// gateWait bounds a turn's wait for its slot (Config.Gate): well under
+// stuckTurnGrace, after which the sweep cancels a job that never took its
+// thread's lease.
+const gateWait = 20 * time.Second
+
 type turnWorker struct {
 	river.WorkerDefaults[job.Turn]
 	p *Processor
@@ -40,6 +45,17 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 	id := j.Args.ThreadID
 	ctx = logging.With(ctx, slog.String("thread_id", id.String()), slog.Int64("job_id", j.ID))
 	trace.SpanFromContext(ctx).SetAttributes(attribute.String("weft.thread_id", id.String()))
+	if g := p.cfg.Gate; g != nil {
+		// A job waiting longer goes back to the queue, for this replica or
+		// another, well before the sweep would take it for stuck.
+		gctx, cancel := context.WithTimeout(ctx, gateWait)
+		release, err := g.Acquire(gctx)
+		cancel()
+		if err != nil {
+			return river.JobSnooze(p.cfg.LeaseWait)
+		}
+		defer release()
+	}
 	finished := p.observeTurn(id, j.ID)
 	defer func() { finished(err) }() // first in, so it runs last: after the lease is released
 	store := &turnStore{p: p, owner: db.TurnOwner(p.id, j.ID)}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/db/dbbench"
+	"github.com/weft-dev/weft/internal/benchmark"
+	"github.com/weft-dev/weft/internal/linear"
+)
+
+// The anchor of `weft bench linear` is the least a signed webhook can cost
+// on this machine and database: read the body, verify its HMAC, one
+// insert, one commit, 200. It runs as a child process like weft serve
+// (`weft-bench linear -anchor-serve ADDR`), on the same scratch database,
+// driven by the same generator, before weft starts: weft's figures are
+// read as multiples of its.
+const (
+	// targetAnchorAckRatio bounds weft's ack p99 at the steady rate as a
+	// multiple of the anchor's, and targetAnchorCapacityShare weft's
+	// capacity as a share of the anchor's knee.
+	targetAnchorAckRatio      = 10
+	targetAnchorCapacityShare = 0.5
+)
+
+// serveAnchor serves the anchor on addr until ctx ends.
+func serveAnchor(ctx context.Context, url, addr string, secret []byte) error {
+	pool, err := db.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := dbbench.CreateAnchorTable(ctx, pool); err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /readyz", func(http.ResponseWriter, *http.Request) {})
+	mux.HandleFunc("POST /webhooks/linear", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, "unreadable body", http.StatusBadRequest)
+			return
+		}
+		if err := linear.Verify(secret, body, r.Header.Get(linear.HeaderSignature), time.Now()); err != nil {
+			http.Error(w, "invalid signature", http.StatusUnauthorized)
+			return
+		}
+		if err := dbbench.AnchorInsert(r.Context(), pool, r.Header.Get(linear.HeaderDelivery), body); err != nil {
+			http.Error(w, "not recorded", http.StatusServiceUnavailable)
+			return
+		}
+	})
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("anchor: %w", err)
+	}
+	return nil
+}
+
+// startAnchor starts the anchor as a child on the database at url.
+func startAnchor(ctx context.Context, url string, secret []byte) (*target, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the weft-bench binary: %w", err)
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	p, err := benchmark.Start(exe, []string{"linear", "-anchor-serve", addr}, []string{"DATABASE_URL=" + url, "LINEAR_WEBHOOK_SECRET=" + string(secret)})
+	if err != nil {
+		return nil, err
+	}
+	if err := p.WaitReady(ctx, "http://"+addr+"/readyz", 30*time.Second); err != nil {
+		_ = p.Stop(5 * time.Second)
+		return nil, fmt.Errorf("%w\nanchor stderr:\n%s", err, p.Stderr())
+	}
+	return &target{name: "anchor", proc: p, load: benchmark.NewLoad("http://"+addr+"/webhooks/linear", linearDeliveryTimeout, maxInFlight)}, nil
+}
+
+// freeAddr picks a free loopback address.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("pick a port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// target is a server the generator drives: weft serve or the anchor.
+type target struct {
+	name string
+	proc *benchmark.Process
+	load *benchmark.Load
+}
+
+func (t *target) stop() error {
+	t.load.Close()
+	return t.proc.Stop(15 * time.Second)
+}
+
+// cpu is a process's scheduler account (/proc/PID/task/*/schedstat): time
+// on a CPU, and time runnable but waiting for one. On a shared machine the
+// wait is what other tenants take from it.
+type cpu struct{ ran, waited time.Duration }
+
+func (t *target) cpu() (cpu, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", t.proc.PID()))
+	if err != nil {
+		return cpu{}, err
+	}
+	var c cpu
+	for _, path := range tasks {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // a thread that exited
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			continue
+		}
+		ran, _ := strconv.ParseInt(f[0], 10, 64)
+		waited, _ := strconv.ParseInt(f[1], 10, 64)
+		c.ran += time.Duration(ran)
+		c.waited += time.Duration(waited)
+	}
+	return c, nil
+}
+
+// sub is the account between two readings, per second of wall time d.
+func (c cpu) since(before cpu, d time.Duration) string {
+	s := d.Seconds()
+	return fmt.Sprintf("on a CPU %.2f s/s, runnable but waiting for one %.2f s/s",
+		(c.ran-before.ran).Seconds()/s, (c.waited-before.waited).Seconds()/s)
+}
+
+// loadAvg is the machine's load average, as uptime prints it.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], ", ")
+}
+
+// isTimeout reports whether a request got no answer within the client's
+// timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
