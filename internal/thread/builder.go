@@ -152,9 +152,9 @@ func (b *Builder) Draft(ctx context.Context) (*Draft, error) {
 	switch d.Person = Person(prompt); {
 	case d.Person != "":
 	case d.Linear != nil:
-		d.Person = string(PlatformLinear) + ":" + d.Linear.CreatedByUserID
+		d.Person = PersonOn(PlatformLinear, d.Linear.CreatedByUserID)
 	case d.Discord != nil:
-		d.Person = string(PlatformDiscord) + ":" + d.Discord.CreatedBy
+		d.Person = PersonOn(PlatformDiscord, d.Discord.CreatedBy)
 	}
 
 	memory := b.memory

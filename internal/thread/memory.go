@@ -29,10 +29,18 @@ type MemoryScope struct {
 // Person keys a person within an organisation: the platform and the
 // platform's user id of a stitch's author, or "" when it has none.
 func Person(s Stitch) string {
-	if s.Author == nil || s.Author.ID == "" || s.Source == "" {
+	if s.Author == nil || s.Source == "" {
 		return ""
 	}
-	return string(s.Source) + ":" + s.Author.ID
+	return PersonOn(s.Source, s.Author.ID)
+}
+
+// PersonOn keys the user userID of platform p, or "" without an id.
+func PersonOn(p Platform, userID string) string {
+	if userID == "" {
+		return ""
+	}
+	return string(p) + ":" + userID
 }
 
 // MemoryReader reads memory blocks. Package db implements it.

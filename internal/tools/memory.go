@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -13,8 +14,10 @@ import (
 )
 
 // MemoryStore reads and writes memory blocks, and finds a thread's tenant
-// and who spoke last. *db.Store implements it.
+// and who spoke last (or, failing that, who started it). *db.Store
+// implements it.
 type MemoryStore interface {
+	Attachments
 	MemoryBlocks(ctx context.Context, s thread.MemoryScope) ([]thread.MemoryBlock, error)
 	SaveMemory(ctx context.Context, s thread.MemoryScope, label, content string) error
 	ThreadTenant(ctx context.Context, threadID uuid.UUID) (thread.Tenant, string, error)
@@ -117,7 +120,8 @@ func Memory(store MemoryStore) []Tool {
 }
 
 // memoryScope is the calling thread's memory: its tenant's organisation
-// and the author of its latest input.
+// and the author of its latest input, else the person who started it (as
+// the thread's prompt was built for).
 func memoryScope(ctx context.Context, store MemoryStore, c Call) (thread.MemoryScope, error) {
 	tenant, _, err := store.ThreadTenant(ctx, c.ThreadID)
 	if err != nil {
@@ -131,8 +135,17 @@ func memoryScope(ctx context.Context, store MemoryStore, c Call) (thread.MemoryS
 	for i := len(chain) - 1; i >= 0; i-- {
 		if p := thread.Person(chain[i]); chain[i].Type.IsInput() && p != "" {
 			scope.Person = p
-			break
+			return scope, nil
 		}
+	}
+	if att, err := store.LinearAttachment(ctx, c.ThreadID); err == nil {
+		scope.Person = thread.PersonOn(thread.PlatformLinear, att.CreatedByUserID)
+	} else if !errors.Is(err, thread.ErrNotFound) {
+		return thread.MemoryScope{}, fmt.Errorf("memory: %w", err)
+	} else if att, err := store.DiscordAttachment(ctx, c.ThreadID); err == nil {
+		scope.Person = thread.PersonOn(thread.PlatformDiscord, att.CreatedBy)
+	} else if !errors.Is(err, thread.ErrNotFound) {
+		return thread.MemoryScope{}, fmt.Errorf("memory: %w", err)
 	}
 	return scope, nil
 }
