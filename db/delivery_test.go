@@ -381,12 +381,64 @@ func TestMemory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store := dbtest.NewStore(t)
-	require.NoError(t, store.SaveMemory(ctx, "weft", "prefs", "v1"))
-	require.NoError(t, store.SaveMemory(ctx, "weft", "prefs", "v2"))
-	require.NoError(t, store.SaveMemory(ctx, "other", "prefs", "x"))
-	blocks, err := store.MemoryBlocks(ctx, "weft")
+	scope := thread.MemoryScope{Tenant: thread.LinearTenant("org-1"), Agent: "weft"}
+	require.NoError(t, store.SaveMemory(ctx, scope, "prefs", "v1"))
+	require.NoError(t, store.SaveMemory(ctx, scope, "prefs", "v2"))
+	require.NoError(t, store.SaveMemory(ctx, thread.MemoryScope{Tenant: scope.Tenant, Agent: "other"}, "prefs", "x"))
+	blocks, err := store.MemoryBlocks(ctx, scope)
 	require.NoError(t, err)
 	require.Len(t, blocks, 1)
 	require.Equal(t, "v2", blocks[0].Content)
-	require.ErrorIs(t, store.SaveMemory(ctx, "weft", "Bad Label!", "x"), thread.ErrInvalid)
+	require.ErrorIs(t, store.SaveMemory(ctx, scope, "Bad Label!", "x"), thread.ErrInvalid)
+}
+
+// TestMemoryBoundary: a block saved in one organisation never reads back in
+// another, from either side, until an operator links the two; a person's
+// block reads back only for that person.
+func TestMemoryBoundary(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	a := thread.MemoryScope{Tenant: thread.LinearTenant("org-a"), Agent: "weft"}
+	b := thread.MemoryScope{Tenant: thread.DiscordTenant("100000000000000002"), Agent: "weft"}
+	operator := thread.MemoryScope{Agent: "weft"}
+	require.NoError(t, store.SaveMemory(ctx, a, "secret", "org A ships on Fridays"))
+	require.NoError(t, store.SaveMemory(ctx, b, "secret", "org B ships on Mondays"))
+	alice := a
+	alice.Person = "linear:alice"
+	require.NoError(t, store.SaveMemory(ctx, alice, "style", "alice likes bullet points"))
+
+	read := func(s thread.MemoryScope) []string {
+		t.Helper()
+		blocks, err := store.MemoryBlocks(ctx, s)
+		require.NoError(t, err)
+		var out []string
+		for _, blk := range blocks {
+			out = append(out, blk.Content)
+		}
+		return out
+	}
+	bob := a
+	bob.Person = "linear:bob"
+	for _, tt := range []struct {
+		name  string
+		scope thread.MemoryScope
+		want  []string
+	}{
+		{"OrgAReadsOnlyItsOwn", a, []string{"org A ships on Fridays"}},
+		{"OrgBReadsOnlyItsOwn", b, []string{"org B ships on Mondays"}},
+		{"PersonReadsOrgAndOwn", alice, []string{"org A ships on Fridays", "alice likes bullet points"}},
+		{"OtherPersonDoesNotReadAlices", bob, []string{"org A ships on Fridays"}},
+		{"OperatorReadsNoTenants", operator, nil},
+		{"AlicesIdInOrgBReadsOnlyB", thread.MemoryScope{Tenant: b.Tenant, Agent: "weft", Person: "linear:alice"}, []string{"org B ships on Mondays"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { require.Equal(t, tt.want, read(tt.scope)) })
+	}
+
+	// Linked, the two tenants are one organisation with one memory: the
+	// blocks saved apart stay behind under their old organisations.
+	require.NoError(t, store.LinkTenants(ctx, "acme", a.Tenant, b.Tenant))
+	require.Empty(t, read(a))
+	require.NoError(t, store.SaveMemory(ctx, b, "shared", "acme ships daily"))
+	require.Equal(t, []string{"acme ships daily"}, read(a))
 }

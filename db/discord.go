@@ -63,13 +63,15 @@ func (q *Queries) DiscordSurface(ctx context.Context, threadID uuid.UUID) (strin
 // ThreadByLinearRef finds the thread of a Linear session named by ref: a
 // session id, an issue id, or an issue identifier such as "ENG-123" (any
 // case). An issue may have had several sessions; the most recently active
-// one's thread is returned. This is how /continue resolves what a user typed.
-func (q *Queries) ThreadByLinearRef(ctx context.Context, ref string) (*thread.Thread, error) {
+// one's thread is returned. Only sessions of workspaces in organisation are
+// looked at: this is how /continue resolves what a user typed, and it must
+// not find another organisation's conversation.
+func (q *Queries) ThreadByLinearRef(ctx context.Context, ref, organisation string) (*thread.Thread, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return nil, fmt.Errorf("thread by linear ref: %w", thread.ErrNotFound)
 	}
-	t, err := threadOf(q.gen.ThreadByLinearRef(ctx, ref))
+	t, err := threadOf(q.gen.ThreadByLinearRef(ctx, dbsqlc.ThreadByLinearRefParams{Ref: ref, Organisation: organisation}))
 	if err != nil {
 		if errors.Is(err, thread.ErrNotFound) {
 			return nil, fmt.Errorf("thread by linear ref %q: %w", ref, err)

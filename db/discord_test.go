@@ -93,12 +93,22 @@ func TestThreadByLinearRef(t *testing.T) {
 	meta := dbtest.LinearAttachment()
 	th := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Linear: meta})
 	for _, ref := range []string{meta.SessionID, meta.IssueID, meta.IssueIdentifier, " " + strings.ToLower(meta.IssueIdentifier) + " "} {
-		got, err := store.ThreadByLinearRef(ctx, ref)
+		got, err := store.ThreadByLinearRef(ctx, ref, "linear:"+meta.WorkspaceID)
 		require.NoError(t, err, ref)
 		require.Equal(t, th.ID, got.ID, ref)
 	}
 	for _, ref := range []string{"", "ENG-0", "https://linear.app/x"} {
-		_, err := store.ThreadByLinearRef(ctx, ref)
+		_, err := store.ThreadByLinearRef(ctx, ref, "linear:"+meta.WorkspaceID)
 		require.ErrorIs(t, err, thread.ErrNotFound, ref)
 	}
+	// Another organisation finds nothing, until it is linked with the
+	// session's workspace.
+	_, err := store.ThreadByLinearRef(ctx, meta.IssueIdentifier, "discord:100000000000000009")
+	require.ErrorIs(t, err, thread.ErrNotFound)
+	require.NoError(t, store.LinkTenants(ctx, "acme", thread.LinearTenant(meta.WorkspaceID), thread.DiscordTenant("100000000000000009")))
+	got, err := store.ThreadByLinearRef(ctx, meta.IssueIdentifier, "acme")
+	require.NoError(t, err)
+	require.Equal(t, th.ID, got.ID)
+	_, err = store.ThreadByLinearRef(ctx, meta.IssueIdentifier, "linear:"+meta.WorkspaceID)
+	require.ErrorIs(t, err, thread.ErrNotFound, "a linked workspace is no longer an organisation of its own")
 }

@@ -10,9 +10,12 @@ import (
 
 var _ thread.MemoryReader = (*Queries)(nil)
 
-// MemoryBlocks returns an agent's memory blocks by label.
-func (q *Queries) MemoryBlocks(ctx context.Context, agentName string) ([]thread.MemoryBlock, error) {
-	rows, err := q.gen.MemoryBlocks(ctx, agentName)
+// MemoryBlocks returns the blocks of the scope's organisation, then those of
+// its person, by label.
+func (q *Queries) MemoryBlocks(ctx context.Context, s thread.MemoryScope) ([]thread.MemoryBlock, error) {
+	rows, err := q.gen.MemoryBlocks(ctx, dbsqlc.MemoryBlocksParams{
+		TenantKind: string(s.Tenant.Kind), TenantID: s.Tenant.ID, AgentName: s.Agent, Person: s.Person,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("memory blocks: %w", translate(err))
 	}
@@ -23,9 +26,13 @@ func (q *Queries) MemoryBlocks(ctx context.Context, agentName string) ([]thread.
 	return out, nil
 }
 
-// SaveMemory creates or replaces one of an agent's memory blocks.
-func (q *Queries) SaveMemory(ctx context.Context, agentName, label, content string) error {
-	err := q.gen.SaveMemory(ctx, dbsqlc.SaveMemoryParams{AgentName: agentName, Label: label, Content: content})
+// SaveMemory creates or replaces a memory block of the scope's organisation,
+// or of its person when the scope names one.
+func (q *Queries) SaveMemory(ctx context.Context, s thread.MemoryScope, label, content string) error {
+	err := q.gen.SaveMemory(ctx, dbsqlc.SaveMemoryParams{
+		TenantKind: string(s.Tenant.Kind), TenantID: s.Tenant.ID, AgentName: s.Agent, Person: s.Person,
+		Label: label, Content: content,
+	})
 	if err != nil {
 		return fmt.Errorf("save memory: %w", translate(err))
 	}

@@ -29,8 +29,13 @@ func TestThreadBuilder(t *testing.T) {
 	t.Run("InteractiveLinearWritesEverything", func(t *testing.T) {
 		t.Parallel()
 		store := dbtest.NewStore(t)
-		require.NoError(t, store.SaveMemory(ctx, "weft", "team", "The team ships on Fridays."))
 		meta := dbtest.LinearAttachment()
+		require.NoError(t, store.SaveMemory(ctx, thread.MemoryScope{Tenant: thread.LinearTenant(meta.WorkspaceID), Agent: "weft"},
+			"team", "The team ships on Fridays."))
+		require.NoError(t, store.SaveMemory(ctx, thread.MemoryScope{Tenant: thread.LinearTenant(meta.WorkspaceID), Agent: "weft", Person: "linear:" + meta.CreatedByUserID},
+			"style", "Prefers short answers."))
+		require.NoError(t, store.SaveMemory(ctx, thread.MemoryScope{Tenant: thread.LinearTenant("another-workspace"), Agent: "weft"},
+			"team", "Another workspace's secret."))
 		th, err := thread.NewBuilder(&thread.MemoryManager{Memory: store}).
 			WithGoal("Fix the flaky test").
 			InteractiveLinear(meta).
@@ -53,6 +58,8 @@ func TestThreadBuilder(t *testing.T) {
 		require.Len(t, ss, 2)
 		require.Equal(t, thread.StitchSystemPrompt, ss[0].Type)
 		require.Contains(t, ss[0].Content, "The team ships on Fridays.")
+		require.Contains(t, ss[0].Content, "Prefers short answers.")
+		require.NotContains(t, ss[0].Content, "Another workspace's secret.")
 		require.Contains(t, ss[0].Content, meta.IssueIdentifier)
 		require.Equal(t, thread.StitchInitialPrompt, ss[1].Type)
 		require.Equal(t, "please look", ss[1].Content)
@@ -171,7 +178,7 @@ func TestThreadBuilder(t *testing.T) {
 
 type failingMemory struct{ err error }
 
-func (f failingMemory) MemoryBlocks(context.Context, string) ([]thread.MemoryBlock, error) {
+func (f failingMemory) MemoryBlocks(context.Context, thread.MemoryScope) ([]thread.MemoryBlock, error) {
 	return nil, f.err
 }
 

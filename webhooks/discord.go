@@ -50,7 +50,7 @@ type DiscordThreads interface {
 // issue key, id or URL) in a new Discord thread and returns its link;
 // existing says it was in Discord already.
 type DiscordContinuer interface {
-	ContinueLinear(ctx context.Context, ref, channelID, by string) (url string, existing bool, err error)
+	ContinueLinear(ctx context.Context, ref, channelID, guildID, by string) (url string, existing bool, err error)
 }
 
 // InteractionResponder edits a deferred interaction response.
@@ -134,11 +134,16 @@ func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *Disc
 func runContinue(ctx context.Context, log *slog.Logger, d *DiscordInteractions, in discord.Interaction, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	url, existing, err := d.Continue.ContinueLinear(ctx, in.Target, in.ChannelID, in.User.ID)
+	url, existing, err := d.Continue.ContinueLinear(ctx, in.Target, in.ChannelID, in.GuildID, in.User.ID)
 	var text string
+	var refused *thread.Error
 	switch {
 	case errors.Is(err, thread.ErrNotFound):
 		text = fmt.Sprintf("I found no Linear conversation for %q.", in.Target)
+	case errors.As(err, &refused) && errors.Is(err, thread.ErrInvalid):
+		// Said to the person who asked: another organisation's channel, or
+		// no channel configured. Not weft's failure, so not logged as one.
+		text = "I cannot continue that conversation here: " + refused.Msg
 	case err != nil:
 		log.ErrorContext(ctx, "discord /continue failed", slog.Any("error", err))
 		text = "Sorry, I could not continue that conversation here."

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,14 +32,17 @@ const (
 var ada = discordtest.User{ID: "200000000000000001", Name: "ada"}
 
 // continueCall is one /continue the handler ran.
-type continueCall struct{ ref, channelID, by string }
+type continueCall struct{ ref, channelID, guildID, by string }
 
 type fakeContinuer struct{ calls chan continueCall }
 
-func (f *fakeContinuer) ContinueLinear(_ context.Context, ref, channelID, by string) (string, bool, error) {
-	f.calls <- continueCall{ref, channelID, by}
-	if ref == "ENG-404" {
+func (f *fakeContinuer) ContinueLinear(_ context.Context, ref, channelID, guildID, by string) (string, bool, error) {
+	f.calls <- continueCall{ref, channelID, guildID, by}
+	switch ref {
+	case "ENG-404":
 		return "", false, thread.ErrNotFound
+	case "ENG-403":
+		return "", false, fmt.Errorf("continue: %w", &thread.Error{Kind: thread.ErrInvalid, Msg: "the channel is in another organisation"})
 	}
 	return "https://discord.com/channels/" + testGuild + "/1", false, nil
 }
@@ -204,9 +208,20 @@ func TestDiscordInteractions(t *testing.T) {
 		rec := b.post(body, b.signed(body))
 		require.Equal(t, http.StatusOK, rec.Code)
 		require.JSONEq(t, `{"type":5}`, rec.Body.String())
-		require.Equal(t, continueCall{"ENG-7", "300000000000000001", ada.ID}, <-b.continuer.calls)
+		require.Equal(t, continueCall{"ENG-7", "300000000000000001", testGuild, ada.ID}, <-b.continuer.calls)
 		got := <-b.responder.edits
 		require.Equal(t, edit{appID, "tok-c", "Continuing the conversation here: https://discord.com/channels/" + testGuild + "/1"}, got)
+	})
+
+	t.Run("ContinueRefusedSaysWhy", func(t *testing.T) {
+		t.Parallel()
+		b := setupDiscord(t)
+		body := discordtest.ContinueInteraction(appID, "tok-c", testGuild, "300000000000000001", ada, "ENG-403")
+		rec := b.post(body, b.signed(body))
+		require.Equal(t, http.StatusOK, rec.Code)
+		<-b.continuer.calls
+		got := <-b.responder.edits
+		require.Equal(t, "I cannot continue that conversation here: the channel is in another organisation", got.content)
 	})
 
 	t.Run("ContinueOfAnUnknownIssue", func(t *testing.T) {

@@ -44,6 +44,7 @@ Usage:
   weft-bench replies [flags]  get-thread-replies in-process, over REST and over MCP
   weft-bench discord [flags]  Discord gateway messages to replies against a weft serve child
   weft-bench console [flags]  the operator console: a 1,000-stitch thread page, a 100,000-thread list
+  weft-bench soak [flags]     the full serve at half its capacity for 30 min: throughput, RSS, goroutines, connections, queue per minute
   weft-bench serve            weft serve itself (what linear and discord start as their child)
 
 "weft-bench BENCH -h" lists a benchmark's flags.
@@ -58,7 +59,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cmd, rest := args[1], args[2:]
 	bench, ok := map[string]func(context.Context, *app.Config, *slog.Logger, []string, io.Writer, io.Writer) error{
 		"store": benchStore, "turns": benchTurns, "linear": benchLinear, "replies": benchReplies, "discord": benchDiscord,
-		"console": benchConsole,
+		"console": benchConsole, "soak": benchSoak,
 	}[cmd]
 	switch {
 	case cmd == "help" || cmd == "-h" || cmd == "--help":

@@ -22,11 +22,13 @@ Usage:
   weft demo [-exit]           play a conversation across Linear and Discord on built-in fakes
   weft migrate up|down|status apply, roll back one, or list migrations
   weft ops [VIEW]             list the ops views, or print one as a table
+  weft tenant link ORG KIND:ID... | unlink KIND:ID | list
+                              tie Linear/Discord/Slack tenants into one organisation
   weft thread create --goal TEXT [--detach]
                               create an autonomous thread and work it here until it finishes
   weft thread show ID         print a thread's stitches as a timeline
   weft mcp                    serve the MCP server over stdin/stdout
-  weft bench store|turns|linear|replies|discord|console [flags]
+  weft bench store|turns|linear|replies|discord|console|soak [flags]
                               run a benchmark (the weft-bench command)
   weft help [COMMAND]         this text, or a command's
 
@@ -55,6 +57,7 @@ Stops on SIGINT or SIGTERM, draining for up to WEFT_SHUTDOWN_TIMEOUT.
 Without VIEW, lists the ops views; with one, prints it as a table.
 `,
 	"thread": threadUsage,
+	"tenant": tenantUsage,
 	"mcp": `usage: weft mcp
 
 Serves the MCP tools (get-thread-replies, list-threads, get-thread,
@@ -116,6 +119,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return ops(ctx, cfg, logger, rest, stdout, stderr)
 	case "thread":
 		return threadCmd(ctx, cfg, logger, rest, stdout, stderr)
+	case "tenant":
+		return tenantCmd(ctx, cfg, logger, rest, stdout, stderr)
 	default: // mcp
 		return app.RunMCP(ctx, cfg, logger, os.Stdin, stdout)
 	}

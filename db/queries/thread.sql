@@ -40,10 +40,12 @@ WHERE thread_id = (SELECT thread_id FROM discord_thread_metadata WHERE discord_t
 
 -- name: ThreadByLinearRef :one
 -- ThreadByLinearRef finds the thread of a session by a session id, issue id
--- or issue identifier (any case); the most recently active session wins.
+-- or issue identifier (any case) within one organisation; the most
+-- recently active session wins.
 SELECT * FROM threads WHERE thread_id = (
     SELECT thread_id FROM linear_thread_metadata
-    WHERE session_id = @ref OR issue_id = @ref OR upper(issue_identifier) = upper(@ref)
+    WHERE (session_id = @ref OR issue_id = @ref OR upper(issue_identifier) = upper(@ref))
+      AND tenant_organisation('linear', workspace_id) = @organisation::text
     ORDER BY (session_id = @ref) DESC, last_activity_at DESC LIMIT 1);
 
 -- name: SetStatus :one

@@ -147,7 +147,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	}
 	a.express = a.proc.Express(a.intake, expressSends)
 	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger,
-		ingest.WithTelemetry(a.telemetry.metrics, a.telemetry.tracer))
+		ingest.WithTelemetry(a.telemetry.metrics, a.telemetry.tracer), ingest.WithPersona(cfg.Persona))
 	a.elector = a.discord.elector(a.intake, a.ingest)
 	if cfg.Role != "worker" {
 		a.handler = a.newHandler(rep, continuer)

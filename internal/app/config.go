@@ -2,8 +2,11 @@ package app
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,6 +48,9 @@ type Config struct {
 	TurnTimeout time.Duration
 	// HistoryTTL is how long a platform thread's fetched history is reused.
 	HistoryTTL time.Duration
+	// Persona opens every new thread's system prompt (WEFT_PERSONA, or the
+	// text of WEFT_PERSONA_FILE); empty is thread.DefaultPersona.
+	Persona string
 
 	Linear  LinearConfig
 	Discord DiscordConfig
@@ -148,7 +154,31 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		}
 	}
 	cfg.Tracing = loadTracing(getenv)
+	if cfg.Persona, err = loadPersona(getenv); err != nil {
+		return nil, err
+	}
 	return cfg, nil
+}
+
+// loadPersona reads WEFT_PERSONA, or the file WEFT_PERSONA_FILE names (a
+// persona is often long, and a file keeps it out of the process list).
+func loadPersona(getenv func(string) string) (string, error) {
+	text, file := getenv("WEFT_PERSONA"), getenv("WEFT_PERSONA_FILE")
+	switch {
+	case text != "" && file != "":
+		return "", errors.New("WEFT_PERSONA and WEFT_PERSONA_FILE are both set: set one")
+	case file == "":
+		return strings.TrimSpace(text), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("WEFT_PERSONA_FILE: %w", err)
+	}
+	persona := strings.TrimSpace(string(b))
+	if persona == "" {
+		return "", fmt.Errorf("WEFT_PERSONA_FILE: %s is empty", file)
+	}
+	return persona, nil
 }
 
 // intakeDB is the configuration the intake's pool is opened with.

@@ -203,8 +203,8 @@ func (a *discordApp) stop(ctx context.Context, e *discord.Elector) error {
 // continueCommand adapts the Continuer to the interactions handler.
 type continueCommand struct{ c *tools.Continuer }
 
-func (x continueCommand) ContinueLinear(ctx context.Context, ref, channelID, by string) (string, bool, error) {
-	got, err := x.c.ContinueLinear(ctx, ref, channelID, by)
+func (x continueCommand) ContinueLinear(ctx context.Context, ref, channelID, guildID, by string) (string, bool, error) {
+	got, err := x.c.ContinueLinear(ctx, ref, channelID, guildID, by)
 	if err != nil {
 		return "", false, err
 	}

@@ -253,7 +253,7 @@ func TestDiscordSearchErrors(t *testing.T) {
 		{"ChannelIsNotAThread", "search_thread_messages", th.ID, toolArgs{"thread_id": w.channel},
 			"this tool only works in threads: use search_channel_messages instead"},
 		{"AnotherServer", "search_channel_messages", th.ID, toolArgs{"query": "x", "channel_id": other},
-			"channel " + other + " is in another Discord server than this conversation"},
+			"channel " + other + ": it is in a Discord server of another organisation than this conversation"},
 		{"NotInDiscord", "search_channel_messages", uuid.New(), toolArgs{"query": "x"}, "this conversation is not in Discord: name a channel_id"},
 		{"NoQuery", "search_channel_messages", th.ID, toolArgs{}, "query is required"},
 	}
@@ -265,4 +265,38 @@ func TestDiscordSearchErrors(t *testing.T) {
 			require.EqualError(t, err, tc.want)
 		})
 	}
+}
+
+// TestDiscordSearchStopsAtTheOrganisation: a conversation reads Discord
+// servers of its own organisation only, from either side, until linked.
+func TestDiscordSearchStopsAtTheOrganisation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newToolsWorld(t)
+	inServer := w.mention("where?")
+	const guildB = "400000000000000002"
+	other := w.fake.AddChannel(guildB)
+	attB := dbtest.DiscordAttachment()
+	attB.GuildID, attB.ChannelID = guildB, other
+	inB := dbtest.Thread(ctx, t, w.store, &dbtest.ThreadOpts{Discord: attB})
+	lin := dbtest.LinearAttachment()
+	inLinear := dbtest.Thread(ctx, t, w.store, &dbtest.ThreadOpts{Linear: lin})
+	ts := w.searchTools(time.Now())
+	read := func(conv uuid.UUID, channel string) error {
+		_, err := callTool(t, ts, conv, "search_channel_messages", toolArgs{"query": "x", "channel_id": channel})
+		return err
+	}
+	refused := "it is in a Discord server of another organisation than this conversation"
+	require.ErrorContains(t, read(inServer.ID, other), refused)
+	require.ErrorContains(t, read(inB.ID, w.channel), refused)
+	require.ErrorContains(t, read(inLinear.ID, w.channel), refused, "a Linear workspace reads no server it is not linked with")
+	require.ErrorContains(t, read(inLinear.ID, other), refused)
+
+	require.NoError(t, w.store.LinkTenants(ctx, "acme", thread.LinearTenant(lin.WorkspaceID), thread.DiscordTenant(w.guild)))
+	require.NoError(t, read(inLinear.ID, w.channel))
+	require.ErrorContains(t, read(inLinear.ID, other), refused)
+	require.ErrorContains(t, read(inB.ID, w.channel), refused)
+	require.NoError(t, w.store.LinkTenants(ctx, "acme", thread.DiscordTenant(guildB)))
+	require.NoError(t, read(inB.ID, w.channel))
+	require.NoError(t, read(inServer.ID, other))
 }

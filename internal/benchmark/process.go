@@ -47,6 +47,14 @@ func (p *Process) Done() <-chan struct{} { return p.exited }
 // Stderr is the last 16 KiB the child wrote to stderr.
 func (p *Process) Stderr() string { return p.stderr.String() }
 
+// StderrLines is how many lines the child has written to stderr: its log
+// lines, at the level it was started with.
+func (p *Process) StderrLines() int {
+	p.stderr.mu.Lock()
+	defer p.stderr.mu.Unlock()
+	return p.stderr.lines
+}
+
 // WaitReady polls url until it answers 200, the child exits, or timeout.
 func (p *Process) WaitReady(ctx context.Context, url string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -126,17 +134,19 @@ func (p *Process) Stop(grace time.Duration) error {
 	}
 }
 
-// tail keeps the last max bytes written to it.
+// tail keeps the last max bytes written to it, and counts its lines.
 type tail struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
+	mu    sync.Mutex
+	max   int
+	b     []byte
+	lines int
 }
 
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.b = append(t.b, p...)
+	t.lines += bytes.Count(p, []byte{'\n'})
 	if over := len(t.b) - t.max; over > 0 {
 		t.b = append(t.b[:0], t.b[over:]...)
 	}

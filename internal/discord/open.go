@@ -27,3 +27,13 @@ func (c *Client) OpenThread(ctx context.Context, channelID, name string) (thread
 	}
 	return id, ch.GuildID, nil
 }
+
+// ChannelGuild returns the server a channel is in ("" for a direct
+// message), so a caller can check it before opening a thread there.
+func (c *Client) ChannelGuild(ctx context.Context, channelID string) (string, error) {
+	ch, err := c.Channel(ctx, channelID)
+	if err != nil {
+		return "", err
+	}
+	return ch.GuildID, nil
+}

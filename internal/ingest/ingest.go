@@ -52,6 +52,12 @@ func WithTelemetry(m *metrics.Metrics, tp trace.TracerProvider) Option {
 	return func(in *Ingester) { in.metrics, in.tracer = m, tracing.Tracer(tp) }
 }
 
+// WithPersona opens new threads' system prompts with persona instead of
+// thread.DefaultPersona (WEFT_PERSONA); empty keeps the default.
+func WithPersona(persona string) Option {
+	return func(in *Ingester) { in.memory.Persona = persona }
+}
+
 // New returns an Ingester writing to store and enqueueing through jobs.
 // With express non-nil, acknowledgements go out through it the moment they
 // commit; with nil, through delivery jobs.

@@ -107,7 +107,7 @@ func TestAutonomousThreadCompletes(t *testing.T) {
 	require.JSONEq(t, `{"result":"standup written"}`, string(done.Result))
 	chain := h.chain(t, th.ID)
 	require.Equal(t, thread.StitchThreadResult, chain[len(chain)-1].Type)
-	blocks, err := h.store.MemoryBlocks(context.Background(), thread.DefaultAgent)
+	blocks, err := h.store.MemoryBlocks(context.Background(), thread.MemoryScope{Agent: thread.DefaultAgent})
 	require.NoError(t, err)
 	require.Equal(t, "ship on fridays", blocks[0].Content)
 	rows, err := h.store.ThreadOutbox(context.Background(), th.ID)

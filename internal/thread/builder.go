@@ -15,6 +15,10 @@ type Draft struct {
 	Discord  *DiscordAttachment
 	Linear   *LinearAttachment
 	Stitches []Stitch
+	// Tenant is where the thread lives, which bounds its memory and what
+	// its agent may read; Person is who started it (Person's key).
+	Tenant Tenant
+	Person string
 }
 
 // Creator persists a draft atomically: all of it or nothing. *db.Store and
@@ -38,6 +42,7 @@ type Builder struct {
 	agent   string
 	discord *DiscordAttachment
 	linear  *LinearAttachment
+	tenant  Tenant
 	prompt  *Stitch
 }
 
@@ -77,6 +82,11 @@ func (b *Builder) InteractiveLinear(l *LinearAttachment) *Builder {
 
 // WithAgent names the agent (persona and memory) that runs the thread.
 func (b *Builder) WithAgent(name string) *Builder { b.agent = name; return b }
+
+// WithTenant sets the thread's tenant. Linear and Discord threads take
+// theirs from their attachment; a Slack thread names its workspace here
+// (SlackTenant).
+func (b *Builder) WithTenant(t Tenant) *Builder { b.tenant = t; return b }
 
 // WithInitialPrompt sets the first input: its content, and where it came from
 // when it came from a platform. Without it the goal is the initial prompt.
@@ -125,6 +135,28 @@ func (b *Builder) Draft(ctx context.Context) (*Draft, error) {
 		d.Linear = &att
 	}
 
+	switch d.Tenant = b.tenant; {
+	case d.Tenant != Tenant{}:
+		if err := d.Tenant.Validate(); err != nil {
+			return nil, err
+		}
+	case d.Linear != nil:
+		d.Tenant = LinearTenant(d.Linear.WorkspaceID)
+	case d.Discord != nil:
+		d.Tenant = DiscordTenant(d.Discord.GuildID)
+	}
+	prompt := Stitch{Content: b.goal}
+	if b.prompt != nil {
+		prompt = *b.prompt
+	}
+	switch d.Person = Person(prompt); {
+	case d.Person != "":
+	case d.Linear != nil:
+		d.Person = PersonOn(PlatformLinear, d.Linear.CreatedByUserID)
+	case d.Discord != nil:
+		d.Person = PersonOn(PlatformDiscord, d.Discord.CreatedBy)
+	}
+
 	memory := b.memory
 	if memory == nil {
 		memory = &MemoryManager{}
@@ -132,10 +164,6 @@ func (b *Builder) Draft(ctx context.Context) (*Draft, error) {
 	system, err := memory.SystemPrompt(ctx, d)
 	if err != nil {
 		return nil, err
-	}
-	prompt := Stitch{Content: b.goal}
-	if b.prompt != nil {
-		prompt = *b.prompt
 	}
 	prompt.Type = StitchInitialPrompt
 	d.Stitches = []Stitch{

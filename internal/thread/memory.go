@@ -7,24 +7,55 @@ import (
 	"time"
 )
 
-// MemoryBlock is one labelled piece of what an agent remembers between threads.
+// MemoryBlock is one labelled piece of what an agent remembers between
+// threads: its organisation's (Person empty) or one person's in it.
 type MemoryBlock struct {
 	Label     string
 	Content   string
 	UpdatedAt time.Time
+	Person    string
 }
 
-// MemoryReader reads an agent's memory blocks. Package db implements it.
+// MemoryScope is whose memory a thread reads and writes: the organisation of
+// its tenant (the operator's for no tenant) and, within it, one person.
+type MemoryScope struct {
+	Tenant Tenant
+	Agent  string
+	// Person is Person's key for the person speaking; empty for the
+	// organisation's blocks alone.
+	Person string
+}
+
+// Person keys a person within an organisation: the platform and the
+// platform's user id of a stitch's author, or "" when it has none.
+func Person(s Stitch) string {
+	if s.Author == nil || s.Source == "" {
+		return ""
+	}
+	return PersonOn(s.Source, s.Author.ID)
+}
+
+// PersonOn keys the user userID of platform p, or "" without an id.
+func PersonOn(p Platform, userID string) string {
+	if userID == "" {
+		return ""
+	}
+	return string(p) + ":" + userID
+}
+
+// MemoryReader reads memory blocks. Package db implements it.
 type MemoryReader interface {
-	MemoryBlocks(ctx context.Context, agentName string) ([]MemoryBlock, error)
+	MemoryBlocks(ctx context.Context, s MemoryScope) ([]MemoryBlock, error)
 }
 
 // DefaultPersona is the system prompt's opening when none is configured.
 const DefaultPersona = "You are weft, a helpful engineering agent. You work in Linear issues and Discord threads. " +
 	"Be concise and concrete. Use your tools when they help; ask the user when you genuinely need an answer."
 
-// MemoryManager writes a thread's system prompt: the persona, then the agent's
-// memory blocks, then where the conversation takes place.
+// MemoryManager writes a thread's system prompt: the persona, then the memory
+// blocks of the thread's organisation and of the person who started it, then
+// where the conversation takes place. Another organisation's blocks never
+// reach it.
 type MemoryManager struct {
 	Persona string
 	Memory  MemoryReader // nil: no memory blocks
@@ -39,13 +70,17 @@ func (m *MemoryManager) SystemPrompt(ctx context.Context, d *Draft) (string, err
 	}
 	b.WriteString(persona)
 	if m.Memory != nil {
-		blocks, err := m.Memory.MemoryBlocks(ctx, d.Thread.AgentName)
+		blocks, err := m.Memory.MemoryBlocks(ctx, MemoryScope{Tenant: d.Tenant, Agent: d.Thread.AgentName, Person: d.Person})
 		if err != nil {
 			return "", fmt.Errorf("read memory blocks: %w", err)
 		}
 		if len(blocks) > 0 {
 			b.WriteString("\n\n<memory>\n")
 			for _, blk := range blocks {
+				if blk.Person != "" {
+					fmt.Fprintf(&b, "<block label=%q about=\"the person you are talking to\">\n%s\n</block>\n", blk.Label, blk.Content)
+					continue
+				}
 				fmt.Fprintf(&b, "<block label=%q>\n%s\n</block>\n", blk.Label, blk.Content)
 			}
 			b.WriteString("</memory>")

@@ -20,6 +20,8 @@ type DiscordThreads interface {
 	// OpenThread opens a public thread in a channel (a thread's channel,
 	// given a thread) and returns its id and its guild's.
 	OpenThread(ctx context.Context, channelID, name string) (threadID, guildID string, err error)
+	// ChannelGuild returns the server a channel is in.
+	ChannelGuild(ctx context.Context, channelID string) (string, error)
 }
 
 // ContinueRecorder attaches a thread to a Discord thread and queues the
@@ -30,8 +32,9 @@ type ContinueRecorder interface {
 
 // ContinueStore reads what continuing needs. *db.Store implements it.
 type ContinueStore interface {
+	Organisations
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
-	ThreadByLinearRef(ctx context.Context, ref string) (*thread.Thread, error)
+	ThreadByLinearRef(ctx context.Context, ref, organisation string) (*thread.Thread, error)
 	Stitches(ctx context.Context, threadID uuid.UUID, p db.StitchPage) ([]thread.Stitch, error)
 	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
 }
@@ -39,6 +42,11 @@ type ContinueStore interface {
 // ErrNoContinueChannel: neither DISCORD_CONTINUE_CHANNEL_ID nor the
 // caller names a channel to open the thread in.
 var ErrNoContinueChannel = &thread.Error{Kind: thread.ErrInvalid, Msg: "no Discord channel to continue in: set DISCORD_CONTINUE_CHANNEL_ID"}
+
+// ErrContinueOtherOrganisation refuses to continue a conversation in a
+// server of another organisation: link them with `weft tenant link` first.
+var ErrContinueOtherOrganisation = &thread.Error{Kind: thread.ErrInvalid,
+	Msg: "the Discord channel to continue in is in another organisation than this conversation: link them with `weft tenant link`"}
 
 // Continuer continues a conversation in Discord: it opens a Discord thread,
 // attaches it to the same weft thread, posts a summary of the conversation
@@ -66,32 +74,43 @@ type Continued struct {
 
 // ContinueLinear continues the thread of the Linear session ref names (an
 // issue key like ENG-123, an issue or session id, or a Linear URL holding
-// one), in channelID unless a continue channel is configured. by is who
-// asked, recorded as the Discord thread's creator.
-func (c *Continuer) ContinueLinear(ctx context.Context, ref, channelID, by string) (*Continued, error) {
+// one), in channelID unless a continue channel is configured. guildID is
+// the server asking: only sessions of its organisation are found. by is
+// who asked, recorded as the Discord thread's creator.
+func (c *Continuer) ContinueLinear(ctx context.Context, ref, channelID, guildID, by string) (*Continued, error) {
+	org, err := c.Store.Organisation(ctx, thread.DiscordTenant(guildID))
+	if err != nil {
+		return nil, fmt.Errorf("continue %q: %w", ref, err)
+	}
 	var th *thread.Thread
-	var err error
 	for _, cand := range linearRefs(ref) {
-		if th, err = c.Store.ThreadByLinearRef(ctx, cand); !errors.Is(err, thread.ErrNotFound) {
+		if th, err = c.Store.ThreadByLinearRef(ctx, cand, org); !errors.Is(err, thread.ErrNotFound) {
 			break
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("continue %q: %w", ref, err)
 	}
-	return c.continueThread(ctx, th, channelID, by)
+	return c.continueThread(ctx, th, org, channelID, by)
 }
 
-// Continue continues thread id in Discord, as ContinueLinear does.
+// Continue continues thread id in Discord, as ContinueLinear does, in a
+// server of the thread's organisation (any, for the operator's threads).
 func (c *Continuer) Continue(ctx context.Context, id uuid.UUID, channelID, by string) (*Continued, error) {
 	th, err := c.Store.Thread(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return c.continueThread(ctx, th, channelID, by)
+	_, org, err := c.Store.ThreadTenant(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return c.continueThread(ctx, th, org, channelID, by)
 }
 
-func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, channelID, by string) (*Continued, error) {
+// continueThread continues th in channelID (or the configured channel),
+// which must be in a server of org unless org is the operator's ("").
+func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, channelID, by string) (*Continued, error) {
 	if att, err := c.Store.DiscordAttachment(ctx, th.ID); err == nil {
 		return &Continued{ThreadID: th.ID, URL: discordURL(att.GuildID, att.DiscordThreadID), Existing: true}, nil
 	} else if !errors.Is(err, thread.ErrNotFound) {
@@ -102,6 +121,19 @@ func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, chann
 	}
 	if channelID == "" {
 		return nil, ErrNoContinueChannel
+	}
+	if org != "" {
+		guild, err := c.Discord.ChannelGuild(ctx, channelID)
+		if err != nil {
+			return nil, fmt.Errorf("continue in channel %s: %w", channelID, err)
+		}
+		theirs, err := c.Store.Organisation(ctx, thread.DiscordTenant(guild))
+		if err != nil {
+			return nil, err
+		}
+		if theirs != org {
+			return nil, ErrContinueOtherOrganisation
+		}
 	}
 	chain, err := c.Store.Stitches(ctx, th.ID, db.StitchPage{Newest: true, Limit: summaryScan})
 	if err != nil {

@@ -19,6 +19,9 @@ import (
 	"github.com/weft-dev/weft/internal/tools"
 )
 
+// continueGuild is the Discord server conversations continue in.
+const continueGuild = "100000000000000001"
+
 type continueBundle struct {
 	store   *db.Store
 	fake    *discordtest.Server
@@ -30,7 +33,7 @@ type continueBundle struct {
 
 // setupContinue makes a Linear session's thread, and a Continuer with the
 // real Discord client on the fake and the real ingester.
-func setupContinue(t *testing.T, channelSetting bool) *continueBundle {
+func setupContinue(t *testing.T, channelSetting, linked bool) *continueBundle {
 	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.NewPool(t)
@@ -43,10 +46,13 @@ func setupContinue(t *testing.T, channelSetting bool) *continueBundle {
 	client, err := discord.New(discord.Config{Token: discordtest.Token, APIBaseURL: fake.URL(), Logger: logger})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, client.Stop(context.Background())) })
-	b := &continueBundle{store: store, fake: fake, channel: fake.AddChannel("100000000000000001"), linear: dbtest.LinearAttachment()}
+	b := &continueBundle{store: store, fake: fake, channel: fake.AddChannel(continueGuild), linear: dbtest.LinearAttachment()}
 	b.cont = &tools.Continuer{Store: store, Discord: client, Recorder: ing}
 	if channelSetting {
 		b.cont.ChannelID = b.channel
+	}
+	if linked {
+		require.NoError(t, store.LinkTenants(ctx, "acme", thread.LinearTenant(b.linear.WorkspaceID), thread.DiscordTenant(continueGuild)))
 	}
 	th, err := ing.StartThread(ctx, ing.Builder().WithGoal(b.linear.IssueIdentifier+": Fix the flaky test").InteractiveLinear(b.linear).
 		WithInitialPrompt(thread.Stitch{Content: "Why does TestLogin flake?", Source: thread.PlatformLinear, ExternalID: b.linear.SessionID,
@@ -62,7 +68,7 @@ func TestContinueInDiscordTool(t *testing.T) {
 
 	t.Run("OpensAttachesSummarizesAndLinks", func(t *testing.T) {
 		t.Parallel()
-		b := setupContinue(t, true)
+		b := setupContinue(t, true, true)
 		out, err := b.cont.Tool().Handler(ctx, tools.Call{ThreadID: b.thread, AgentName: "weft"})
 		require.NoError(t, err)
 		require.Contains(t, out, "https://discord.com/channels/100000000000000001/")
@@ -92,20 +98,64 @@ func TestContinueInDiscordTool(t *testing.T) {
 
 	t.Run("WithoutAChannelFails", func(t *testing.T) {
 		t.Parallel()
-		b := setupContinue(t, false)
+		b := setupContinue(t, false, true)
 		_, err := b.cont.Tool().Handler(ctx, tools.Call{ThreadID: b.thread, AgentName: "weft"})
 		require.ErrorIs(t, err, tools.ErrNoContinueChannel)
 	})
 
 	t.Run("CommandResolvesIssueURLsAndKeys", func(t *testing.T) {
 		t.Parallel()
-		b := setupContinue(t, false)
-		_, err := b.cont.ContinueLinear(ctx, "ENG-0", b.channel, "u1")
+		b := setupContinue(t, false, true)
+		_, err := b.cont.ContinueLinear(ctx, "ENG-0", b.channel, continueGuild, "u1")
 		require.ErrorIs(t, err, thread.ErrNotFound)
-		got, err := b.cont.ContinueLinear(ctx, "https://linear.app/acme/issue/"+strings.ToLower(b.linear.IssueIdentifier)+"/fix-the-flaky-test", b.channel, "u1")
+		got, err := b.cont.ContinueLinear(ctx, "https://linear.app/acme/issue/"+strings.ToLower(b.linear.IssueIdentifier)+"/fix-the-flaky-test", b.channel, continueGuild, "u1")
 		require.NoError(t, err)
 		require.Equal(t, b.thread, got.ThreadID)
 		require.False(t, got.Existing)
+	})
+}
+
+// TestContinueStopsAtTheOrganisation: unlinked, a Discord server cannot
+// /continue a Linear workspace's session, and that session's agent cannot
+// continue it into the server; nothing is opened or attached either way.
+func TestContinueStopsAtTheOrganisation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	nothingHappened := func(t *testing.T, b *continueBundle) {
+		t.Helper()
+		_, err := b.store.DiscordAttachment(ctx, b.thread)
+		require.ErrorIs(t, err, thread.ErrNotFound)
+		for _, r := range b.fake.Requests() {
+			require.NotContains(t, r.Path, "/threads", "no Discord thread may be opened")
+		}
+	}
+
+	t.Run("ServerCannotContinueAnotherOrganisationsSession", func(t *testing.T) {
+		t.Parallel()
+		b := setupContinue(t, false, false)
+		for _, ref := range []string{b.linear.IssueIdentifier, b.linear.SessionID, b.linear.IssueID} {
+			_, err := b.cont.ContinueLinear(ctx, ref, b.channel, continueGuild, "u1")
+			require.ErrorIs(t, err, thread.ErrNotFound, ref)
+		}
+		nothingHappened(t, b)
+	})
+
+	t.Run("SessionCannotContinueIntoAnotherOrganisationsServer", func(t *testing.T) {
+		t.Parallel()
+		b := setupContinue(t, true, false)
+		_, err := b.cont.Tool().Handler(ctx, tools.Call{ThreadID: b.thread, AgentName: "weft"})
+		require.ErrorIs(t, err, tools.ErrContinueOtherOrganisation)
+		nothingHappened(t, b)
+	})
+
+	t.Run("OtherServerOfTheOrganisationCannotPullItAcross", func(t *testing.T) {
+		// The session and the continue channel's server are linked; the
+		// asking server is not: it finds nothing.
+		t.Parallel()
+		b := setupContinue(t, true, true)
+		_, err := b.cont.ContinueLinear(ctx, b.linear.IssueIdentifier, b.channel, "100000000000000077", "u1")
+		require.ErrorIs(t, err, thread.ErrNotFound)
+		nothingHappened(t, b)
 	})
 }
 

@@ -52,6 +52,7 @@ type DiscordReader interface {
 
 // DiscordArchive is what weft stored of Discord. *db.Store implements it.
 type DiscordArchive interface {
+	Organisations
 	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
 	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
 	StoredDiscordMessages(ctx context.Context, q db.DiscordMessageQuery) ([]db.DiscordMessage, error)
@@ -95,29 +96,28 @@ func (s *DiscordSearch) attachment(ctx context.Context, c Call) (*thread.Discord
 }
 
 // target names what a call reads: named, else the conversation's Discord
-// thread (wantThread) or the channel that thread is in. It also returns the
-// conversation's attachment, which bounds the server.
-func (s *DiscordSearch) target(ctx context.Context, c Call, named string, wantThread bool) (string, *thread.DiscordAttachment, error) {
+// thread (wantThread) or the channel that thread is in.
+func (s *DiscordSearch) target(ctx context.Context, c Call, named string, wantThread bool) (string, error) {
 	att, err := s.attachment(ctx, c)
 	switch {
 	case err != nil:
-		return "", nil, err
+		return "", err
 	case named != "":
-		return named, att, nil
+		return named, nil
 	case att == nil && wantThread:
-		return "", nil, errors.New("this conversation is not in a Discord thread: name a thread_id")
+		return "", errors.New("this conversation is not in a Discord thread: name a thread_id")
 	case att == nil:
-		return "", nil, errors.New("this conversation is not in Discord: name a channel_id")
+		return "", errors.New("this conversation is not in Discord: name a channel_id")
 	case wantThread:
-		return att.DiscordThreadID, att, nil
+		return att.DiscordThreadID, nil
 	}
-	return att.ChannelID, att, nil
+	return att.ChannelID, nil
 }
 
 // open decides how to read id. A tracked thread comes from Postgres when
 // useStore allows; anything else must exist on Discord, be in a server (not
 // a DM) and be in a server the conversation may read.
-func (s *DiscordSearch) open(ctx context.Context, id string, att *thread.DiscordAttachment, useStore bool) (source, error) {
+func (s *DiscordSearch) open(ctx context.Context, c Call, id string, useStore bool) (source, error) {
 	if !thread.IsSnowflake(id) {
 		return source{}, fmt.Errorf("%q is not a Discord channel id", id)
 	}
@@ -128,8 +128,8 @@ func (s *DiscordSearch) open(ctx context.Context, id string, att *thread.Discord
 			if err != nil {
 				return source{}, fmt.Errorf("read Discord thread %s: %w", id, err)
 			}
-			if !s.allowed(att, tracked.GuildID) {
-				return source{}, fmt.Errorf("channel %s is in another Discord server than this conversation", id)
+			if err := s.allowed(ctx, c, tracked.GuildID); err != nil {
+				return source{}, fmt.Errorf("channel %s: %w", id, err)
 			}
 			return source{id: id, stored: true, isThread: true}, nil
 		}
@@ -145,17 +145,36 @@ func (s *DiscordSearch) open(ctx context.Context, id string, att *thread.Discord
 		return source{}, fmt.Errorf("read Discord channel %s: %w", id, err)
 	case ch.GuildID == "":
 		return source{}, fmt.Errorf("channel %s is a direct message: the Discord search tools work only in server channels", id)
-	case !s.allowed(att, ch.GuildID):
-		return source{}, fmt.Errorf("channel %s is in another Discord server than this conversation", id)
+	}
+	if err := s.allowed(ctx, c, ch.GuildID); err != nil {
+		return source{}, fmt.Errorf("channel %s: %w", id, err)
 	}
 	return source{id: id, isThread: ch.IsThread}, nil
 }
 
-func (s *DiscordSearch) allowed(att *thread.DiscordAttachment, guildID string) bool {
-	if att != nil {
-		return guildID == att.GuildID
+// errOtherServer refuses a server outside the conversation's organisation
+// or outside DISCORD_ALLOWED_GUILDS.
+var errOtherServer = errors.New("it is in a Discord server of another organisation than this conversation")
+
+// allowed checks the conversation of c may read guildID: an allowed server
+// of the conversation's organisation, or any allowed server for the
+// operator's conversations (on no platform).
+func (s *DiscordSearch) allowed(ctx context.Context, c Call, guildID string) error {
+	if len(s.Guilds) > 0 && !slices.Contains(s.Guilds, guildID) {
+		return errOtherServer
 	}
-	return len(s.Guilds) == 0 || slices.Contains(s.Guilds, guildID)
+	_, mine, err := s.Store.ThreadTenant(ctx, c.ThreadID)
+	if err != nil || mine == "" {
+		return err
+	}
+	theirs, err := s.Store.Organisation(ctx, thread.DiscordTenant(guildID))
+	if err != nil {
+		return err
+	}
+	if theirs != mine {
+		return errOtherServer
+	}
+	return nil
 }
 
 // newest returns up to n of src's latest messages, newest first (the order

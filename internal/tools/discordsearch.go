@@ -24,9 +24,9 @@ type DiscordSearch struct {
 	Reader DiscordReader
 	Store  DiscordArchive
 	Fast   FastModel // get_channel_summary; nil makes that tool fail clearly
-	// Guilds confines conversations without a Discord thread (Linear ones)
-	// to these servers; empty allows any server the bot is in. A Discord
-	// conversation may only read its own server.
+	// Guilds is DISCORD_ALLOWED_GUILDS: no conversation reads another
+	// server; empty allows any the bot is in. Beyond it, a conversation
+	// reads only servers of its own organisation (Organisations).
 	Guilds []string
 	Now    func() time.Time // nil: time.Now; tests pin relative times
 }
@@ -162,11 +162,11 @@ func (s *DiscordSearch) searchThreadTool() Tool {
 // read opens what a call names (or its default) and returns up to n of its
 // latest messages, newest first.
 func (s *DiscordSearch) read(ctx context.Context, c Call, named string, wantThread bool, n int, who user) ([]ChannelMessage, error) {
-	id, att, err := s.target(ctx, c, named, wantThread)
+	id, err := s.target(ctx, c, named, wantThread)
 	if err != nil {
 		return nil, err
 	}
-	src, err := s.open(ctx, id, att, true)
+	src, err := s.open(ctx, c, id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -235,8 +235,8 @@ func (s *DiscordSearch) around(ctx context.Context, c Call, id, named string, be
 	stored, err := s.Store.StoredDiscordMessage(ctx, id)
 	switch {
 	case err == nil && stored.DeletedAt.IsZero():
-		if !s.allowed(att, stored.GuildID) {
-			return nil, target, nil, fmt.Errorf("message %s is in another Discord server than this conversation", id)
+		if err := s.allowed(ctx, c, stored.GuildID); err != nil {
+			return nil, target, nil, fmt.Errorf("message %s: %w", id, err)
 		}
 		q := db.DiscordMessageQuery{DiscordThreadID: stored.DiscordThreadID, Before: id, Limit: before}
 		if older, err = s.stored(ctx, q); err != nil {
@@ -260,7 +260,7 @@ func (s *DiscordSearch) around(ctx context.Context, c Call, id, named string, be
 		places = []string{att.DiscordThreadID, att.ChannelID}
 	}
 	for _, place := range places {
-		src, err := s.open(ctx, place, att, false)
+		src, err := s.open(ctx, c, place, false)
 		if err != nil {
 			return nil, target, nil, err
 		}

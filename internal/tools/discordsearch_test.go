@@ -19,6 +19,17 @@ import (
 // archive stores nothing: every read goes to Discord.
 type archive struct{ conversation }
 
+// ThreadTenant: the conversation is in conversation's server, its own
+// organisation.
+func (archive) ThreadTenant(context.Context, uuid.UUID) (thread.Tenant, string, error) {
+	t := thread.DiscordTenant("120000000000000000")
+	return t, t.OwnOrganisation(), nil
+}
+
+func (archive) Organisation(_ context.Context, t thread.Tenant) (string, error) {
+	return t.OwnOrganisation(), nil
+}
+
 func (archive) ThreadByDiscordThread(context.Context, string) (*thread.Thread, error) {
 	return nil, thread.ErrNotFound
 }

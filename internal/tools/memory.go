@@ -2,24 +2,39 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/toolschema"
 )
 
-// MemoryStore reads and writes an agent's memory blocks. *db.Store
+// MemoryStore reads and writes memory blocks, and finds a thread's tenant
+// and who spoke last (or, failing that, who started it). *db.Store
 // implements it.
 type MemoryStore interface {
-	MemoryBlocks(ctx context.Context, agentName string) ([]thread.MemoryBlock, error)
-	SaveMemory(ctx context.Context, agentName, label, content string) error
+	Attachments
+	MemoryBlocks(ctx context.Context, s thread.MemoryScope) ([]thread.MemoryBlock, error)
+	SaveMemory(ctx context.Context, s thread.MemoryScope, label, content string) error
+	ThreadTenant(ctx context.Context, threadID uuid.UUID) (thread.Tenant, string, error)
+	Stitches(ctx context.Context, threadID uuid.UUID, p db.StitchPage) ([]thread.Stitch, error)
 }
+
+// Memory scopes save_memory takes.
+const (
+	aboutOrganisation = "organisation"
+	aboutPerson       = "person"
+)
 
 // saveMemoryArgs are save_memory's arguments.
 type saveMemoryArgs struct {
 	Label   string `json:"label" jsonschema:"short lowercase label, e.g. team_conventions"`
 	Content string `json:"content" jsonschema:"what to remember"`
+	About   string `json:"about,omitempty" jsonschema:"organisation (default): for everyone here; person: about the person you are talking to" enum:"organisation,person"`
 }
 
 // readMemoryArgs are read_memory's arguments.
@@ -27,20 +42,41 @@ type readMemoryArgs struct {
 	Label string `json:"label,omitempty"`
 }
 
+// personScan is how many of a thread's latest stitches are searched for the
+// person speaking.
+const personScan = 50
+
 // Memory returns save_memory and read_memory: what the agent keeps between
-// threads, folded into every new thread's system prompt.
+// threads, folded into every new thread's system prompt. Memory belongs to
+// the organisation of the thread's tenant, or to one person in it: what is
+// saved in one organisation never reaches another's.
 func Memory(store MemoryStore) []Tool {
 	return []Tool{
 		{
-			Name:        "save_memory",
-			Description: "Remember something for future conversations, under a short label (lowercase, digits, '_', '-', '.'). Saving under an existing label replaces it.",
-			Schema:      toolschema.For[saveMemoryArgs](),
+			Name: "save_memory",
+			Description: "Remember something for future conversations, under a short label (lowercase, digits, '_', '-', '.'). " +
+				"Saving under an existing label replaces it. about=person keeps it for the person you are talking to only.",
+			Schema: toolschema.For[saveMemoryArgs](),
 			Handler: func(ctx context.Context, c Call) (string, error) {
 				args, err := Decode[saveMemoryArgs](c)
 				if err != nil {
 					return "", err
 				}
-				if err := store.SaveMemory(ctx, c.AgentName, args.Label, args.Content); err != nil {
+				scope, err := memoryScope(ctx, store, c)
+				if err != nil {
+					return "", err
+				}
+				switch args.About {
+				case "", aboutOrganisation:
+					scope.Person = ""
+				case aboutPerson:
+					if scope.Person == "" {
+						return "", fmt.Errorf("save memory %q: nobody to remember it about: no message here names its author", args.Label)
+					}
+				default:
+					return "", fmt.Errorf("save memory %q: about must be %q or %q", args.Label, aboutOrganisation, aboutPerson)
+				}
+				if err := store.SaveMemory(ctx, scope, args.Label, args.Content); err != nil {
 					return "", fmt.Errorf("save memory %q: %w", args.Label, err)
 				}
 				return fmt.Sprintf("Saved memory %q.", args.Label), nil
@@ -48,22 +84,31 @@ func Memory(store MemoryStore) []Tool {
 		},
 		{
 			Name:        "read_memory",
-			Description: "Read what you remembered: one block by label, or all blocks when no label is given.",
+			Description: "Read what you remembered here and about the person you are talking to: one block by label, or all blocks when no label is given.",
 			Schema:      toolschema.For[readMemoryArgs](),
 			Handler: func(ctx context.Context, c Call) (string, error) {
 				args, err := Decode[readMemoryArgs](c)
 				if err != nil {
 					return "", err
 				}
-				blocks, err := store.MemoryBlocks(ctx, c.AgentName)
+				scope, err := memoryScope(ctx, store, c)
+				if err != nil {
+					return "", err
+				}
+				blocks, err := store.MemoryBlocks(ctx, scope)
 				if err != nil {
 					return "", fmt.Errorf("read memory: %w", err)
 				}
 				var b strings.Builder
 				for _, blk := range blocks {
-					if args.Label == "" || blk.Label == args.Label {
-						fmt.Fprintf(&b, "[%s]\n%s\n", blk.Label, blk.Content)
+					if args.Label != "" && blk.Label != args.Label {
+						continue
 					}
+					if blk.Person != "" {
+						fmt.Fprintf(&b, "[%s] (about the person you are talking to)\n%s\n", blk.Label, blk.Content)
+						continue
+					}
+					fmt.Fprintf(&b, "[%s]\n%s\n", blk.Label, blk.Content)
 				}
 				if b.Len() == 0 {
 					return "No memory saved yet.", nil
@@ -72,4 +117,35 @@ func Memory(store MemoryStore) []Tool {
 			},
 		},
 	}
+}
+
+// memoryScope is the calling thread's memory: its tenant's organisation
+// and the author of its latest input, else the person who started it (as
+// the thread's prompt was built for).
+func memoryScope(ctx context.Context, store MemoryStore, c Call) (thread.MemoryScope, error) {
+	tenant, _, err := store.ThreadTenant(ctx, c.ThreadID)
+	if err != nil {
+		return thread.MemoryScope{}, fmt.Errorf("memory: %w", err)
+	}
+	chain, err := store.Stitches(ctx, c.ThreadID, db.StitchPage{Newest: true, Limit: personScan})
+	if err != nil {
+		return thread.MemoryScope{}, fmt.Errorf("memory: %w", err)
+	}
+	scope := thread.MemoryScope{Tenant: tenant, Agent: c.AgentName}
+	for i := len(chain) - 1; i >= 0; i-- {
+		if p := thread.Person(chain[i]); chain[i].Type.IsInput() && p != "" {
+			scope.Person = p
+			return scope, nil
+		}
+	}
+	if att, err := store.LinearAttachment(ctx, c.ThreadID); err == nil {
+		scope.Person = thread.PersonOn(thread.PlatformLinear, att.CreatedByUserID)
+	} else if !errors.Is(err, thread.ErrNotFound) {
+		return thread.MemoryScope{}, fmt.Errorf("memory: %w", err)
+	} else if att, err := store.DiscordAttachment(ctx, c.ThreadID); err == nil {
+		scope.Person = thread.PersonOn(thread.PlatformDiscord, att.CreatedBy)
+	} else if !errors.Is(err, thread.ErrNotFound) {
+		return thread.MemoryScope{}, fmt.Errorf("memory: %w", err)
+	}
+	return scope, nil
 }

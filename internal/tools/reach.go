@@ -13,25 +13,33 @@ import (
 
 // ReachStore is what Reach reads of stored threads. *db.Store implements it.
 type ReachStore interface {
+	Organisations
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
 	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
-	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
-	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
+}
+
+// Organisations finds which organisation a thread or a tenant belongs to.
+// *db.Store implements it.
+type Organisations interface {
+	// ThreadTenant returns a thread's tenant and organisation: none and ""
+	// for a thread on no platform.
+	ThreadTenant(ctx context.Context, threadID uuid.UUID) (thread.Tenant, string, error)
+	// Organisation returns a tenant's organisation: linked, else its own.
+	Organisation(ctx context.Context, t thread.Tenant) (string, error)
 }
 
 var _ ReachStore = (*db.Store)(nil)
 
-// ErrOutOfReach refuses a conversation another server's or workspace's
-// thread.
-var ErrOutOfReach = errors.New("that thread is in another Discord server or Linear workspace than this conversation")
+// ErrOutOfReach refuses a conversation another organisation's thread.
+var ErrOutOfReach = errors.New("that thread belongs to another organisation than this conversation")
 
 // Reach decides which threads a conversation's tools may read, so that a
-// model (or text injected into its context) cannot carry one tenant's
-// conversation into another's: its own thread; weft threads of its Discord
-// server or Linear workspace; Discord threads of its server or, for a
-// conversation not in Discord, of the allowed servers, as the Discord
-// search tools allow. A conversation on no platform (the CLI, the API) is
-// the operator's and reads any thread, as the REST API and MCP do.
+// model (or text injected into its context) cannot carry one organisation's
+// conversation into another's: its own thread, and threads (weft's, or
+// Discord threads weft does not track) of its organisation, the Discord
+// ones only in the allowed servers. A tenant no operator linked is an
+// organisation of its own. A conversation on no platform (the CLI, the
+// API) is the operator's and reads any thread, as the REST API and MCP do.
 type Reach struct {
 	Store ReachStore
 	// Reader finds the server of a Discord thread weft does not track; nil
@@ -41,9 +49,6 @@ type Reach struct {
 	Guilds []string
 }
 
-// places is where a thread lives.
-type places struct{ guild, workspace string }
-
 // Check returns nil when the conversation of thread from may read target
 // (a weft thread id or a Discord thread id), and ErrOutOfReach when it may
 // not. A target that is no thread at all is left to the reader to refuse.
@@ -51,68 +56,54 @@ func (r *Reach) Check(ctx context.Context, from uuid.UUID, target string) error 
 	if target == "" || target == from.String() {
 		return nil
 	}
-	me, err := r.placesOf(ctx, from)
-	if err != nil || me == (places{}) {
+	_, mine, err := r.Store.ThreadTenant(ctx, from)
+	if err != nil || mine == "" {
 		return err
 	}
-	id, them, found, err := r.resolve(ctx, target)
-	if err != nil || !found || id == from {
+	theirs, found, err := r.resolve(ctx, target)
+	if err != nil || !found {
 		return err
 	}
-	if id != uuid.Nil {
-		if them, err = r.placesOf(ctx, id); err != nil {
-			return err
-		}
+	if theirs != mine {
+		return ErrOutOfReach
 	}
-	switch {
-	case me.guild != "" && them.guild == me.guild, me.workspace != "" && them.workspace == me.workspace:
-		return nil
-	case me.guild == "" && them.guild != "" && (len(r.Guilds) == 0 || slices.Contains(r.Guilds, them.guild)):
-		return nil
-	}
-	return ErrOutOfReach
+	return nil
 }
 
-// resolve finds target's stored thread, or, for a Discord thread weft does
-// not track, the server it is in. found is false when there is neither.
-func (r *Reach) resolve(ctx context.Context, target string) (id uuid.UUID, untracked places, found bool, err error) {
+// resolve finds the organisation of target: a stored thread's, or that of
+// the server of a Discord thread weft does not track. found is false when
+// there is neither.
+func (r *Reach) resolve(ctx context.Context, target string) (org string, found bool, err error) {
 	if parsed, perr := uuid.Parse(target); perr == nil {
 		if _, err := r.Store.Thread(ctx, parsed); err != nil {
-			return uuid.Nil, places{}, false, ignoreNotFound(err)
+			return "", false, ignoreNotFound(err)
 		}
-		return parsed, places{}, true, nil
+		_, org, err := r.Store.ThreadTenant(ctx, parsed)
+		return org, err == nil, err
 	}
 	if !thread.IsSnowflake(target) {
-		return uuid.Nil, places{}, false, nil
+		return "", false, nil
 	}
 	th, err := r.Store.ThreadByDiscordThread(ctx, target)
 	switch {
 	case err == nil:
-		return th.ID, places{}, true, nil
+		_, org, err := r.Store.ThreadTenant(ctx, th.ID)
+		return org, err == nil, err
 	case !errors.Is(err, thread.ErrNotFound) || r.Reader == nil:
-		return uuid.Nil, places{}, false, ignoreNotFound(err)
+		return "", false, ignoreNotFound(err)
 	}
 	ch, err := r.Reader.Channel(ctx, target)
 	if err != nil {
-		return uuid.Nil, places{}, false, ignoreNotFound(err)
+		return "", false, ignoreNotFound(err)
 	}
-	return uuid.Nil, places{guild: ch.GuildID}, true, nil
-}
-
-// placesOf reads a stored thread's server and workspace.
-func (r *Reach) placesOf(ctx context.Context, id uuid.UUID) (places, error) {
-	var p places
-	if att, err := r.Store.DiscordAttachment(ctx, id); err == nil {
-		p.guild = att.GuildID
-	} else if !errors.Is(err, thread.ErrNotFound) {
-		return p, err
+	if len(r.Guilds) > 0 && !slices.Contains(r.Guilds, ch.GuildID) {
+		return "", true, nil // no organisation: out of reach of every tenant
 	}
-	if att, err := r.Store.LinearAttachment(ctx, id); err == nil {
-		p.workspace = att.WorkspaceID
-	} else if !errors.Is(err, thread.ErrNotFound) {
-		return p, err
+	if ch.GuildID == "" {
+		return "", true, nil
 	}
-	return p, nil
+	org, err = r.Store.Organisation(ctx, thread.DiscordTenant(ch.GuildID))
+	return org, err == nil, err
 }
 
 // ignoreNotFound lets a missing thread through to the reader, which

@@ -52,6 +52,10 @@ func TestReach(t *testing.T) {
 		}
 		return c
 	}
+	// guildA, guildC and workspace org-1 are one organisation; guildB and
+	// org-2 are each their own (never linked).
+	guildC := dbtest.Snowflake()
+	require.NoError(t, store.LinkTenants(ctx, "acme", thread.DiscordTenant(guildA), thread.DiscordTenant(guildC), thread.LinearTenant("org-1")))
 	var (
 		inA      = make(discordIn(guildA), nil)
 		inA2     = make(discordIn(guildA), nil)
@@ -62,8 +66,8 @@ func TestReach(t *testing.T) {
 		both     = make(discordIn(guildA), linearIn("org-1")) // a Linear session continued in Discord
 		operator = make(nil, nil)                             // the CLI's or the API's
 	)
-	untrackedA, untrackedB := dbtest.Snowflake(), dbtest.Snowflake()
-	reader := guildsReader{guilds: map[string]string{untrackedA: guildA, untrackedB: guildB}}
+	untrackedA, untrackedB, untrackedC := dbtest.Snowflake(), dbtest.Snowflake(), dbtest.Snowflake()
+	reader := guildsReader{guilds: map[string]string{untrackedA: guildA, untrackedB: guildB, untrackedC: guildC}}
 
 	tests := []struct {
 		name   string
@@ -77,17 +81,25 @@ func TestReach(t *testing.T) {
 		{name: "SameServer", from: inA, target: inA2.th.ID.String(), ok: true},
 		{name: "SameServerByDiscordID", from: inA, target: inA2.discord, ok: true},
 		{name: "OtherServer", from: inA, target: inB.th.ID.String()},
+		{name: "OtherServerFromItsSide", from: inB, target: inA.th.ID.String()},
 		{name: "OtherServerByDiscordID", from: inA, target: inB.discord},
 		{name: "UntrackedSameServer", from: inA, target: untrackedA, ok: true},
+		{name: "UntrackedLinkedServer", from: inA, target: untrackedC, ok: true},
 		{name: "UntrackedOtherServer", from: inA, target: untrackedB},
+		{name: "UntrackedOtherServerFromItsSide", from: inB, target: untrackedA},
 		{name: "SameWorkspace", from: inW1, target: inW1b.th.ID.String(), ok: true},
 		{name: "OtherWorkspace", from: inW1, target: inW2.th.ID.String()},
+		{name: "OtherWorkspaceFromItsSide", from: inW2, target: inW1.th.ID.String()},
 		{name: "ContinuedFromItsWorkspace", from: inW1, target: both.th.ID.String(), ok: true},
 		{name: "ContinuedFromItsServer", from: inA2, target: both.discord, ok: true},
 		{name: "ContinuedFromAnotherServer", from: inB, target: both.th.ID.String()},
-		{name: "LinearReadsAnyServer", from: inW2, target: inB.discord, ok: true},
-		{name: "LinearReadsAllowedServer", guilds: []string{guildA}, from: inW2, target: untrackedA, ok: true},
-		{name: "LinearOutsideAllowedServers", guilds: []string{guildA}, from: inW2, target: inB.discord},
+		{name: "LinkedWorkspaceReadsServer", from: inW1, target: inA.discord, ok: true},
+		{name: "LinkedServerReadsWorkspace", from: inA, target: inW1.th.ID.String(), ok: true},
+		{name: "LinearDoesNotReadUnlinkedServer", from: inW2, target: inB.discord},
+		{name: "ServerDoesNotReadUnlinkedWorkspace", from: inB, target: inW2.th.ID.String()},
+		{name: "LinearDoesNotReadUntrackedUnlinkedServer", from: inW2, target: untrackedB},
+		{name: "LinearReadsAllowedServer", guilds: []string{guildA}, from: inW1, target: untrackedA, ok: true},
+		{name: "LinearOutsideAllowedServers", guilds: []string{guildA}, from: inW1, target: untrackedC},
 		{name: "OperatorsThread", from: inA, target: operator.th.ID.String()},
 		{name: "OperatorReadsAnything", from: operator, target: inW2.th.ID.String(), ok: true},
 		{name: "UnknownIsTheReadersToAnswer", from: inA, target: thread.NewID().String(), ok: true},

@@ -11,17 +11,36 @@ import (
 )
 
 const memoryBlocks = `-- name: MemoryBlocks :many
-SELECT label, content, updated_at FROM memory_blocks WHERE agent_name = $1 ORDER BY label
+SELECT label, content, updated_at, person FROM memory_blocks
+WHERE organisation = tenant_organisation($1::text, $2::text)
+  AND agent_name = $3 AND person IN ('', $4::text)
+ORDER BY person, label
 `
+
+type MemoryBlocksParams struct {
+	TenantKind string
+	TenantID   string
+	AgentName  string
+	Person     string
+}
 
 type MemoryBlocksRow struct {
 	Label     string
 	Content   string
 	UpdatedAt time.Time
+	Person    string
 }
 
-func (q *Queries) MemoryBlocks(ctx context.Context, agentName string) ([]MemoryBlocksRow, error) {
-	rows, err := q.db.Query(ctx, memoryBlocks, agentName)
+// MemoryBlocks reads the blocks of a tenant's organisation and of one
+// person in it (person ” reads only the organisation's), the
+// organisation's first.
+func (q *Queries) MemoryBlocks(ctx context.Context, arg MemoryBlocksParams) ([]MemoryBlocksRow, error) {
+	rows, err := q.db.Query(ctx, memoryBlocks,
+		arg.TenantKind,
+		arg.TenantID,
+		arg.AgentName,
+		arg.Person,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +48,12 @@ func (q *Queries) MemoryBlocks(ctx context.Context, agentName string) ([]MemoryB
 	var items []MemoryBlocksRow
 	for rows.Next() {
 		var i MemoryBlocksRow
-		if err := rows.Scan(&i.Label, &i.Content, &i.UpdatedAt); err != nil {
+		if err := rows.Scan(
+			&i.Label,
+			&i.Content,
+			&i.UpdatedAt,
+			&i.Person,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -41,17 +65,30 @@ func (q *Queries) MemoryBlocks(ctx context.Context, agentName string) ([]MemoryB
 }
 
 const saveMemory = `-- name: SaveMemory :exec
-INSERT INTO memory_blocks (agent_name, label, content) VALUES ($1, $2, $3)
-ON CONFLICT (agent_name, label) DO UPDATE SET content = excluded.content, updated_at = now()
+INSERT INTO memory_blocks (organisation, agent_name, person, label, content)
+VALUES (tenant_organisation($1::text, $2::text), $3, $4, $5, $6)
+ON CONFLICT (organisation, agent_name, person, label) DO UPDATE SET content = excluded.content, updated_at = now()
 `
 
 type SaveMemoryParams struct {
-	AgentName string
-	Label     string
-	Content   string
+	TenantKind string
+	TenantID   string
+	AgentName  string
+	Person     string
+	Label      string
+	Content    string
 }
 
+// SaveMemory creates or replaces a block of a tenant's organisation (person
+// ”) or of one person in it.
 func (q *Queries) SaveMemory(ctx context.Context, arg SaveMemoryParams) error {
-	_, err := q.db.Exec(ctx, saveMemory, arg.AgentName, arg.Label, arg.Content)
+	_, err := q.db.Exec(ctx, saveMemory,
+		arg.TenantKind,
+		arg.TenantID,
+		arg.AgentName,
+		arg.Person,
+		arg.Label,
+		arg.Content,
+	)
 	return err
 }

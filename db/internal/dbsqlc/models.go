@@ -101,6 +101,14 @@ type Stitch struct {
 	CreatedAt        time.Time
 }
 
+type Tenant struct {
+	TenantKind   string
+	TenantID     string
+	Organisation string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
 type Thread struct {
 	ThreadID       uuid.UUID
 	ThreadType     string

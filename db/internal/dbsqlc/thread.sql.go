@@ -334,14 +334,21 @@ func (q *Queries) ThreadByDiscordThread(ctx context.Context, discordThreadID str
 const threadByLinearRef = `-- name: ThreadByLinearRef :one
 SELECT thread_id, thread_type, goal, status, waiting_reason, result, error, agent_name, head_stitch_id, stitch_count, lease_owner, lease_expires_at, created_at, updated_at, last_activity_at, finished_at FROM threads WHERE thread_id = (
     SELECT thread_id FROM linear_thread_metadata
-    WHERE session_id = $1 OR issue_id = $1 OR upper(issue_identifier) = upper($1)
+    WHERE (session_id = $1 OR issue_id = $1 OR upper(issue_identifier) = upper($1))
+      AND tenant_organisation('linear', workspace_id) = $2::text
     ORDER BY (session_id = $1) DESC, last_activity_at DESC LIMIT 1)
 `
 
+type ThreadByLinearRefParams struct {
+	Ref          string
+	Organisation string
+}
+
 // ThreadByLinearRef finds the thread of a session by a session id, issue id
-// or issue identifier (any case); the most recently active session wins.
-func (q *Queries) ThreadByLinearRef(ctx context.Context, ref string) (Thread, error) {
-	row := q.db.QueryRow(ctx, threadByLinearRef, ref)
+// or issue identifier (any case) within one organisation; the most
+// recently active session wins.
+func (q *Queries) ThreadByLinearRef(ctx context.Context, arg ThreadByLinearRefParams) (Thread, error) {
+	row := q.db.QueryRow(ctx, threadByLinearRef, arg.Ref, arg.Organisation)
 	var i Thread
 	err := row.Scan(
 		&i.ThreadID,
