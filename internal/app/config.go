@@ -45,6 +45,9 @@ type Config struct {
 	TurnTimeout time.Duration
 	// HistoryTTL is how long a platform thread's fetched history is reused.
 	HistoryTTL time.Duration
+	// LLMRetryWindow is how long a turn waits out an unavailable model
+	// (agent.Runner.RetryWindow); 0 is agent.DefaultRetryWindow.
+	LLMRetryWindow time.Duration
 
 	Linear  LinearConfig
 	Discord DiscordConfig
@@ -140,6 +143,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		"WEFT_SWEEP_INTERVAL":   &cfg.SweepInterval,
 		"WEFT_TURN_TIMEOUT":     &cfg.TurnTimeout,
 		"WEFT_HISTORY_TTL":      &cfg.HistoryTTL,
+		"WEFT_LLM_RETRY_WINDOW": &cfg.LLMRetryWindow,
 	} {
 		if v := getenv(key); v != "" {
 			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {
