@@ -34,10 +34,10 @@ type DiscordMessageQuery struct {
 	Limit int // 1 to MaxDiscordMessages; 0 means MaxDiscordMessages
 }
 
-// DiscordMessage is a person's message in a tracked Discord thread, as weft
-// stored it: a discord_message stitch, or the mention that opened the
-// thread (its initial prompt). The bot's own answers are llm_call stitches
-// and are not among them.
+// DiscordMessage is a message in a tracked Discord thread, as weft stored
+// it: a person's (a discord_message stitch, or the mention that opened the
+// thread, its initial prompt), or the bot's own reply (an outbox row sent
+// there: Author is "weft", a bot, without an id).
 type DiscordMessage struct {
 	ID              string // the Discord message id
 	ThreadID        uuid.UUID

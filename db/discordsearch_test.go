@@ -140,3 +140,40 @@ func TestStoredDiscordMessages(t *testing.T) {
 		require.ErrorIs(t, err, thread.ErrInvalid)
 	})
 }
+
+// The bot's replies sent to a tracked thread are found with people's
+// messages, authored "weft" as a bot; unsent and Linear posts are not.
+func TestStoredDiscordMessagesIncludeBotReplies(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := dbtest.NewPool(t)
+	store := db.New(pool, dbtest.Logger(t))
+	att := dbtest.DiscordAttachment()
+	th := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Discord: att})
+	_, err := store.AppendStitch(ctx, thread.Stitch{ThreadID: th.ID, Type: thread.StitchDiscordMessage,
+		Source: thread.PlatformDiscord, ExternalID: "400000000000000001", Author: &thread.Author{ID: "1001", Name: "alice"}, Content: "is prod down?"})
+	require.NoError(t, err)
+	post := func(platform, kind, status, externalID, text string) {
+		t.Helper()
+		_, err := pool.Exec(ctx, `INSERT INTO platform_deliveries (delivery_id, thread_id, platform, target, kind, body, status, external_id, sent_at)
+			VALUES ($1, $2, $3, $4, $5, jsonb_build_object('text', $6::text), $7, nullif($8, ''), CASE WHEN $7 = 'sent' THEN now() END)`,
+			thread.NewID(), th.ID, platform, att.DiscordThreadID, kind, text, status, externalID)
+		require.NoError(t, err)
+	}
+	post("discord", "response", "sent", "400000000000000002", "prod is fine, staging is down")
+	post("discord", "response", "pending", "", "not yet sent")
+	post("linear", "thought", "sent", "lin-1", "a Linear activity")
+
+	got, err := store.StoredDiscordMessages(ctx, db.DiscordMessageQuery{DiscordThreadID: att.DiscordThreadID})
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	reply := got[0]
+	require.Equal(t, "400000000000000002", reply.ID)
+	require.Equal(t, "prod is fine, staging is down", reply.Content)
+	require.Equal(t, thread.Author{Name: "weft", Bot: true}, reply.Author)
+	require.Equal(t, th.ID, reply.ThreadID)
+
+	mine, err := store.StoredDiscordMessages(ctx, db.DiscordMessageQuery{DiscordThreadID: att.DiscordThreadID, AuthorName: "weft"})
+	require.NoError(t, err)
+	require.Len(t, mine, 1, "the bot's replies are found by its name")
+}

@@ -59,12 +59,15 @@ func conversation(chain []thread.Stitch) (system string, msgs []llm.Message) {
 		case thread.StitchSystemPrompt:
 			systems = append(systems, s.Content)
 		case thread.StitchInitialPrompt, thread.StitchLinearActivity:
-			user(s.Content)
+			user(asShown(s, s.Content))
 		case thread.StitchDiscordMessage:
-			if !s.DeletedAt.IsZero() {
-				continue
+			user(asShown(s, withAuthor(s)))
+		case thread.StitchError:
+			// A post the platform refused: the model learns its words did
+			// not reach the person, and may say it another way.
+			if id := s.Meta().OutboxID; id != "" {
+				user(refusedPost(id, s.Content))
 			}
-			user(withAuthor(s))
 		case thread.StitchLLMCall:
 			flushPending()
 			r := responseOf(s)
@@ -109,6 +112,37 @@ func answerOrder(chain []thread.Stitch) []*thread.Stitch {
 		out = append(out, s)
 	}
 	return append(out, held...)
+}
+
+// deletedMessage stands in for a message its author deleted: the model sees
+// that something was said and withdrawn, not a silent gap in the exchange.
+const deletedMessage = "[this message was deleted]"
+
+// asShown is an input's text as the model sees it: its latest text, marked
+// when it was edited, or a placeholder once deleted. text is what the
+// message says (with its author, where the platform has one).
+func asShown(s *thread.Stitch, text string) string {
+	switch {
+	case !s.DeletedAt.IsZero():
+		if s.Author != nil && s.Author.Name != "" {
+			return s.Author.Name + ": " + deletedMessage
+		}
+		return deletedMessage
+	case !s.EditedAt.IsZero():
+		return text + " [edited]"
+	}
+	return text
+}
+
+// refusedPost is how a post the platform refused reaches the model: a typed
+// error it can act on (rephrase, shorten, say it elsewhere).
+func refusedPost(outboxID, detail string) string {
+	b, _ := json.Marshal(struct {
+		Type     string `json:"type"`
+		OutboxID string `json:"outbox_id"`
+		Detail   string `json:"detail"`
+	}{"post_refused", outboxID, detail}) // a struct of strings always marshals
+	return "weft error: one of your posts did not reach the conversation; the person never saw it. " + string(b)
 }
 
 func withAuthor(s *thread.Stitch) string {

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -135,12 +136,26 @@ func TestConversation(t *testing.T) {
 		require.Equal(t, interruptedResult, msgs[2].Content)
 	})
 
-	t.Run("DiscordAuthorsAndDeletes", func(t *testing.T) {
+	t.Run("DiscordAuthorsEditsAndDeletes", func(t *testing.T) {
 		t.Parallel()
+		bob := &thread.Author{Name: "bob"}
 		msg := thread.Stitch{Type: thread.StitchDiscordMessage, Content: "hi", Author: &thread.Author{Name: "alice"}}
-		gone := thread.Stitch{Type: thread.StitchDiscordMessage, Content: "oops", DeletedAt: msg.CreatedAt.AddDate(1, 0, 0)}
-		_, msgs := conversation(chain(system, msg, gone))
-		require.Len(t, msgs, 1)
-		require.Equal(t, "alice: hi", msgs[0].Content)
+		edited := thread.Stitch{Type: thread.StitchDiscordMessage, Content: "the build is green now", Author: bob, EditedAt: time.Unix(100, 0)}
+		gone := thread.Stitch{Type: thread.StitchDiscordMessage, Content: "oops", Author: bob, DeletedAt: time.Unix(200, 0)}
+		_, msgs := conversation(chain(system, msg, edited, gone))
+		require.Equal(t, []string{"alice: hi", "bob: the build is green now [edited]", "bob: [this message was deleted]"},
+			[]string{msgs[0].Content, msgs[1].Content, msgs[2].Content})
+		require.NotContains(t, msgs[2].Content, "oops", "a deleted message's text is not shown")
+	})
+
+	t.Run("RefusedPostIsATypedError", func(t *testing.T) {
+		t.Parallel()
+		refused := thread.Stitch{Type: thread.StitchError, Content: "Could not post a response to discord: 50035 message too long",
+			Metadata: thread.Meta{OutboxID: "0190aa"}.JSON()}
+		failed := thread.Stitch{Type: thread.StitchError, Content: "The turn failed.", Metadata: thread.Meta{AnsweredThrough: 2}.JSON()}
+		// The refusal arrives while the model's tool runs: it follows the result.
+		_, msgs := conversation(chain(system, prompt, call(2, "long answer", tc1), refused, result("c1", "a"), failed))
+		require.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleTool, llm.RoleUser}, roles(msgs))
+		require.Contains(t, msgs[3].Content, `{"type":"post_refused","outbox_id":"0190aa","detail":"Could not post a response to discord: 50035 message too long"}`)
 	})
 }

@@ -47,6 +47,11 @@ type Runner struct {
 	Metrics *metrics.Metrics
 	// Tracer traces model and tool calls; nil traces nothing.
 	Tracer trace.TracerProvider
+	// RetryWindow is how long a turn retries an unavailable model (see
+	// [Unavailable]) before the thread fails; 0 means DefaultRetryWindow.
+	RetryWindow time.Duration
+	// Now is the clock the retry window is measured by; nil is time.Now.
+	Now func() time.Time
 }
 
 // Turn works the thread until nothing is left to answer: it calls the model,
@@ -55,7 +60,8 @@ type Runner struct {
 // chain Record returns, which holds any input that arrived meanwhile. It
 // returns nil when the turn ended normally, including by recording a
 // failure; an error means a step could not be recorded and the turn should
-// be retried (ctx's cause when the turn was cancelled).
+// be retried (ctx's cause when the turn was cancelled), or an
+// [*Unavailable] when the model is unavailable for now.
 func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store, chain []thread.Stitch) error {
 	maxSteps := r.MaxSteps
 	if maxSteps <= 0 {
@@ -80,6 +86,14 @@ func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store, chain
 			if p.stepsSinceInput >= maxSteps {
 				e = failure(th, chain, fmt.Sprintf("Stopped after %d model calls in one turn without an answer.", maxSteps), false)
 			} else if e, err = r.callLLM(ctx, th, chain); err != nil {
+				var un *Unavailable
+				if errors.As(err, &un) && len(e.Stitches) > 0 {
+					// The notice of a new outage goes out before the turn
+					// gives its worker up.
+					if _, rerr := store.Record(ctx, th.ID, chain, e, false); rerr != nil {
+						return fmt.Errorf("record step: %w", rerr)
+					}
+				}
 				return err
 			}
 			// A step that settles the thread's status answers the input.
@@ -91,8 +105,9 @@ func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store, chain
 	}
 }
 
-// callLLM makes one model call and returns its effects. Only a cancelled
-// turn returns an error; a failed call becomes an error stitch.
+// callLLM makes one model call and returns its effects. A failure retrying
+// may fix returns an [*Unavailable] (see [Runner.unavailable]), a cancelled
+// turn ctx's cause; any other failure becomes an error stitch.
 func (r *Runner) callLLM(ctx context.Context, th *thread.Thread, chain []thread.Stitch) (thread.Effects, error) {
 	system, msgs := conversation(chain)
 	for _, p := range r.Context {
@@ -119,11 +134,10 @@ func (r *Runner) callLLM(ctx context.Context, th *thread.Thread, chain []thread.
 			return thread.Effects{}, context.Cause(ctx)
 		}
 		r.Logger.WarnContext(ctx, "llm call failed", slog.String("thread_id", th.ID.String()), slog.Any("error", err))
-		msg := "The language model could not be reached; the turn failed."
-		if errors.Is(err, llm.ErrNotConfigured) {
-			msg = "No language model is configured (set WEFT_LLM_PROVIDER); the turn failed."
+		if llm.IsRetryable(err) {
+			return r.unavailable(th, chain, err)
 		}
-		return failure(th, chain, msg, true), nil
+		return failure(th, chain, failedCall(err), true), nil
 	}
 
 	through := chain[len(chain)-1].Seq

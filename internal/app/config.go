@@ -51,6 +51,9 @@ type Config struct {
 	// Persona opens every new thread's system prompt (WEFT_PERSONA, or the
 	// text of WEFT_PERSONA_FILE); empty is thread.DefaultPersona.
 	Persona string
+	// LLMRetryWindow is how long a turn waits out an unavailable model
+	// (agent.Runner.RetryWindow); 0 is agent.DefaultRetryWindow.
+	LLMRetryWindow time.Duration
 
 	Linear  LinearConfig
 	Discord DiscordConfig
@@ -146,6 +149,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		"WEFT_SWEEP_INTERVAL":   &cfg.SweepInterval,
 		"WEFT_TURN_TIMEOUT":     &cfg.TurnTimeout,
 		"WEFT_HISTORY_TTL":      &cfg.HistoryTTL,
+		"WEFT_LLM_RETRY_WINDOW": &cfg.LLMRetryWindow,
 	} {
 		if v := getenv(key); v != "" {
 			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {

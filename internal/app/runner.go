@@ -46,6 +46,6 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp
 			}
 		}
 	}
-	return &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps,
+	return &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps, RetryWindow: cfg.LLMRetryWindow,
 		Context: contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer}, nil
 }

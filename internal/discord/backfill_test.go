@@ -63,3 +63,49 @@ func TestAFailedLiveMessageIsBackfilled(t *testing.T) {
 	_, err = store.StitchByExternalID(ctx, thread.PlatformDiscord, first)
 	require.NoError(t, err, "the failed message is stored by the backfill")
 }
+
+// Edits and deletes made while the gateway was away are recorded by the
+// reconnect's backfill, which compares the stored tail with Discord's; the
+// thread's starter message, which is not in the thread's history, is left
+// as it is.
+func TestBackfillReconcilesEditsAndDeletes(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	pool := dbtest.NewPool(t)
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	store := db.New(pool, testLogger(t))
+	conv := NewConversations(b.client, ingest.New(store, rc, nil, testLogger(t)), 0, 1, testLogger(t))
+	ctx := t.Context()
+
+	mention := b.server.PostUserMessage(b.channel, b.alice, "<@"+b.server.BotUser().ID+"> why is the build red?")
+	require.NoError(t, conv.MessageCreated(ctx, Message{ID: mention.ID, ChannelID: b.channel, GuildID: b.guildID,
+		Author: Author{ID: b.alice.ID, Name: "alice"}, Content: mention.Content, MentionsBot: true}))
+	post := func(text string) string {
+		p := b.server.PostUserMessage(mention.ID, b.alice, text)
+		require.NoError(t, conv.MessageCreated(ctx, Message{ID: p.ID, ChannelID: mention.ID, GuildID: b.guildID, InThread: true,
+			ParentChannelID: b.channel, Author: Author{ID: b.alice.ID, Name: "alice"}, Content: text}))
+		return p.ID
+	}
+	edited, deleted, kept := post("it fails on main"), post("ignore this"), post("since this morning")
+
+	// While disconnected: nobody hears these events.
+	b.server.EditMessage(mention.ID, edited, "it fails on main and on release")
+	b.server.DeleteMessage(mention.ID, deleted)
+	require.NoError(t, conv.Connected(ctx))
+
+	stitch := func(id string) *thread.Stitch {
+		s, err := store.StitchByExternalID(ctx, thread.PlatformDiscord, id)
+		require.NoError(t, err)
+		return s
+	}
+	e := stitch(edited)
+	require.Equal(t, "it fails on main and on release", e.Content)
+	require.False(t, e.EditedAt.IsZero())
+	require.True(t, e.DeletedAt.IsZero())
+	require.False(t, stitch(deleted).DeletedAt.IsZero(), "the delete is recorded")
+	k := stitch(kept)
+	require.Equal(t, "since this morning", k.Content)
+	require.True(t, k.EditedAt.IsZero() && k.DeletedAt.IsZero())
+	require.True(t, stitch(mention.ID).DeletedAt.IsZero(), "the starter message is not taken for deleted")
+}

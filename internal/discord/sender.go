@@ -47,7 +47,8 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 }
 
 // Render is the message an outbox row of kind k shows in Discord: the text,
-// an elicitation's options as a numbered list, an error marked as one.
+// an elicitation's options as a numbered list, an error marked as one, a
+// notice (weft's word on the turn, such as a busy model) in italics.
 // Thoughts and actions never reach Discord (the outbox routes only the
 // conversation there); they render as their text should one arrive.
 func Render(k thread.OutboxKind, b thread.OutboxBody) string {
@@ -63,6 +64,8 @@ func Render(k thread.OutboxKind, b thread.OutboxBody) string {
 			}
 		}
 		return sb.String()
+	case thread.OutboxNotice:
+		return "_" + text + "_"
 	case thread.OutboxError:
 		if text == "" {
 			text = "Something went wrong."

@@ -29,6 +29,7 @@ func TestRender(t *testing.T) {
 			"Which one?\n\n1. staging\n2. prod"},
 		{"ElicitationWithoutOptions", thread.OutboxElicitation, thread.OutboxBody{Text: "Which one?"}, "Which one?"},
 		{"Error", thread.OutboxError, thread.OutboxBody{Text: "The model could not be reached."}, "⚠️ **Error:** The model could not be reached."},
+		{"Notice", thread.OutboxNotice, thread.OutboxBody{Text: "The model is busy, retrying."}, "_The model is busy, retrying._"},
 		{"ErrorWithoutText", thread.OutboxError, thread.OutboxBody{}, "⚠️ **Error:** Something went wrong."},
 	}
 	for _, tt := range tests {

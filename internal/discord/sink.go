@@ -27,6 +27,10 @@ type Recorder interface {
 	DiscordDeleted(ctx context.Context, messageID string, at time.Time) error
 	DiscordThreadActive(ctx context.Context, discordThreadID string, active bool) error
 	ActiveDiscordThreads(ctx context.Context) ([]thread.DiscordAttachment, error)
+	// DiscordTail is the newest n messages stored for a tracked Discord
+	// thread, deleted ones included, in any order: what a reconnect's
+	// backfill compares with Discord's to find edits and deletes it missed.
+	DiscordTail(ctx context.Context, discordThreadID string, n int) ([]thread.Stitch, error)
 }
 
 // Conversations is the Sink of one gateway shard: a mention of the bot in a

@@ -71,6 +71,9 @@ func (f *fakeRecorder) DiscordThreadActive(_ context.Context, id string, active 
 func (f *fakeRecorder) ActiveDiscordThreads(context.Context) ([]thread.DiscordAttachment, error) {
 	return nil, nil
 }
+func (f *fakeRecorder) DiscordTail(context.Context, string, int) ([]thread.Stitch, error) {
+	return nil, nil
+}
 
 func TestConversations(t *testing.T) {
 	t.Parallel()

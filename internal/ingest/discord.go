@@ -176,6 +176,25 @@ func (in *Ingester) DiscordThreadActive(ctx context.Context, discordThreadID str
 	return nil
 }
 
+// DiscordTail reads the newest n messages stored for a tracked Discord
+// thread, deleted ones included: a reconnect's backfill compares them with
+// Discord's to record the edits and deletes it missed.
+func (in *Ingester) DiscordTail(ctx context.Context, discordThreadID string, n int) ([]thread.Stitch, error) {
+	msgs, err := in.store.StoredDiscordMessages(ctx, db.DiscordMessageQuery{DiscordThreadID: discordThreadID, Limit: n})
+	if err != nil {
+		return nil, fmt.Errorf("ingest discord tail: %w", err)
+	}
+	out := make([]thread.Stitch, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Author.Bot {
+			continue // weft's own replies: what it posted, not what people said
+		}
+		out = append(out, thread.Stitch{ThreadID: m.ThreadID, Content: m.Content, Source: thread.PlatformDiscord, ExternalID: m.ID,
+			EditedAt: m.EditedAt, DeletedAt: m.DeletedAt})
+	}
+	return out, nil
+}
+
 // ActiveDiscordThreads lists every active Discord attachment: what a
 // gateway backfills after it reconnects.
 func (in *Ingester) ActiveDiscordThreads(ctx context.Context) ([]thread.DiscordAttachment, error) {

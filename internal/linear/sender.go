@@ -114,6 +114,10 @@ func activityOf(o thread.Outbox, b thread.OutboxBody) (Activity, error) {
 	switch o.Kind {
 	case thread.OutboxThought:
 		a.Type, a.Ephemeral = ActivityThought, o.StitchID == uuid.Nil
+	case thread.OutboxNotice:
+		// weft's own word on the turn (the model is busy): a thought that
+		// stays, so the session does not look idle while the turn waits.
+		a.Type = ActivityThought
 	case thread.OutboxAction:
 		a.Type, a.Action, a.Parameter, a.Result = ActivityAction, b.Action, b.Parameter, b.Result
 		a.Ephemeral = b.Result == ""

@@ -86,6 +86,8 @@ func TestSenderKinds(t *testing.T) {
 			lineartest.Activity{Type: "thought", Body: "Looking into it…", Ephemeral: true}},
 		{"StitchThoughtIsKept", thread.OutboxThought, thread.OutboxBody{Text: "The redirect drops the query"}, stitch,
 			lineartest.Activity{Type: "thought", Body: "The redirect drops the query"}},
+		{"NoticeIsAKeptThought", thread.OutboxNotice, thread.OutboxBody{Text: "The model is busy, retrying."}, stitch,
+			lineartest.Activity{Type: "thought", Body: "The model is busy, retrying."}},
 		{"RunningActionIsEphemeral", thread.OutboxAction, thread.OutboxBody{Action: "search", Parameter: "login redirect"}, stitch,
 			lineartest.Activity{Type: "action", Action: "search", Parameter: "login redirect", Ephemeral: true}},
 		{"FinishedAction", thread.OutboxAction, thread.OutboxBody{Action: "search", Parameter: "login redirect", Result: "3 hits"}, stitch,

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -36,6 +37,9 @@ const (
 	// KindBadRequest is any other 4xx, or a Request this package could not
 	// encode: retrying cannot help.
 	KindBadRequest
+	// KindContextTooLong is a request the model refused as longer than its
+	// context window (a 400 saying so, or 413): retrying cannot help.
+	KindContextTooLong
 	// KindMalformed is a reply that was cut short or did not parse into a
 	// complete response. It is never returned as a Response.
 	KindMalformed
@@ -60,6 +64,8 @@ func (k ErrorKind) String() string {
 		return "auth error"
 	case KindBadRequest:
 		return "bad request"
+	case KindContextTooLong:
+		return "context too long"
 	case KindMalformed:
 		return "malformed response"
 	case KindNotConfigured:
@@ -145,6 +151,8 @@ func classify(ctx context.Context, provider string, status int, header http.Head
 		e.Kind = KindTimeout
 	case status == http.StatusConflict || status >= 500:
 		e.Kind = KindServer
+	case status == http.StatusRequestEntityTooLarge || status >= 400 && status < 500 && tooLong(err):
+		e.Kind = KindContextTooLong
 	case status >= 400:
 		e.Kind = KindBadRequest
 	case errors.Is(err, context.DeadlineExceeded) || isNetTimeout(err):
@@ -176,6 +184,27 @@ func ctxError(ctx context.Context) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", err, cause)
+}
+
+// tooLongPhrases are how the providers word a request over the model's
+// context window: OpenAI's error code and message, Anthropic's message, and
+// the wordings of common OpenAI-compatible servers (vLLM, Ollama).
+var tooLongPhrases = []string{"context_length_exceeded", "maximum context length", "prompt is too long",
+	"context window", "too many tokens"}
+
+// tooLong reports whether err, an SDK error whose text carries the
+// response body, says the request was over the context window.
+func tooLong(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	for _, p := range tooLongPhrases {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func isNetTimeout(err error) bool {

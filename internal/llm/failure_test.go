@@ -86,6 +86,12 @@ func TestCompleteFails(t *testing.T) {
 		{name: "401 not retried", fault: llmtest.Reply{Status: 401}, wantKind: KindAuth, wantStatus: 401, wantCalls: 1},
 		{name: "403 not retried", fault: llmtest.Reply{Status: 403}, wantKind: KindAuth, wantStatus: 403, wantCalls: 1},
 		{name: "400 not retried", fault: llmtest.Reply{Status: 400}, wantKind: KindBadRequest, wantStatus: 400, wantCalls: 1},
+		{name: "529 overloaded until retries run out", fault: llmtest.Reply{Status: 529}, wantKind: KindServer, wantStatus: 529, wantCalls: 3, wantRetryable: true},
+		{name: "openai context too long not retried", fault: llmtest.Reply{Status: 400, ErrorMessage: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens."},
+			wantKind: KindContextTooLong, wantStatus: 400, wantCalls: 1},
+		{name: "anthropic prompt too long not retried", fault: llmtest.Reply{Status: 400, ErrorMessage: "prompt is too long: 210000 tokens > 200000 maximum"},
+			wantKind: KindContextTooLong, wantStatus: 400, wantCalls: 1},
+		{name: "413 not retried", fault: llmtest.Reply{Status: 413}, wantKind: KindContextTooLong, wantStatus: 413, wantCalls: 1},
 	}
 	for _, tt := range tests {
 		for _, provider := range providers() {

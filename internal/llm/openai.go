@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -70,6 +71,11 @@ func (p *openAIProvider) Complete(ctx context.Context, req Request) (*Response, 
 func (p *openAIProvider) translate(ctx context.Context, httpResp *http.Response, err error) *Error {
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) && apiErr.Response != nil {
+		if detail := strings.TrimSpace(apiErr.Code + " " + apiErr.Message); detail != "" {
+			// The SDK's message is the status alone; the body says why
+			// (context_length_exceeded, an invalid value, …).
+			err = fmt.Errorf("%w: %s", err, detail)
+		}
 		return classify(ctx, openAIName, apiErr.StatusCode, apiErr.Response.Header, err)
 	}
 	if httpResp != nil {

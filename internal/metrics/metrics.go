@@ -60,6 +60,7 @@ const (
 	TurnStopped  = "stopped"  // aborted by the user, or the lease was lost
 	TurnError    = "error"    // failed; River retries it
 	TurnGaveUp   = "gave_up"  // failed its last attempt: the thread is failed
+	TurnWaiting  = "waiting"  // the model is unavailable: snoozed to retry
 )
 
 // Generic outcomes of a call (model, tool, send).
@@ -146,7 +147,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"kind", "outcome"}),
 	}
 	// Series that alerts divide by exist from the start, at zero.
-	for _, o := range []string{TurnAnswered, TurnIdle, TurnBusy, TurnStopped, TurnError, TurnGaveUp} {
+	for _, o := range []string{TurnAnswered, TurnIdle, TurnBusy, TurnStopped, TurnError, TurnGaveUp, TurnWaiting} {
 		m.turns.WithLabelValues(o)
 	}
 	for _, k := range []string{"sweep", "reclaim"} {

@@ -49,7 +49,8 @@ func SurfaceOf(p thread.Platform, target string) *Surface {
 // timeline shows every kind, a Discord thread only the conversation.
 func posts(p thread.Platform, k thread.OutboxKind) bool {
 	if p == thread.PlatformDiscord {
-		return k == thread.OutboxResponse || k == thread.OutboxElicitation || k == thread.OutboxError || k == thread.OutboxMessage
+		return k == thread.OutboxResponse || k == thread.OutboxElicitation || k == thread.OutboxError || k == thread.OutboxMessage ||
+			k == thread.OutboxNotice
 	}
 	return true
 }
@@ -58,6 +59,7 @@ func posts(p thread.Platform, k thread.OutboxKind) bool {
 var sessionStatus = map[thread.OutboxKind]thread.SessionStatus{
 	thread.OutboxThought:     thread.SessionActive,
 	thread.OutboxAction:      thread.SessionActive,
+	thread.OutboxNotice:      thread.SessionActive,
 	thread.OutboxElicitation: thread.SessionAwaitingInput,
 	thread.OutboxResponse:    thread.SessionComplete,
 	thread.OutboxError:       thread.SessionError,

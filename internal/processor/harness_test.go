@@ -48,13 +48,24 @@ func newHarness(t *testing.T, opts ...func(*agent.Runner, *db.Store)) *harness {
 // configuration before it starts.
 func newHarnessConfig(t *testing.T, config func(*processor.Config), opts ...func(*agent.Runner, *db.Store)) *harness {
 	t.Helper()
+	return newHarnessProvider(t, "openai", config, opts...)
+}
+
+// newHarnessProvider is newHarnessConfig with the model reached through the
+// SDK of provider ("openai" or "anthropic").
+func newHarnessProvider(t *testing.T, provider string, config func(*processor.Config), opts ...func(*agent.Runner, *db.Store)) *harness {
+	t.Helper()
 	logger := dbtest.Logger(t)
 	pool := dbtest.NewPool(t)
 	store := db.New(pool, logger)
 	fake := llmtest.NewServer(t)
-	provider, err := llm.New(llm.Config{Provider: "openai", BaseURL: fake.OpenAIBaseURL(), APIKey: "test", MaxRetries: 2, MinBackoff: time.Millisecond})
+	base := fake.OpenAIBaseURL()
+	if provider == "anthropic" {
+		base = fake.AnthropicBaseURL()
+	}
+	model, err := llm.New(llm.Config{Provider: provider, BaseURL: base, APIKey: "test", MaxRetries: 2, MinBackoff: time.Millisecond})
 	require.NoError(t, err)
-	h := &harness{pool: pool, store: store, llm: fake, model: &watchedProvider{Provider: provider}, sender: newRecordingSender(), toolRan: make(chan string, 100)}
+	h := &harness{pool: pool, store: store, llm: fake, model: &watchedProvider{Provider: model}, sender: newRecordingSender(), toolRan: make(chan string, 100)}
 
 	registry, err := tools.NewRegistry(append(tools.Memory(store),
 		tools.Tool{Name: "lookup", Description: "look something up", Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`),

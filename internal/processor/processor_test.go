@@ -339,19 +339,6 @@ func TestAbortBeforeTheLastFailure(t *testing.T) {
 	require.NotContains(t, types(chain), thread.StitchError)
 }
 
-func TestLLMFailureRecordsError(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.llm.Enqueue(llmtest.Reply{Status: 500}, llmtest.Reply{Status: 500}, llmtest.Reply{Status: 500})
-	th := h.linearThread(t, "hello")
-	failed := h.waitStatus(t, th.ID, thread.StatusFailed)
-	require.Contains(t, failed.Error, "could not be reached")
-	chain := h.chain(t, th.ID)
-	require.Equal(t, []thread.StitchType{thread.StitchSystemPrompt, thread.StitchInitialPrompt, thread.StitchError}, types(chain))
-	h.waitSent(t, th.ID, 1)
-	require.Equal(t, []thread.OutboxKind{thread.OutboxError}, h.sender.kinds(th.ID))
-}
-
 func TestStepLimit(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

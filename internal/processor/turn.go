@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
@@ -106,8 +108,10 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 		}
 		// A job cancelled remotely (the sweep took it for dead, or an
 		// operator stopped it) is not the thread's failure.
-		// Nor is a turn this replica's shutdown cut short.
-		if err != nil && j.Attempt >= j.MaxAttempts && !errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely) && !p.cancelling.Load() {
+		// Nor is a turn this replica's shutdown cut short, nor a snooze
+		// (River does not count it as an attempt).
+		var snooze *rivertype.JobSnoozeError
+		if err != nil && j.Attempt >= j.MaxAttempts && !errors.As(err, &snooze) && !errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely) && !p.cancelling.Load() {
 			p.logger.ErrorContext(ctx, "turn failed for good", slog.String("thread_id", id.String()), slog.Any("error", err))
 			if ferr := p.failThread(context.WithoutCancel(ctx), id, "The turn kept failing and was given up."); ferr != nil {
 				p.logger.ErrorContext(ctx, "record turn failure", slog.String("thread_id", id.String()), slog.Any("error", ferr))
@@ -143,7 +147,49 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 		outcome = metrics.TurnStopped
 		return nil
 	}
+	var un *agent.Unavailable
+	if errors.As(err, &un) {
+		cancel(nil)
+		<-stopped // the heartbeat must not shorten the lease kept below
+		outcome = metrics.TurnWaiting
+		return p.waitOut(ctx, j, store, un)
+	}
 	return err
+}
+
+// snoozeLeaseGrace is how long a waiting turn's lease outlives its snooze:
+// River's scheduler makes a snoozed job available within 5 s of its time,
+// and until it runs the sweep must not take the thread for abandoned.
+const snoozeLeaseGrace = 5 * time.Second
+
+// waitOut gives the worker up while the model is unavailable: the job is
+// snoozed (River counts no attempt for a snooze) for the server's hint or
+// the backoff, never past the retry window, and the thread keeps its lease
+// until the job runs again, on this replica (the same owner takes it on) or
+// once it lapses, on another.
+func (p *Processor) waitOut(ctx context.Context, j *river.Job[job.Turn], store *turnStore, un *agent.Unavailable) error {
+	d := un.RetryAfter
+	if d <= 0 {
+		d = backoff(p.cfg.TurnBackoff).Jittered(snoozes(j) + 1)
+	}
+	d = max(0, min(d, maxModelWait, time.Until(un.Until)))
+	p.logger.InfoContext(ctx, "model unavailable, retrying", slog.Duration("in", d), slog.Any("error", un.Err))
+	if _, err := p.store.RenewLease(context.WithoutCancel(ctx), j.Args.ThreadID, store.owner, d+snoozeLeaseGrace); err == nil {
+		store.released = true // kept on purpose: the lease lapses by itself
+	}
+	return river.JobSnooze(d)
+}
+
+// maxModelWait caps one wait for an unavailable model.
+const maxModelWait = time.Minute
+
+// snoozes is how often River has snoozed the job, from its metadata.
+func snoozes(j *river.Job[job.Turn]) int {
+	var m struct {
+		Snoozes int `json:"snoozes"`
+	}
+	_ = json.Unmarshal(j.Metadata, &m) // River writes it; absent is 0
+	return m.Snoozes
 }
 
 // Timeout lets a turn wait on several slow model calls; see

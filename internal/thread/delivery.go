@@ -34,7 +34,9 @@ const (
 // OutboxKind is what an outbox message is on its platform.
 type OutboxKind string
 
-// Outbox kinds: Linear activity types, a Discord message, a Linear session update.
+// Outbox kinds: Linear activity types, a Discord message, a Linear session
+// update, and a notice: weft's own word on a turn's state (the model is
+// busy, retrying), which every surface shows, unlike the model's thoughts.
 const (
 	OutboxThought       OutboxKind = "thought"
 	OutboxAction        OutboxKind = "action"
@@ -43,6 +45,7 @@ const (
 	OutboxError         OutboxKind = "error"
 	OutboxMessage       OutboxKind = "message"
 	OutboxSessionUpdate OutboxKind = "session_update"
+	OutboxNotice        OutboxKind = "notice"
 )
 
 // OutboxStatus is where an outbox message is on its way out.

@@ -3,6 +3,7 @@ package thread
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Output is something weft says on the surface a thread's latest input came
@@ -48,6 +49,10 @@ type Meta struct {
 	// OutboxID marks an error stitch that records a post the platform
 	// refused: a note on the thread, not a failure of its turn.
 	OutboxID string `json:"outbox_id,omitempty"`
+	// ModelBusySince marks the notice that the model is unavailable and the
+	// turn retries: when the outage began, by the agent's clock, so its
+	// retry window survives the turn giving its worker up meanwhile.
+	ModelBusySince *time.Time `json:"model_busy_since,omitempty"`
 }
 
 // Meta reads the stitch's metadata; metadata weft did not write reads as empty.

@@ -18,8 +18,8 @@ import (
 // deadline?") rather than having it pre-fetched on every request. Each call
 // reads the conversation's Discord thread or the channel it is in, unless
 // it names another: a thread weft tracks is read from Postgres (what weft
-// stored: people's messages, not the bot's own answers), anything else
-// through the Discord API.
+// stored: people's messages and the bot's own replies, marked as a bot's),
+// anything else through the Discord API.
 type DiscordSearch struct {
 	Reader DiscordReader
 	Store  DiscordArchive

@@ -134,19 +134,29 @@ func (q *Queries) StoredDiscordMessage(ctx context.Context, messageID string) (S
 }
 
 const storedDiscordMessagesAfter = `-- name: StoredDiscordMessagesAfter :many
-SELECT s.external_id::text AS message_id, s.thread_id, d.discord_thread_id, d.channel_id, d.guild_id,
-    s.author_id, s.author_name, s.author_is_bot, s.content, s.edited_at, s.deleted_at, s.created_at
-FROM discord_thread_metadata d JOIN stitches s ON s.thread_id = d.thread_id
-WHERE s.source_platform = 'discord' AND s.external_id IS NOT NULL
-  AND s.stitch_type IN ('discord_message', 'initial_prompt')
-  AND ($1::text IS NULL OR d.discord_thread_id = $1)
+SELECT m.message_id::text AS message_id, m.thread_id, d.discord_thread_id, d.channel_id, d.guild_id,
+    m.author_id, m.author_name, m.author_is_bot, m.content, m.edited_at, m.deleted_at, m.created_at
+FROM discord_thread_metadata d JOIN (
+    SELECT s.external_id AS message_id, s.thread_id, s.author_id, s.author_name, s.author_is_bot, s.content,
+        s.edited_at, s.deleted_at, s.created_at
+    FROM stitches s
+    WHERE s.source_platform = 'discord' AND s.external_id IS NOT NULL
+      AND s.stitch_type IN ('discord_message', 'initial_prompt')
+    UNION ALL
+    SELECT o.external_id, o.thread_id, NULL::text, 'weft'::text, true, coalesce(o.body->>'text', ''),
+        NULL::timestamptz, NULL::timestamptz, o.created_at
+    FROM platform_deliveries o
+    WHERE o.platform = 'discord' AND o.status = 'sent' AND o.external_id IS NOT NULL
+      AND o.kind IN ('response', 'elicitation', 'error', 'message', 'notice')
+) m ON m.thread_id = d.thread_id
+WHERE ($1::text IS NULL OR d.discord_thread_id = $1)
   AND ($2::text IS NULL OR d.channel_id = $2)
-  AND ($3::text IS NULL OR s.author_id = $3)
-  AND ($4::text IS NULL OR s.author_name ILIKE '%' || $4 || '%')
-  AND ($5::text IS NULL OR (length(s.external_id), s.external_id) < (length($5), $5))
-  AND (length(s.external_id), s.external_id) > (length($6::text), $6)
-  AND (NOT $7::boolean OR s.deleted_at IS NULL)
-ORDER BY length(s.external_id), s.external_id
+  AND ($3::text IS NULL OR m.author_id = $3)
+  AND ($4::text IS NULL OR m.author_name ILIKE '%' || $4 || '%')
+  AND ($5::text IS NULL OR (length(m.message_id), m.message_id) < (length($5), $5))
+  AND (length(m.message_id), m.message_id) > (length($6::text), $6)
+  AND (NOT $7::boolean OR m.deleted_at IS NULL)
+ORDER BY length(m.message_id), m.message_id
 LIMIT $8
 `
 
@@ -219,18 +229,28 @@ func (q *Queries) StoredDiscordMessagesAfter(ctx context.Context, arg StoredDisc
 }
 
 const storedDiscordMessagesNewest = `-- name: StoredDiscordMessagesNewest :many
-SELECT s.external_id::text AS message_id, s.thread_id, d.discord_thread_id, d.channel_id, d.guild_id,
-    s.author_id, s.author_name, s.author_is_bot, s.content, s.edited_at, s.deleted_at, s.created_at
-FROM discord_thread_metadata d JOIN stitches s ON s.thread_id = d.thread_id
-WHERE s.source_platform = 'discord' AND s.external_id IS NOT NULL
-  AND s.stitch_type IN ('discord_message', 'initial_prompt')
-  AND ($1::text IS NULL OR d.discord_thread_id = $1)
+SELECT m.message_id::text AS message_id, m.thread_id, d.discord_thread_id, d.channel_id, d.guild_id,
+    m.author_id, m.author_name, m.author_is_bot, m.content, m.edited_at, m.deleted_at, m.created_at
+FROM discord_thread_metadata d JOIN (
+    SELECT s.external_id AS message_id, s.thread_id, s.author_id, s.author_name, s.author_is_bot, s.content,
+        s.edited_at, s.deleted_at, s.created_at
+    FROM stitches s
+    WHERE s.source_platform = 'discord' AND s.external_id IS NOT NULL
+      AND s.stitch_type IN ('discord_message', 'initial_prompt')
+    UNION ALL
+    SELECT o.external_id, o.thread_id, NULL::text, 'weft'::text, true, coalesce(o.body->>'text', ''),
+        NULL::timestamptz, NULL::timestamptz, o.created_at
+    FROM platform_deliveries o
+    WHERE o.platform = 'discord' AND o.status = 'sent' AND o.external_id IS NOT NULL
+      AND o.kind IN ('response', 'elicitation', 'error', 'message', 'notice')
+) m ON m.thread_id = d.thread_id
+WHERE ($1::text IS NULL OR d.discord_thread_id = $1)
   AND ($2::text IS NULL OR d.channel_id = $2)
-  AND ($3::text IS NULL OR s.author_id = $3)
-  AND ($4::text IS NULL OR s.author_name ILIKE '%' || $4 || '%')
-  AND ($5::text IS NULL OR (length(s.external_id), s.external_id) < (length($5), $5))
-  AND (NOT $6::boolean OR s.deleted_at IS NULL)
-ORDER BY length(s.external_id) DESC, s.external_id DESC
+  AND ($3::text IS NULL OR m.author_id = $3)
+  AND ($4::text IS NULL OR m.author_name ILIKE '%' || $4 || '%')
+  AND ($5::text IS NULL OR (length(m.message_id), m.message_id) < (length($5), $5))
+  AND (NOT $6::boolean OR m.deleted_at IS NULL)
+ORDER BY length(m.message_id) DESC, m.message_id DESC
 LIMIT $7
 `
 
@@ -259,11 +279,13 @@ type StoredDiscordMessagesNewestRow struct {
 	CreatedAt       time.Time
 }
 
-// The stored messages of tracked Discord threads: only stitches that came
-// from Discord messages qualify; ids are snowflakes (a CHECK constraint), so
-// ordering by (length, text) is numeric order. A NULL filter does not
-// filter; author_name matches as an ILIKE substring (escaped by the
-// caller). StoredDiscordMessagesNewest reads newest first, and
+// The stored messages of tracked Discord threads: the stitches that came
+// from people's Discord messages, and the bot's own replies (outbox rows
+// sent to the thread, authored 'weft' as a bot); ids are snowflakes (a CHECK
+// constraint on stitches, Discord's answer on the outbox), so ordering by
+// (length, text) is numeric order. A NULL filter does not filter;
+// author_name matches as an ILIKE substring (escaped by the caller).
+// StoredDiscordMessagesNewest reads newest first, and
 // StoredDiscordMessagesAfter the oldest after the cursor, oldest first: a
 // parameter cannot choose the order an index serves, hence two statements.
 func (q *Queries) StoredDiscordMessagesNewest(ctx context.Context, arg StoredDiscordMessagesNewestParams) ([]StoredDiscordMessagesNewestRow, error) {

@@ -16,6 +16,10 @@ type Reply struct {
 	// Status, when neither 0 nor 200, answers with this status and the
 	// protocol's error body (429, 500, 529, 401, …).
 	Status int
+	// ErrorMessage replaces the error body's message of a Status reply, for
+	// errors told apart by their text (OpenAI's "maximum context length",
+	// Anthropic's "prompt is too long").
+	ErrorMessage string
 	// RetryAfter sets the Retry-After (whole seconds, rounded up) and
 	// retry-after-ms headers, as both providers send them.
 	RetryAfter time.Duration
@@ -76,7 +80,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, p wire, req Requ
 	}
 	switch {
 	case reply.Status != 0 && reply.Status != http.StatusOK:
-		writeError(w, p, reply.Status, "llmtest: scripted status "+strconv.Itoa(reply.Status))
+		msg := reply.ErrorMessage
+		if msg == "" {
+			msg = "llmtest: scripted status " + strconv.Itoa(reply.Status)
+		}
+		writeError(w, p, reply.Status, msg)
 	case reply.Malformed:
 		writeBody(w, []byte(p.truncated()))
 	case reply.RawBody != "":
