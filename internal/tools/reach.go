@@ -73,6 +73,21 @@ func (r *Reach) Check(ctx context.Context, from uuid.UUID, target string) error 
 	return ErrOutOfReach
 }
 
+// CheckSlack returns nil when the conversation of thread from may read a
+// Slack thread by its channel and ts, and ErrOutOfReach when it may not:
+// weft reads Slack with one workspace's token, so a conversation of a
+// Discord server or a Linear workspace may not reach into it.
+func (r *Reach) CheckSlack(ctx context.Context, from uuid.UUID) error {
+	me, err := r.placesOf(ctx, from)
+	if err != nil {
+		return err
+	}
+	if me != (places{}) {
+		return ErrOutOfReach
+	}
+	return nil
+}
+
 // resolve finds target's stored thread, or, for a Discord thread weft does
 // not track, the server it is in. found is false when there is neither.
 func (r *Reach) resolve(ctx context.Context, target string) (id uuid.UUID, untracked places, found bool, err error) {
