@@ -3,15 +3,10 @@ package mcpserver_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/slack-go/slack"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db/dbtest"
@@ -20,92 +15,21 @@ import (
 	"github.com/weft-dev/weft/internal/mcpserver"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/replies/fromslack"
+	"github.com/weft-dev/weft/internal/retry"
+	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/slack/slacktest"
 )
 
-// slackThreads is conversations.replies as Slack answers it: the parent
-// first on every page, replies oldest first, next_cursor while more
-// remain, latest exclusive, and a queue of failures to answer with first.
-type slackThreads struct {
-	mu       sync.Mutex
-	threads  map[string][]map[string]any // "channel/ts" → parent, replies
-	failures []func(http.ResponseWriter)
-	calls    int
-}
-
-func (f *slackThreads) fail(fn ...func(http.ResponseWriter)) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.failures, f.calls = fn, 0
-}
-
-func (f *slackThreads) Calls() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.calls
-}
-
-func slackError(status int, code string, header ...string) func(http.ResponseWriter) {
-	return func(w http.ResponseWriter) {
-		for i := 0; i+1 < len(header); i += 2 {
-			w.Header().Set(header[i], header[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(map[string]any{"ok": false, "error": code})
-	}
-}
-
-func (f *slackThreads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls++
-	if len(f.failures) > 0 {
-		fn := f.failures[0]
-		f.failures = f.failures[1:]
-		fn(w)
-		return
-	}
-	if r.ParseForm() != nil || r.PostForm.Get("token") != "xoxb-test" {
-		slackError(http.StatusOK, "invalid_auth")(w)
-		return
-	}
-	msgs, ok := f.threads[r.PostForm.Get("channel")+"/"+r.PostForm.Get("ts")]
-	if !ok {
-		slackError(http.StatusOK, "thread_not_found")(w)
-		return
-	}
-	limit, _ := strconv.Atoi(r.PostForm.Get("limit"))
-	from, _ := strconv.Atoi(r.PostForm.Get("cursor"))
-	from = max(from, 1)
-	var replies []map[string]any
-	for _, m := range msgs[1:] {
-		if latest := r.PostForm.Get("latest"); latest == "" || m["ts"].(string) < latest {
-			replies = append(replies, m)
-		}
-	}
-	page := []map[string]any{msgs[0]}
-	end := min(len(replies), from-1+limit-1)
-	page = append(page, replies[from-1:end]...)
-	body := map[string]any{"ok": true, "messages": page, "has_more": end < len(replies)}
-	if end < len(replies) {
-		body["response_metadata"] = map[string]any{"next_cursor": strconv.Itoa(end + 1)}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(body)
-}
-
-// newSlackServer is the MCP server with Slack read through slack-go
-// pointed at f.
-func newSlackServer(t *testing.T, f *slackThreads) *mcpserver.Deps {
+// newSlackServer is the MCP server with Slack read through weft's Slack
+// client pointed at the fake.
+func newSlackServer(t *testing.T, fake *slacktest.Server) *mcpserver.Deps {
 	t.Helper()
-	mux := http.NewServeMux()
-	mux.Handle("POST /api/conversations.replies", f)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
 	store := dbtest.NewStore(t)
-	client := slack.New("xoxb-test", slack.OptionAPIURL(srv.URL+"/api/"))
+	client, err := slack.New(slack.Config{Token: slacktest.BotToken, APIURL: fake.APIURL(), Logger: logtest.New(t),
+		Backoff: retry.Backoff{Base: time.Millisecond}})
+	require.NoError(t, err)
 	svc, err := replies.New(replies.Config{Store: store, Slack: fromslack.New(client), Registry: prometheus.NewRegistry(),
-		Logger: logtest.New(t), RetryBase: time.Millisecond})
+		Logger: logtest.New(t)})
 	require.NoError(t, err)
 	return &mcpserver.Deps{Store: store, Replies: svc, Logger: logtest.New(t)}
 }
@@ -114,26 +38,29 @@ func newSlackServer(t *testing.T, f *slackThreads) *mcpserver.Deps {
 // as get-thread-replies.md names it: its shape, its pages and its errors.
 func TestSlackReplies(t *testing.T) {
 	t.Parallel()
-	const channel, parentTS = "C0123ABCD", "1700000000.000100"
-	thread := []map[string]any{{"ts": parentTS, "user": "U1", "text": "deploy is stuck", "thread_ts": parentTS}}
-	for i := 1; i <= 5; i++ {
-		m := map[string]any{"ts": fmt.Sprintf("17000000%02d.000100", i), "user": "U2", "text": fmt.Sprintf("reply %d", i), "thread_ts": parentTS}
-		if i == 2 {
-			m["edited"] = map[string]any{"user": "U2", "ts": "1700000099.000000"}
-		}
+	const channel = "C0123ABCD"
+	fake := slacktest.NewServer(t)
+	fake.AddChannel(channel, "channel")
+	alice, bob := slacktest.User{ID: "U1", Name: "alice"}, slacktest.User{ID: "U2", Name: "bob"}
+	other := slacktest.User{ID: "U3", Name: "ci", BotID: "B1", AppID: "A1"}
+	parentTS := fake.Post(alice, channel, "", "deploy is stuck").TS
+	var ts []string
+	for i := 1; i <= 6; i++ {
+		u := bob
 		if i == 4 {
-			m["user"], m["bot_id"], m["subtype"] = "", "B1", "bot_message"
+			u = other
 		}
-		thread = append(thread, m)
+		ts = append(ts, fake.Post(u, channel, parentTS, fmt.Sprintf("reply %d", i)).TS)
 	}
-	f := &slackThreads{threads: map[string][]map[string]any{
-		channel + "/" + parentTS: thread,
-		channel + "/1600000000.000100": {
-			{"ts": "1600000000.000100", "subtype": "tombstone", "text": "This message was deleted.", "thread_ts": "1600000000.000100"},
-			{"ts": "1600000001.000100", "user": "U2", "text": "still here"},
-		},
-	}}
-	cs := connectInMemory(t, mcpserver.New(*newSlackServer(t, f)))
+	_, ok := fake.Edit(channel, ts[1], "reply 2")
+	require.True(t, ok)
+	_, ok = fake.Delete(channel, ts[5])
+	require.True(t, ok)
+	goneTS := fake.Post(alice, channel, "", "wrong channel, sorry").TS
+	fake.Post(bob, channel, goneTS, "still here")
+	fake.Delete(channel, goneTS)
+	f := fakeCalls{fake}
+	cs := connectInMemory(t, mcpserver.New(*newSlackServer(t, fake)))
 	args := func(kv ...any) map[string]any {
 		m := map[string]any{"channelId": channel, "threadTs": parentTS}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -147,23 +74,23 @@ func TestSlackReplies(t *testing.T) {
 		require.False(t, res.IsError)
 		raw, err := json.Marshal(res.StructuredContent)
 		require.NoError(t, err)
-		require.JSONEq(t, `{
-			"parent": {"ts": "1700000000.000100", "user": "U1", "text": "deploy is stuck", "edited": false, "deleted": false, "subtype": null},
+		require.JSONEq(t, fmt.Sprintf(`{
+			"parent": {"ts": %q, "user": "U1", "text": "deploy is stuck", "edited": false, "deleted": false, "subtype": null},
 			"replies": [
-				{"ts": "1700000001.000100", "user": "U2", "text": "reply 1", "edited": false, "deleted": false, "subtype": null},
-				{"ts": "1700000002.000100", "user": "U2", "text": "reply 2", "edited": true, "deleted": false, "subtype": null},
-				{"ts": "1700000003.000100", "user": "U2", "text": "reply 3", "edited": false, "deleted": false, "subtype": null},
-				{"ts": "1700000004.000100", "user": "B1", "text": "reply 4", "edited": false, "deleted": false, "subtype": "bot_message"},
-				{"ts": "1700000005.000100", "user": "U2", "text": "reply 5", "edited": false, "deleted": false, "subtype": null}
+				{"ts": %q, "user": "U2", "text": "reply 1", "edited": false, "deleted": false, "subtype": null},
+				{"ts": %q, "user": "U2", "text": "reply 2", "edited": true, "deleted": false, "subtype": null},
+				{"ts": %q, "user": "U2", "text": "reply 3", "edited": false, "deleted": false, "subtype": null},
+				{"ts": %q, "user": "U3", "text": "reply 4", "edited": false, "deleted": false, "subtype": null},
+				{"ts": %q, "user": "U2", "text": "reply 5", "edited": false, "deleted": false, "subtype": null}
 			],
 			"nextCursor": null,
 			"hasMore": false
-		}`, string(raw))
+		}`, parentTS, ts[0], ts[1], ts[2], ts[3], ts[4]), string(raw))
 	})
 
 	t.Run("DeletedParent", func(t *testing.T) {
 		var got replies.SlackResponse
-		call(t, cs, "get-thread-replies", map[string]any{"channelId": channel, "threadTs": "1600000000.000100"}, &got)
+		call(t, cs, "get-thread-replies", map[string]any{"channelId": channel, "threadTs": goneTS}, &got)
 		require.True(t, got.Parent.Deleted)
 		require.Nil(t, got.Parent.Text)
 		require.Len(t, got.Replies, 1)
@@ -203,21 +130,22 @@ func TestSlackReplies(t *testing.T) {
 
 	errs := []struct {
 		name  string
-		fail  []func(http.ResponseWriter)
+		fault *slacktest.Fault
 		args  map[string]any
 		code  httpapi.Code
 		calls int
 	}{
 		{"UnknownThread", nil, args("threadTs", "1700000000.999999"), httpapi.CodeNotFound, 1},
-		{"ChannelNotFound", []func(http.ResponseWriter){slackError(200, "channel_not_found")}, args(), httpapi.CodeNotFound, 1},
-		{"InvalidAuthNotRetried", []func(http.ResponseWriter){slackError(200, "invalid_auth")}, args(), httpapi.CodeAuthentication, 1},
-		{"TokenRevokedNotRetried", []func(http.ResponseWriter){slackError(200, "token_revoked")}, args(), httpapi.CodeAuthentication, 1},
-		{"NotInChannel", []func(http.ResponseWriter){slackError(200, "not_in_channel")}, args(), httpapi.CodeAuthorization, 1},
-		{"MissingScope", []func(http.ResponseWriter){slackError(200, "missing_scope")}, args(), httpapi.CodeAuthorization, 1},
-		{"RateLimitAtOnce", []func(http.ResponseWriter){slackError(429, "ratelimited", "Retry-After", "30")}, args(), httpapi.CodeRateLimit, 1},
-		{"RateLimitWithoutRetryAfter", []func(http.ResponseWriter){slackError(429, "ratelimited")}, args(), httpapi.CodeRateLimit, 1},
-		{"ServerErrorsRetried", []func(http.ResponseWriter){slackError(500, "internal_error"), slackError(200, "fatal_error"), slackError(503, "service_unavailable")},
-			args(), httpapi.CodeUnavailable, 3},
+		{"UnknownChannel", nil, args("channelId", "C9999"), httpapi.CodeNotFound, 1},
+		{"InvalidAuthNotRetried", fault(slacktest.ErrorCode("invalid_auth")), args(), httpapi.CodeAuthentication, 1},
+		{"TokenRevokedNotRetried", fault(slacktest.ErrorCode("token_revoked")), args(), httpapi.CodeAuthentication, 1},
+		{"Unauthorized", fault(slacktest.ServerError(401)), args(), httpapi.CodeAuthentication, 1},
+		{"NotInChannel", fault(slacktest.ErrorCode("not_in_channel")), args(), httpapi.CodeAuthorization, 1},
+		{"MissingScope", fault(slacktest.ErrorCode("missing_scope")), args(), httpapi.CodeAuthorization, 1},
+		{"RateLimitAtOnce", fault(slacktest.RateLimited(30 * time.Second)), args(), httpapi.CodeRateLimit, 1},
+		{"RateLimitWithoutRetryAfter", fault(slacktest.Fault{Status: 429}), args(), httpapi.CodeRateLimit, 1},
+		{"ServerErrorsRetriedThrice", fault(slacktest.ServerError(503)), args(), httpapi.CodeUnavailable, 4},
+		{"InternalErrorRetriedThrice", fault(slacktest.ErrorCode("internal_error")), args(), httpapi.CodeUnavailable, 4},
 		{"BadChannelID", nil, args("channelId", "general"), httpapi.CodeInvalidArgument, 0},
 		{"BadTS", nil, args("threadTs", "yesterday"), httpapi.CodeInvalidArgument, 0},
 		{"BothForms", nil, args("thread_id", "0192f1d2-0000-7000-8000-000000000001"), httpapi.CodeInvalidArgument, 0},
@@ -227,18 +155,30 @@ func TestSlackReplies(t *testing.T) {
 	}
 	for _, tt := range errs {
 		t.Run(tt.name, func(t *testing.T) {
-			f.fail(tt.fail...)
+			before := f.calls()
+			if tt.fault != nil {
+				fake.Fail("conversations.replies", 0, *tt.fault)
+				defer fake.Heal("conversations.replies")
+			}
 			require.Equal(t, tt.code, toolError(t, call(t, cs, "get-thread-replies", tt.args, nil)))
-			require.Equal(t, tt.calls, f.Calls())
+			require.Equal(t, tt.calls, f.calls()-before)
 		})
 	}
 
 	t.Run("TransientFailureRecovers", func(t *testing.T) {
-		f.fail(slackError(502, "bad_gateway"), slackError(200, "internal_error"))
+		before := f.calls()
+		fake.Fail("conversations.replies", 2, slacktest.ServerError(502))
 		var got replies.SlackResponse
 		res := call(t, cs, "get-thread-replies", args(), &got)
 		require.False(t, res.IsError)
 		require.Len(t, got.Replies, 5)
-		require.Equal(t, 3, f.Calls())
+		require.Equal(t, 3, f.calls()-before)
 	})
 }
+
+func fault(f slacktest.Fault) *slacktest.Fault { return &f }
+
+// fakeCalls counts the fake's conversations.replies calls.
+type fakeCalls struct{ s *slacktest.Server }
+
+func (f fakeCalls) calls() int { return len(f.s.Calls("conversations.replies")) }

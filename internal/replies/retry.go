@@ -22,11 +22,6 @@ const (
 // HTTP request) for as long as the platform says, and the caller is better
 // placed to decide.
 func (s *Service) retry(ctx context.Context, threadID string, fetch func(context.Context) (*Response, error)) (*Response, error) {
-	return retryFetch(ctx, s, threadID, fetch)
-}
-
-// retryFetch is retry for any page type.
-func retryFetch[T any](ctx context.Context, s *Service, threadID string, fetch func(context.Context) (T, error)) (T, error) {
 	resp, err := retry.Do(ctx, retry.Policy{
 		Attempts: maxAttempts,
 		Backoff:  retry.Backoff{Base: s.retryBase},
@@ -41,8 +36,7 @@ func retryFetch[T any](ctx context.Context, s *Service, threadID string, fetch f
 	}, fetch)
 	if err != nil {
 		e, _ := classify(err)
-		var zero T
-		return zero, e
+		return nil, e
 	}
 	return resp, nil
 }

@@ -14,8 +14,9 @@ import (
 const SourceSlack Source = "slack"
 
 // Slack reads Slack threads through conversations.replies. Its failures are
-// *httpapi.Error values with get-thread-replies' codes; an Unavailable one
-// is retried, and any other error is taken for a transient one too.
+// *httpapi.Error values with get-thread-replies' codes. It retries what is
+// transient itself (the origin puts retries in the Slack client), so replies
+// does not retry it again.
 type Slack interface {
 	Replies(ctx context.Context, q SlackQuery) (SlackPage, error)
 }
@@ -150,11 +151,7 @@ func (s *Service) getSlack(ctx context.Context, req SlackRequest) (*SlackRespons
 	if s.slack == nil {
 		return nil, &httpapi.Error{Code: httpapi.CodeUnavailable, Message: "Slack is not configured"}
 	}
-	fetch := func(q SlackQuery) (SlackPage, error) {
-		return retryFetch(ctx, s, p.ChannelID+"/"+p.ThreadTS, func(ctx context.Context) (SlackPage, error) {
-			return s.slack.Replies(ctx, q)
-		})
-	}
+	fetch := func(q SlackQuery) (SlackPage, error) { return s.slack.Replies(ctx, q) }
 	q := SlackQuery{ChannelID: p.ChannelID, ThreadTS: p.ThreadTS, Limit: p.Limit}
 	if p.Order == Oldest {
 		q.Cursor = p.pos
