@@ -45,4 +45,8 @@ func addRoutes(r chi.Router, d Deps) {
 	} else {
 		logger.Debug("linear oauth install off: no client credentials")
 	}
+	if o := d.SlackOAuth; o != nil {
+		r.Method(http.MethodGet, "/oauth/slack/install", handleSlackInstall(logger, o))
+		r.Method(http.MethodGet, "/oauth/slack/callback", handleSlackCallback(logger, o))
+	}
 }

@@ -24,7 +24,9 @@ import (
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/processor"
+	"github.com/weft-dev/weft/internal/slackinstall"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/webhooks"
 )
 
 // App is weft, built: what `weft serve` runs, and what `thread create`
@@ -40,6 +42,10 @@ type App struct {
 
 	linear  *linearApp
 	discord *discordApp
+	// slackOAuth is the Slack install flow, slackTokens its workspaces'
+	// bot tokens; both nil without SLACK_CLIENT_ID.
+	slackOAuth  *webhooks.SlackOAuth
+	slackTokens *slackinstall.Tokens
 	// elector holds the Discord gateway shards; nil with Discord off.
 	elector *discord.Elector
 	proc    *processor.Processor
@@ -80,6 +86,9 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		return nil, err
 	}
 	if a.discord, err = newDiscordApp(cfg.Discord, a.store, logger); err != nil {
+		return nil, err
+	}
+	if a.slackOAuth, a.slackTokens, err = newSlackOAuth(cfg.SlackInstall, a.store, logger); err != nil {
 		return nil, err
 	}
 	if a.telemetry, err = newTelemetry(ctx, cfg, a.intake, logger); err != nil {

@@ -48,6 +48,8 @@ type Config struct {
 
 	Linear  LinearConfig
 	Discord DiscordConfig
+	// SlackInstall is the Slack OAuth install and SLACK_ALLOWED_TEAMS.
+	SlackInstall SlackInstallConfig
 	// Discovery tunes relevant thread discovery (MAX_RELEVANT_THREADS,
 	// RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS).
 	Discovery tools.DiscoveryConfig
@@ -87,6 +89,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		cfg.Addr = ":8080"
 	}
 	cfg.Linear = loadLinear(getenv)
+	cfg.SlackInstall = loadSlackInstall(getenv)
 	var err error
 	if cfg.Discord, err = loadDiscord(getenv); err != nil {
 		return nil, err
