@@ -48,6 +48,7 @@ type Config struct {
 
 	Linear  LinearConfig
 	Discord DiscordConfig
+	Slack   SlackConfig
 	// Discovery tunes relevant thread discovery (MAX_RELEVANT_THREADS,
 	// RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS).
 	Discovery tools.DiscoveryConfig
@@ -87,6 +88,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		cfg.Addr = ":8080"
 	}
 	cfg.Linear = loadLinear(getenv)
+	cfg.Slack = loadSlack(getenv)
 	var err error
 	if cfg.Discord, err = loadDiscord(getenv); err != nil {
 		return nil, err

@@ -73,6 +73,18 @@ type Outbox struct {
 	SentAt        *time.Time
 }
 
+type SlackThreadMetadatum struct {
+	ThreadID    uuid.UUID
+	TeamID      string
+	ChannelID   string
+	ThreadTs    string
+	ChannelType string
+	CreatedBy   string
+	IsActive    bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type Stitch struct {
 	StitchID         uuid.UUID
 	ThreadID         uuid.UUID
