@@ -34,6 +34,9 @@ type Deps struct {
 	// Discord enables POST /webhooks/discord (interactions); nil leaves it
 	// off, as without DISCORD_PUBLIC_KEY.
 	Discord *DiscordInteractions
+	// Slack enables POST /webhooks/slack and /webhooks/slack/commands; nil
+	// leaves them off, as without SLACK_SIGNING_SECRET.
+	Slack *Slack
 	// Metrics counts deliveries by outcome; nil counts nothing.
 	Metrics *metrics.Metrics
 	// Tracer starts each delivery's trace; nil traces nothing.

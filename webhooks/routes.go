@@ -39,6 +39,12 @@ func addRoutes(r chi.Router, d Deps) {
 	} else {
 		logger.Debug("discord interactions off: no public key")
 	}
+	if d.Slack != nil {
+		r.With(countEvents(d.Metrics, tracer, "slack"), bufferBody(logger)).Method(http.MethodPost, "/webhooks/slack", handleSlackEvents(logger, d.Slack))
+		r.With(countEvents(d.Metrics, tracer, "slack"), bufferBody(logger)).Method(http.MethodPost, "/webhooks/slack/commands", handleSlackCommand(logger, d.Slack))
+	} else {
+		logger.Debug("slack events off: no signing secret or bot token")
+	}
 	if o := d.LinearOAuth; o != nil {
 		r.Method(http.MethodGet, "/oauth/linear/install", handleLinearInstall(logger, o))
 		r.Method(http.MethodGet, "/oauth/linear/callback", handleLinearCallback(logger, o))

@@ -60,7 +60,7 @@ func conversation(chain []thread.Stitch) (system string, msgs []llm.Message) {
 			systems = append(systems, s.Content)
 		case thread.StitchInitialPrompt, thread.StitchLinearActivity:
 			user(s.Content)
-		case thread.StitchDiscordMessage:
+		case thread.StitchDiscordMessage, thread.StitchSlackMessage:
 			if !s.DeletedAt.IsZero() {
 				continue
 			}

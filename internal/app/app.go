@@ -42,6 +42,7 @@ type App struct {
 
 	linear  *linearApp
 	discord *discordApp
+	slack   *slackApp
 	// slackOAuth is the Slack install flow, slackTokens its workspaces'
 	// bot tokens; both nil without SLACK_CLIENT_ID.
 	slackOAuth  *webhooks.SlackOAuth
@@ -88,6 +89,9 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.discord, err = newDiscordApp(cfg.Discord, a.store, logger); err != nil {
 		return nil, err
 	}
+	if a.slack, err = newSlackApp(cfg.Slack, logger); err != nil {
+		return nil, err
+	}
 	if a.slackOAuth, a.slackTokens, err = newSlackOAuth(cfg.SlackInstall, a.store, logger); err != nil {
 		return nil, err
 	}
@@ -124,9 +128,12 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.discord.on() {
 		senders[thread.PlatformDiscord] = a.discord.sender
 	}
+	if a.slack.on() {
+		senders[thread.PlatformSlack] = a.slack.sender
+	}
 	a.proc, err = processor.New(a.store.Pool(), a.store, runner, senders, processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
-		OnTurn: a.discord.onTurn(), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
+		OnTurn: turnHooks(a.discord.onTurn(), a.slack.onTurn(a.store)), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
 	}, logger)
 	if err != nil {
 		return nil, err
@@ -135,6 +142,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger,
 		ingest.WithTelemetry(a.telemetry.metrics, a.telemetry.tracer))
 	a.elector = a.discord.elector(a.intake, a.ingest)
+	a.slack.listen(a.ingest)
 	if cfg.Role != "worker" {
 		a.handler = a.newHandler(rep, continuer)
 	}
@@ -165,6 +173,7 @@ func (a *App) Run(ctx context.Context) error {
 	if err := a.discord.start(ctx, a.elector); err != nil {
 		return errors.Join(err, a.Stop(ctx))
 	}
+	a.slack.start(ctx)
 	if a.handler == nil {
 		a.logger.InfoContext(ctx, "weft working jobs (no HTTP)", slog.String("role", a.cfg.Role))
 		<-ctx.Done()
@@ -215,6 +224,7 @@ func (a *App) Stop(ctx context.Context) error {
 	if err := a.discord.stop(stopCtx, a.elector); err != nil {
 		a.logger.WarnContext(ctx, "stop discord", slog.Any("error", err))
 	}
+	a.slack.stop()
 	a.express.Wait()
 	if err := a.proc.Stop(stopCtx); err != nil {
 		return fmt.Errorf("stop processor: %w", err)

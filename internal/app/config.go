@@ -48,6 +48,7 @@ type Config struct {
 
 	Linear  LinearConfig
 	Discord DiscordConfig
+	Slack   SlackConfig
 	// SlackInstall is the Slack OAuth install and SLACK_ALLOWED_TEAMS.
 	SlackInstall SlackInstallConfig
 	// Discovery tunes relevant thread discovery (MAX_RELEVANT_THREADS,
@@ -89,6 +90,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		cfg.Addr = ":8080"
 	}
 	cfg.Linear = loadLinear(getenv)
+	cfg.Slack = loadSlack(getenv)
 	cfg.SlackInstall = loadSlackInstall(getenv)
 	var err error
 	if cfg.Discord, err = loadDiscord(getenv); err != nil {

@@ -21,6 +21,7 @@ func (a *App) newHandler(rep *replies.Service, continuer *tools.Continuer) http.
 		LinearWebhookSecret: []byte(a.cfg.Linear.WebhookSecret), LinearOAuth: a.linear.oauth,
 		SlackOAuth: a.slackOAuth,
 		Discord:    a.discord.interactions(a.intake, continuer),
+		Slack:      a.slack.events(),
 		Metrics:    a.telemetry.metrics, Tracer: a.telemetry.tracer,
 	})
 	cons := console.New(console.Deps{Logger: a.logger.With("component", "console"), Token: a.cfg.APIToken,

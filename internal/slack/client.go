@@ -34,6 +34,9 @@ var defaultBackoff = retry.Backoff{Base: 500 * time.Millisecond, Max: 4 * time.S
 type Config struct {
 	// Token is the bot token (xoxb-…).
 	Token string
+	// AppToken is the app-level token (xapp-…) Socket Mode connects with;
+	// empty leaves Socket Mode off.
+	AppToken string
 	// APIURL replaces https://slack.com/api/, e.g. a slacktest.Server's
 	// APIURL. A missing trailing slash is added (slack-go concatenates).
 	APIURL string
@@ -74,6 +77,9 @@ func New(cfg Config) (*Client, error) {
 		hc = &http.Client{Timeout: defaultHTTPTimeout}
 	}
 	opts := []goslack.Option{goslack.OptionHTTPClient(hc)}
+	if cfg.AppToken != "" {
+		opts = append(opts, goslack.OptionAppLevelToken(cfg.AppToken))
+	}
 	if cfg.APIURL != "" {
 		u := cfg.APIURL
 		if !strings.HasSuffix(u, "/") {

@@ -91,6 +91,18 @@ type SlackInstallation struct {
 	RevokedAt           *time.Time
 }
 
+type SlackThreadMetadatum struct {
+	ThreadID    uuid.UUID
+	TeamID      string
+	ChannelID   string
+	ThreadTs    string
+	ChannelType string
+	CreatedBy   string
+	IsActive    bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type Stitch struct {
 	StitchID         uuid.UUID
 	ThreadID         uuid.UUID
