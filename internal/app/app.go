@@ -101,7 +101,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if err := metrics.WatchShards(a.telemetry.registry, a.discord.shards(), a.shardsHeld); err != nil {
 		return nil, err
 	}
-	rep, err := newReplies(a.store, a.discord, a.telemetry.registry, logger)
+	rep, err := newReplies(a.store, a.discord, a.slack, a.telemetry.registry, logger)
 	if err != nil {
 		return nil, err
 	}
