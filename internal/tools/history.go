@@ -57,10 +57,10 @@ type History struct {
 	Linear  HistoryFetcher // nil: Linear history off
 	// Slack reads what a Slack thread said before weft joined it; nil
 	// leaves Slack's history to what weft stored.
-	Slack SlackBackfill
-	Store   Attachments
-	TTL     time.Duration
-	Logger  *slog.Logger
+	Slack  SlackBackfill
+	Store  Attachments
+	TTL    time.Duration
+	Logger *slog.Logger
 
 	mu    sync.Mutex
 	cache map[string]historyEntry
