@@ -32,3 +32,26 @@ func handleReplies(logger *slog.Logger, svc RepliesGetter) http.Handler {
 		httpapi.Encode(w, http.StatusOK, resp)
 	})
 }
+
+// handleSlackReplies is get-thread-replies for a Slack thread, named and
+// answered as get-thread-replies.md says: {channel} and {ts} are its
+// channelId and threadTs; limit, cursor and order are query parameters.
+func handleSlackReplies(logger *slog.Logger, svc RepliesGetter) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit, err := intParam(r, "limit")
+		if err != nil {
+			httpapi.WriteError(w, r, logger, err)
+			return
+		}
+		q := r.URL.Query()
+		resp, err := svc.GetSlack(r.Context(), replies.SlackRequest{
+			ChannelID: chi.URLParam(r, "channel"), ThreadTS: chi.URLParam(r, "ts"),
+			Limit: limit, Cursor: q.Get("cursor"), Order: replies.Order(q.Get("order")),
+		})
+		if err != nil {
+			httpapi.WriteError(w, r, logger, err)
+			return
+		}
+		httpapi.Encode(w, http.StatusOK, resp)
+	})
+}

@@ -76,6 +76,10 @@ type failing struct{ err error }
 
 func (f failing) Get(context.Context, replies.Request) (*replies.Response, error) { return nil, f.err }
 
+func (f failing) GetSlack(context.Context, replies.SlackRequest) (*replies.SlackResponse, error) {
+	return nil, f.err
+}
+
 func TestRepliesAPIErrorCodes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -94,16 +98,66 @@ func TestRepliesAPIErrorCodes(t *testing.T) {
 			t.Parallel()
 			e := &httpapi.Error{Code: tt.code, Message: "safe text", RetryAfter: 1500 * time.Millisecond, Err: io.ErrUnexpectedEOF}
 			h := apitest.Handler(t, api.NewServer(api.Deps{Logger: logtest.New(t), DB: pinger{}, Token: token, Replies: failing{e}}))
-			req := httptest.NewRequest(http.MethodGet, "/api/v1/threads/"+thread.NewID().String()+"/replies", nil)
+			for _, path := range []string{"/api/v1/threads/" + thread.NewID().String() + "/replies",
+				"/api/v1/slack/channels/C0123/threads/1700000000.000100/replies"} {
+				req := httptest.NewRequest(http.MethodGet, path, nil)
+				req.Header.Set("Authorization", "Bearer "+token)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				require.Equal(t, tt.status, rec.Code)
+				require.Contains(t, rec.Body.String(), `"code":"`+string(tt.code)+`"`)
+				require.Contains(t, rec.Body.String(), `"error":"safe text"`)
+				require.NotContains(t, rec.Body.String(), "unexpected EOF", "the cause stays in the logs")
+				if tt.code == httpapi.CodeRateLimit {
+					require.Equal(t, "2", rec.Header().Get("Retry-After"))
+				}
+			}
+		})
+	}
+}
+
+// slackThread is one Slack thread in memory, read as replies.Slack.
+type slackThread []replies.SlackMessage
+
+func (s slackThread) Replies(_ context.Context, q replies.SlackQuery) (replies.SlackPage, error) {
+	if q.ThreadTS != s[0].TS {
+		return replies.SlackPage{}, &httpapi.Error{Code: httpapi.CodeNotFound, Message: "no such Slack thread"}
+	}
+	return replies.SlackPage{Messages: s}, nil
+}
+
+func TestSlackRepliesAPI(t *testing.T) {
+	t.Parallel()
+	text := func(s string) *string { return &s }
+	th := slackThread{{TS: "1700000000.000100", User: "U1", Text: text("deploy is stuck")},
+		{TS: "1700000001.000100", User: "U2", Text: text("which one?"), Edited: true}}
+	svc, err := replies.New(replies.Config{Slack: th, Logger: logtest.New(t)})
+	require.NoError(t, err)
+	h := apitest.Handler(t, api.NewServer(api.Deps{Logger: logtest.New(t), DB: pinger{}, Token: token, Replies: svc}))
+	tests := []struct {
+		name, path string
+		status     int
+		body       string
+	}{
+		{"Shape", "/api/v1/slack/channels/C0123/threads/1700000000.000100/replies?limit=10", http.StatusOK, `{
+			"parent": {"ts": "1700000000.000100", "user": "U1", "text": "deploy is stuck", "edited": false, "deleted": false, "subtype": null},
+			"replies": [{"ts": "1700000001.000100", "user": "U2", "text": "which one?", "edited": true, "deleted": false, "subtype": null}],
+			"nextCursor": null, "hasMore": false}`},
+		{"UnknownThread", "/api/v1/slack/channels/C0123/threads/1700000009.000100/replies", http.StatusNotFound, ""},
+		{"BadTS", "/api/v1/slack/channels/C0123/threads/now/replies", http.StatusBadRequest, ""},
+		{"BadChannel", "/api/v1/slack/channels/general/threads/1700000000.000100/replies", http.StatusBadRequest, ""},
+		{"BadOrder", "/api/v1/slack/channels/C0123/threads/1700000000.000100/replies?order=up", http.StatusBadRequest, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req := httptest.NewRequest(http.MethodGet, tt.path, nil)
 			req.Header.Set("Authorization", "Bearer "+token)
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
-			require.Equal(t, tt.status, rec.Code)
-			require.Contains(t, rec.Body.String(), `"code":"`+string(tt.code)+`"`)
-			require.Contains(t, rec.Body.String(), `"error":"safe text"`)
-			require.NotContains(t, rec.Body.String(), "unexpected EOF", "the cause stays in the logs")
-			if tt.code == httpapi.CodeRateLimit {
-				require.Equal(t, "2", rec.Header().Get("Retry-After"))
+			require.Equal(t, tt.status, rec.Code, rec.Body.String())
+			if tt.body != "" {
+				require.JSONEq(t, tt.body, rec.Body.String())
 			}
 		})
 	}

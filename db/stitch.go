@@ -145,6 +145,8 @@ func inputSurfaceOf(r dbsqlc.InputSurfaceRow, err error) (thread.Platform, strin
 		return thread.PlatformLinear, *r.SessionID, nil
 	case src == thread.PlatformDiscord && r.DiscordThreadID != nil && r.IsActive != nil && *r.IsActive:
 		return thread.PlatformDiscord, *r.DiscordThreadID, nil
+	case src == thread.PlatformSlack && r.SlackTeamID != nil && r.SlackActive != nil && *r.SlackActive:
+		return thread.PlatformSlack, thread.SlackTarget{TeamID: *r.SlackTeamID, ChannelID: *r.SlackChannelID, ThreadTS: *r.SlackThreadTs}.String(), nil
 	}
 	return "", "", nil
 }

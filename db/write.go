@@ -142,6 +142,9 @@ func queueWrite(ctx context.Context, p *pipeline, w Write, out *Written) error {
 		if d.Linear != nil {
 			queueAttachLinear(ctx, p, d.Linear)
 		}
+		if d.Slack != nil {
+			queueAttachSlack(ctx, p, d.Slack)
+		}
 		for i := range d.Stitches {
 			arg := insertStitchParams(&d.Stitches[i])
 			p.add(func(q *dbsqlc.Queries) error { return translate(q.InsertStitch(ctx, arg)) })

@@ -30,9 +30,15 @@ type Deps struct {
 	// LinearOAuth enables the install flow; nil leaves it off, as in the
 	// single-workspace LINEAR_ACCESS_TOKEN mode.
 	LinearOAuth *LinearOAuth
+	// SlackOAuth enables /oauth/slack/install and /oauth/slack/callback; nil
+	// leaves them off (SLACK_BOT_TOKEN's single workspace).
+	SlackOAuth *SlackOAuth
 	// Discord enables POST /webhooks/discord (interactions); nil leaves it
 	// off, as without DISCORD_PUBLIC_KEY.
 	Discord *DiscordInteractions
+	// Slack enables POST /webhooks/slack and /webhooks/slack/commands; nil
+	// leaves them off, as without SLACK_SIGNING_SECRET.
+	Slack *Slack
 	// Metrics counts deliveries by outcome; nil counts nothing.
 	Metrics *metrics.Metrics
 	// Tracer starts each delivery's trace; nil traces nothing.

@@ -23,11 +23,21 @@ func addRoutes(r chi.Router, d Deps) {
 	} else {
 		logger.Debug("discord interactions off: no public key")
 	}
+	if d.Slack != nil {
+		r.With(countEvents(d.Metrics, tracer, "slack"), bufferBody(logger)).Method(http.MethodPost, "/webhooks/slack", handleSlackEvents(logger, d.Slack))
+		r.With(countEvents(d.Metrics, tracer, "slack"), bufferBody(logger)).Method(http.MethodPost, "/webhooks/slack/commands", handleSlackCommand(logger, d.Slack))
+	} else {
+		logger.Debug("slack events off: no signing secret or bot token")
+	}
 	if o := d.LinearOAuth; o != nil {
 		r.Method(http.MethodGet, "/oauth/linear/install", handleLinearInstall(logger, o))
 		r.Method(http.MethodGet, "/oauth/linear/callback", handleLinearCallback(logger, o))
 	} else {
 		logger.Debug("linear oauth install off: no client credentials")
+	}
+	if o := d.SlackOAuth; o != nil {
+		r.Method(http.MethodGet, "/oauth/slack/install", handleSlackInstall(logger, o))
+		r.Method(http.MethodGet, "/oauth/slack/callback", handleSlackCallback(logger, o))
 	}
 }
 

@@ -156,6 +156,7 @@ func TestImportRules(t *testing.T) {
 		"internal/thread":  nil,
 		"internal/linear":  {"internal/thread", "internal/retry"},
 		"internal/discord": {"internal/thread", "internal/retry"},
+		"internal/slack":   {"internal/thread", "internal/retry"},
 		"internal/llm":     {"internal/retry"},
 	}
 	seen := 0

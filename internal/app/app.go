@@ -25,6 +25,7 @@ import (
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/processor"
+	"github.com/weft-dev/weft/internal/slackinstall"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/webhooks"
 )
@@ -42,6 +43,11 @@ type App struct {
 
 	linear  *linearApp
 	discord *discordApp
+	slack   *slackApp
+	// slackOAuth is the Slack install flow, slackTokens its workspaces'
+	// bot tokens; both nil without SLACK_CLIENT_ID.
+	slackOAuth  *webhooks.SlackOAuth
+	slackTokens *slackinstall.Tokens
 	// elector holds the Discord gateway shards; nil with Discord off.
 	elector *discord.Elector
 	proc    *processor.Processor
@@ -99,13 +105,19 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.discord, err = newDiscordApp(cfg.Discord, a.store, logger); err != nil {
 		return nil, err
 	}
+	if a.slack, err = newSlackApp(cfg.Slack, logger); err != nil {
+		return nil, err
+	}
+	if a.slackOAuth, a.slackTokens, err = newSlackOAuth(cfg.SlackInstall, a.store, logger); err != nil {
+		return nil, err
+	}
 	if a.telemetry, err = newTelemetry(ctx, cfg, a.intake, logger); err != nil {
 		return nil, err
 	}
 	if err := metrics.WatchShards(a.telemetry.registry, a.discord.shards(), a.shardsHeld); err != nil {
 		return nil, err
 	}
-	rep, err := newReplies(a.store, a.discord, a.telemetry.registry, logger)
+	rep, err := newReplies(a.store, a.discord, a.slack, a.telemetry.registry, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +133,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	workers := cfg.Role != "api"
 	var runner *agent.Runner
 	if workers {
-		if runner, err = newRunner(cfg, logger, a.store, a.linear, a.discord, rep, continuer, a.telemetry); err != nil {
+		if runner, err = newRunner(cfg, logger, a.store, a.linear, a.discord, a.slack, rep, continuer, a.telemetry); err != nil {
 			return nil, err
 		}
 	}
@@ -132,6 +144,9 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.discord.on() {
 		senders[thread.PlatformDiscord] = a.discord.sender
 	}
+	if a.slack.on() {
+		senders[thread.PlatformSlack] = a.slack.sender
+	}
 	a.admitted = admission.NewIntake(webhooks.DefaultIntakeLimit, webhooks.IntakeSlow)
 	var gate processor.Gate
 	if cfg.Role == "all" {
@@ -140,7 +155,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	}
 	a.proc, err = processor.New(a.store.Pool(), a.store, runner, senders, processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, Gate: gate, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
-		OnTurn: a.discord.onTurn(), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
+		OnTurn: turnHooks(a.discord.onTurn(), a.slack.onTurn(a.store)), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
 	}, logger)
 	if err != nil {
 		return nil, err
@@ -149,6 +164,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger,
 		ingest.WithTelemetry(a.telemetry.metrics, a.telemetry.tracer), ingest.WithPersona(cfg.Persona))
 	a.elector = a.discord.elector(a.intake, a.ingest)
+	a.slack.listen(a.ingest)
 	if cfg.Role != "worker" {
 		a.handler = a.newHandler(rep, continuer)
 	}
@@ -179,6 +195,7 @@ func (a *App) Run(ctx context.Context) error {
 	if err := a.discord.start(ctx, a.elector); err != nil {
 		return errors.Join(err, a.Stop(ctx))
 	}
+	a.slack.start(ctx)
 	if a.handler == nil {
 		a.logger.InfoContext(ctx, "weft working jobs (no HTTP)", slog.String("role", a.cfg.Role))
 		<-ctx.Done()
@@ -234,6 +251,7 @@ func (a *App) Stop(ctx context.Context) error {
 	if err := a.discord.stop(stopCtx, a.elector); err != nil {
 		a.logger.WarnContext(ctx, "stop discord", slog.Any("error", err))
 	}
+	a.slack.stop()
 	a.express.Wait()
 	if err := a.proc.Stop(stopCtx); err != nil {
 		return fmt.Errorf("stop processor: %w", err)

@@ -57,6 +57,9 @@ type Config struct {
 
 	Linear  LinearConfig
 	Discord DiscordConfig
+	Slack   SlackConfig
+	// SlackInstall is the Slack OAuth install and SLACK_ALLOWED_TEAMS.
+	SlackInstall SlackInstallConfig
 	// Discovery tunes relevant thread discovery (MAX_RELEVANT_THREADS,
 	// RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS).
 	Discovery tools.DiscoveryConfig
@@ -96,6 +99,8 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		cfg.Addr = ":8080"
 	}
 	cfg.Linear = loadLinear(getenv)
+	cfg.Slack = loadSlack(getenv)
+	cfg.SlackInstall = loadSlackInstall(getenv)
 	var err error
 	if cfg.Discord, err = loadDiscord(getenv); err != nil {
 		return nil, err

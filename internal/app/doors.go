@@ -47,6 +47,20 @@ func (a *App) doors() []door {
 		dis = door{name: "discord", on: true, why: strings.Join(how, "; ")}
 	}
 
+	sl := door{name: "slack", why: "set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET (Events API) or SLACK_APP_TOKEN (Socket Mode)"}
+	if a.slack.on() {
+		how := []string{"posting with SLACK_BOT_TOKEN"}
+		if c.Slack.SigningSecret == "" {
+			how = append(how, "events off: SLACK_SIGNING_SECRET is not set")
+		} else {
+			how = append(how, "events at /webhooks/slack, /weft at /webhooks/slack/commands")
+		}
+		if c.Slack.AppToken != "" {
+			how = append(how, "socket mode on SLACK_APP_TOKEN")
+		}
+		sl = door{name: "slack", on: true, why: strings.Join(how, "; ")}
+	}
+
 	model := door{name: "model", why: "set WEFT_LLM_PROVIDER (openai or anthropic): until then every turn records an error"}
 	switch {
 	case c.Role == "api":
@@ -54,7 +68,7 @@ func (a *App) doors() []door {
 	case c.LLMProvider != "":
 		model = door{name: "model", on: true, why: c.LLMProvider + " " + c.Model + ", fast model " + c.FastModel}
 	}
-	return []door{api, lin, dis, {name: "slack", why: "not built yet"}, model}
+	return []door{api, lin, dis, sl, model}
 }
 
 // logDoors logs one line per door. A missing model is a warning: weft

@@ -19,8 +19,10 @@ func (a *App) newHandler(rep *replies.Service, continuer *tools.Continuer) http.
 	hooks := webhooks.NewHandler(webhooks.Deps{
 		Logger: a.logger, Ingester: a.ingest,
 		LinearWebhookSecret: []byte(a.cfg.Linear.WebhookSecret), LinearOAuth: a.linear.oauth,
-		Discord: a.discord.interactions(a.intake, continuer),
-		Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer, Intake: a.admitted,
+		SlackOAuth: a.slackOAuth,
+		Discord:    a.discord.interactions(a.intake, continuer),
+		Slack:      a.slack.events(),
+		Metrics:    a.telemetry.metrics, Tracer: a.telemetry.tracer, Intake: a.admitted,
 	})
 	cons := console.New(console.Deps{Logger: a.logger.With("component", "console"), Token: a.cfg.APIToken,
 		Store: a.intake, Aborter: a.ingest, Listen: console.Connector(a.intakePool)})

@@ -26,8 +26,12 @@ func RunMCP(ctx context.Context, cfg *Config, logger *slog.Logger, stdin io.Read
 	if err != nil {
 		return err
 	}
+	sl, err := newSlackApp(cfg.Slack, logger)
+	if err != nil {
+		return err
+	}
 	// No registry: nothing scrapes a stdio process.
-	rep, err := newReplies(store, dis, nil, logger)
+	rep, err := newReplies(store, dis, sl, nil, logger)
 	if err != nil {
 		return err
 	}

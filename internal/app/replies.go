@@ -10,15 +10,19 @@ import (
 	"github.com/weft-dev/weft/internal/mcpserver"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/replies/fromdiscord"
+	"github.com/weft-dev/weft/internal/replies/fromslack"
 )
 
-// newReplies builds get-thread-replies on the store and, when Discord is
-// on, Discord's REST history; its metrics go on reg. The agent tool, the
+// newReplies builds get-thread-replies on the store and, when Discord or
+// Slack is on, Discord's REST history and Slack's conversations.replies; its metrics go on reg. The agent tool, the
 // REST API and the MCP server all use the one it returns.
-func newReplies(store *db.Store, dis *discordApp, reg prometheus.Registerer, logger *slog.Logger) (*replies.Service, error) {
+func newReplies(store *db.Store, dis *discordApp, sl *slackApp, reg prometheus.Registerer, logger *slog.Logger) (*replies.Service, error) {
 	cfg := replies.Config{Store: store, Registry: reg, Logger: logger}
 	if dis.on() {
 		cfg.Discord = fromdiscord.New(dis.client)
+	}
+	if sl.on() {
+		cfg.Slack = fromslack.New(sl.client)
 	}
 	return replies.New(cfg)
 }

@@ -14,7 +14,7 @@ import (
 // get-thread-replies, continue_in_discord through continuer, and Discord's
 // search tools) and the context providers (platform thread history and, with
 // Discord on, relevant thread discovery).
-func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp, dis *discordApp,
+func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp, dis *discordApp, sl *slackApp,
 	rep *replies.Service, continuer *tools.Continuer, tel *telemetry) (*agent.Runner, error) {
 	provider, err := llm.New(llm.Config{Provider: cfg.LLMProvider, APIKey: cfg.LLMAPIKey, BaseURL: cfg.LLMBaseURL})
 	if err != nil {
@@ -36,6 +36,7 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp
 		history.Linear = lin.history
 	}
 	history.Discord = dis.history()
+	history.Slack = sl.backfill()
 	contexts := []agent.ContextProvider{history}
 	if dis.on() {
 		discovery, search := discordContext(dis.client, store, provider, cfg.FastModel, cfg.Discovery, cfg.Discord.AllowedGuilds, logger)

@@ -9,7 +9,7 @@ import (
 )
 
 // TestToolSchemas pins what a client is told of get-thread-replies'
-// arguments (thread_id required, each described), made by toolschema as
+// arguments (thread_id, or a Slack thread's channelId and threadTs; each described), made by toolschema as
 // the agent's tools are.
 func TestToolSchemas(t *testing.T) {
 	t.Parallel()
@@ -27,12 +27,13 @@ func TestToolSchemas(t *testing.T) {
 	require.JSONEq(t, `{
 		"type": "object",
 		"properties": {
-			"thread_id": {"type": "string", "description": "a weft thread id (UUID) or a Discord thread id (snowflake)"},
+			"thread_id": {"type": "string", "description": "a weft thread id (UUID) or a Discord thread id (snowflake); or give channelId and threadTs"},
+			"channelId": {"type": "string", "description": "a Slack conversation id, with threadTs"},
+			"threadTs": {"type": "string", "description": "the Slack thread's parent message ts, with channelId"},
 			"limit": {"type": "integer", "description": "replies per page: default 50, at most 200"},
-			"cursor": {"type": "string", "description": "next_cursor of the previous page"},
+			"cursor": {"type": "string", "description": "next_cursor (nextCursor for a Slack thread) of the previous page"},
 			"order": {"type": "string", "description": "oldest (default) or newest"}
 		},
-		"required": ["thread_id"],
 		"additionalProperties": false
 	}`, schemas["get-thread-replies"])
 }

@@ -33,6 +33,7 @@ type Store interface {
 // RepliesGetter answers get-thread-replies. *replies.Service implements it.
 type RepliesGetter interface {
 	Get(ctx context.Context, req replies.Request) (*replies.Response, error)
+	GetSlack(ctx context.Context, req replies.SlackRequest) (*replies.SlackResponse, error)
 }
 
 var _ Store = (*db.Store)(nil)

@@ -26,12 +26,15 @@ type tools struct {
 	logger  *slog.Logger
 }
 
-// repliesArgs are get-thread-replies' arguments.
+// repliesArgs are get-thread-replies' arguments: a thread_id, or a Slack
+// thread as get-thread-replies.md names it (channelId and threadTs).
 type repliesArgs struct {
-	ThreadID string `json:"thread_id" jsonschema:"a weft thread id (UUID) or a Discord thread id (snowflake)"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"replies per page: default 50, at most 200"`
-	Cursor   string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
-	Order    string `json:"order,omitempty" jsonschema:"oldest (default) or newest"`
+	ThreadID  string `json:"thread_id,omitempty" jsonschema:"a weft thread id (UUID) or a Discord thread id (snowflake); or give channelId and threadTs"`
+	ChannelID string `json:"channelId,omitempty" jsonschema:"a Slack conversation id, with threadTs"`
+	ThreadTS  string `json:"threadTs,omitempty" jsonschema:"the Slack thread's parent message ts, with channelId"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"replies per page: default 50, at most 200"`
+	Cursor    string `json:"cursor,omitempty" jsonschema:"next_cursor (nextCursor for a Slack thread) of the previous page"`
+	Order     string `json:"order,omitempty" jsonschema:"oldest (default) or newest"`
 }
 
 // listArgs are list-threads' arguments.
@@ -89,7 +92,8 @@ func (t *tools) register(s *mcp.Server) {
 		Name:        "get-thread-replies",
 		InputSchema: toolschema.For[repliesArgs](),
 		Description: "A thread's parent message and a page of its replies, with edited and deleted flags (deleted text is null). " +
-			"Pass next_cursor back as cursor to read on.",
+			"Name it by thread_id, or a Slack thread by channelId and threadTs (answered as {parent, replies, nextCursor, hasMore}). " +
+			"Pass next_cursor (nextCursor) back as cursor to read on.",
 		Annotations: readOnly,
 	}, t.getReplies)
 	mcp.AddTool(s, &mcp.Tool{
@@ -116,6 +120,19 @@ func (t *tools) register(s *mcp.Server) {
 var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true}
 
 func (t *tools) getReplies(ctx context.Context, _ *mcp.CallToolRequest, in repliesArgs) (*mcp.CallToolResult, any, error) {
+	switch slack := in.ChannelID != "" || in.ThreadTS != ""; {
+	case slack && in.ThreadID != "":
+		return toolError(httpapi.Invalid("give thread_id, or channelId and threadTs, not both")), nil, nil
+	case slack:
+		resp, err := t.replies.GetSlack(ctx, replies.SlackRequest{ChannelID: in.ChannelID, ThreadTS: in.ThreadTS,
+			Limit: in.Limit, Cursor: in.Cursor, Order: replies.Order(in.Order)})
+		if err != nil {
+			return toolError(httpapi.ErrorOf(err)), nil, nil
+		}
+		return nil, resp, nil
+	case in.ThreadID == "":
+		return toolError(httpapi.Invalid("thread_id, or channelId and threadTs, is required")), nil, nil
+	}
 	resp, err := t.replies.Get(ctx, replies.Request{ThreadID: in.ThreadID, Limit: in.Limit, Cursor: in.Cursor, Order: replies.Order(in.Order)})
 	if err != nil {
 		// The service logged it already.

@@ -22,7 +22,7 @@ import (
 // Surface is where a thread's outputs go now.
 type Surface struct {
 	Platform thread.Platform
-	Target   string // a Linear session id or a Discord thread (channel) id
+	Target   string // a Linear session id, a Discord thread (channel) id, a thread.SlackTarget
 }
 
 // Route finds the surface of the thread's newest input: an answer goes where
@@ -46,9 +46,9 @@ func SurfaceOf(p thread.Platform, target string) *Surface {
 }
 
 // posts says whether a surface shows an output of kind k: Linear's activity
-// timeline shows every kind, a Discord thread only the conversation.
+// timeline shows every kind, a Discord or Slack thread only the conversation.
 func posts(p thread.Platform, k thread.OutboxKind) bool {
-	if p == thread.PlatformDiscord {
+	if p == thread.PlatformDiscord || p == thread.PlatformSlack {
 		return k == thread.OutboxResponse || k == thread.OutboxElicitation || k == thread.OutboxError || k == thread.OutboxMessage ||
 			k == thread.OutboxNotice
 	}

@@ -5,7 +5,11 @@
 //
 // A thread is named by a weft thread id (a UUID) or a Discord thread id (a
 // snowflake). A weft thread, or a Discord thread weft tracks, is read from
-// Postgres; any other Discord thread from Discord's REST history.
+// Postgres; any other Discord thread from Discord's REST history. A Slack
+// thread is named and answered exactly as the origin design says (GetSlack:
+// {channelId, threadTs, limit, cursor, order} → {parent, replies,
+// nextCursor, hasMore}, messages {ts, user, text, edited, deleted,
+// subtype}), read through conversations.replies.
 //
 // What counts as a reply. The parent is the thread's first input: its
 // initial prompt (or, on Discord, the thread's starter message). The

@@ -30,7 +30,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "weft_thread_replies_requests_total", Help: "get-thread-replies calls.",
 		}),
 		successes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "weft_thread_replies_successes_total", Help: "get-thread-replies calls answered, by source (weft: Postgres, discord: Discord's API).",
+			Name: "weft_thread_replies_successes_total", Help: "get-thread-replies calls answered, by source (weft: Postgres, discord: Discord's API, slack: Slack's API).",
 		}, []string{"source"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weft_thread_replies_failures_total", Help: "get-thread-replies calls failed, by error code.",
@@ -45,7 +45,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	// Every series exists from the start, at zero, so a rate() over them
 	// works before the first failure of each kind.
-	for _, src := range []Source{SourceWeft, SourceDiscord} {
+	for _, src := range []Source{SourceWeft, SourceDiscord, SourceSlack} {
 		m.successes.WithLabelValues(string(src))
 	}
 	for _, c := range []httpapi.Code{httpapi.CodeNotFound, httpapi.CodeAuthentication, httpapi.CodeAuthorization,

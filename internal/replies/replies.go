@@ -89,6 +89,7 @@ var _ Store = (*db.Store)(nil)
 type Config struct {
 	Store   Store
 	Discord Discord // nil: only stored threads
+	Slack   Slack   // nil: no Slack threads
 	// Registry receives the metrics; nil leaves them unexported.
 	Registry prometheus.Registerer
 	Logger   *slog.Logger
@@ -100,6 +101,7 @@ type Config struct {
 type Service struct {
 	store     Store
 	discord   Discord
+	slack     Slack
 	metrics   *metrics
 	logger    *slog.Logger
 	retryBase time.Duration
@@ -119,7 +121,7 @@ func New(cfg Config) (*Service, error) {
 	if base <= 0 {
 		base = defaultRetryBase
 	}
-	return &Service{store: cfg.Store, discord: cfg.Discord, metrics: m,
+	return &Service{store: cfg.Store, discord: cfg.Discord, slack: cfg.Slack, metrics: m,
 		logger: logger.With("component", "replies"), retryBase: base}, nil
 }
 
@@ -130,21 +132,26 @@ func (s *Service) Get(ctx context.Context, req Request) (*Response, error) {
 	s.metrics.requests.Inc()
 	resp, err := s.get(ctx, req)
 	if err != nil {
-		e, _ := classify(err)
-		s.metrics.failures.WithLabelValues(string(e.Code)).Inc()
-		if e.Code == httpapi.CodeRateLimit {
-			s.metrics.rateLimits.Inc()
-		}
-		s.metrics.latency.WithLabelValues("failure").Observe(time.Since(start).Seconds())
-		s.logger.WarnContext(ctx, "get-thread-replies failed", slog.String("thread_id", req.ThreadID),
-			slog.String("code", string(e.Code)), slog.Any("error", e.Err))
-		return nil, e
+		return nil, s.failed(ctx, start, req.ThreadID, err)
 	}
 	s.metrics.successes.WithLabelValues(string(resp.Source)).Inc()
 	s.metrics.latency.WithLabelValues("success").Observe(time.Since(start).Seconds())
 	s.logger.DebugContext(ctx, "get-thread-replies", slog.String("thread_id", req.ThreadID),
 		slog.String("source", string(resp.Source)), slog.Int("replies", len(resp.Replies)), slog.Bool("has_more", resp.HasMore))
 	return resp, nil
+}
+
+// failed counts and logs a failed call and returns its *httpapi.Error.
+func (s *Service) failed(ctx context.Context, start time.Time, threadID string, err error) *httpapi.Error {
+	e, _ := classify(err)
+	s.metrics.failures.WithLabelValues(string(e.Code)).Inc()
+	if e.Code == httpapi.CodeRateLimit {
+		s.metrics.rateLimits.Inc()
+	}
+	s.metrics.latency.WithLabelValues("failure").Observe(time.Since(start).Seconds())
+	s.logger.WarnContext(ctx, "get-thread-replies failed", slog.String("thread_id", threadID),
+		slog.String("code", string(e.Code)), slog.Any("error", e.Err))
+	return e
 }
 
 // page is a validated request.

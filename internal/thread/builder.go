@@ -14,6 +14,7 @@ type Draft struct {
 	Thread   Thread
 	Discord  *DiscordAttachment
 	Linear   *LinearAttachment
+	Slack    *SlackAttachment
 	Stitches []Stitch
 	// Tenant is where the thread lives, which bounds its memory and what
 	// its agent may read; Person is who started it (Person's key).
@@ -43,6 +44,7 @@ type Builder struct {
 	discord *DiscordAttachment
 	linear  *LinearAttachment
 	tenant  Tenant
+	slack   *SlackAttachment
 	prompt  *Stitch
 }
 
@@ -80,6 +82,17 @@ func (b *Builder) InteractiveLinear(l *LinearAttachment) *Builder {
 	return b
 }
 
+// InteractiveSlack makes a conversation attached to a Slack thread. A nil
+// attachment makes Build fail with ErrNoPlatform.
+func (b *Builder) InteractiveSlack(s *SlackAttachment) *Builder {
+	b.typ = TypeInteractive
+	if s != nil {
+		cp := *s
+		b.slack = &cp
+	}
+	return b
+}
+
 // WithAgent names the agent (persona and memory) that runs the thread.
 func (b *Builder) WithAgent(name string) *Builder { b.agent = name; return b }
 
@@ -101,7 +114,7 @@ func (b *Builder) Draft(ctx context.Context) (*Draft, error) {
 	if typ == "" {
 		typ = TypeAutonomous
 	}
-	if typ == TypeInteractive && b.discord == nil && b.linear == nil {
+	if typ == TypeInteractive && b.discord == nil && b.linear == nil && b.slack == nil {
 		return nil, ErrNoPlatform
 	}
 	agent := b.agent
@@ -122,6 +135,14 @@ func (b *Builder) Draft(ctx context.Context) (*Draft, error) {
 			return nil, err
 		}
 		d.Discord = &att
+	}
+	if b.slack != nil {
+		att := *b.slack
+		att.ThreadID, att.Active = d.Thread.ID, true
+		if err := att.Validate(); err != nil {
+			return nil, err
+		}
+		d.Slack = &att
 	}
 	if b.linear != nil {
 		att := *b.linear

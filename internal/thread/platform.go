@@ -1,6 +1,7 @@
 package thread
 
 import (
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,6 +14,7 @@ type Platform string
 const (
 	PlatformDiscord Platform = "discord"
 	PlatformLinear  Platform = "linear"
+	PlatformSlack   Platform = "slack"
 	PlatformAPI     Platform = "api"
 	PlatformCLI     Platform = "cli"
 )
@@ -20,7 +22,7 @@ const (
 // Valid reports whether p is a known platform.
 func (p Platform) Valid() bool {
 	switch p {
-	case PlatformDiscord, PlatformLinear, PlatformAPI, PlatformCLI:
+	case PlatformDiscord, PlatformLinear, PlatformSlack, PlatformAPI, PlatformCLI:
 		return true
 	}
 	return false
@@ -58,6 +60,58 @@ func (d *DiscordAttachment) Validate() error {
 	}
 	return nil
 }
+
+// SlackAttachment ties a thread to a Slack thread: the conversation under
+// ThreadTS (the ts of its parent message) in a channel of a workspace.
+type SlackAttachment struct {
+	ThreadID    uuid.UUID
+	TeamID      string
+	ChannelID   string
+	ThreadTS    string
+	ChannelType string // channel, group, im, mpim
+	CreatedBy   string
+	Active      bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// Validate checks the ids Slack always sends.
+func (s *SlackAttachment) Validate() error {
+	if s.TeamID == "" || s.ChannelID == "" || s.ThreadTS == "" {
+		return newError(ErrInvalid, "slack attachment needs a team, a channel and a thread ts")
+	}
+	if s.CreatedBy == "" {
+		return newError(ErrInvalid, "slack attachment needs its creator")
+	}
+	return nil
+}
+
+// Target is where the thread's answers go in Slack, an outbox row's
+// target: team/channel/thread_ts.
+func (s *SlackAttachment) Target() string {
+	return SlackTarget{TeamID: s.TeamID, ChannelID: s.ChannelID, ThreadTS: s.ThreadTS}.String()
+}
+
+// SlackTarget is an outbox row's target on Slack.
+type SlackTarget struct {
+	TeamID, ChannelID, ThreadTS string
+}
+
+// String is the target as stored: team/channel/thread_ts.
+func (t SlackTarget) String() string { return t.TeamID + "/" + t.ChannelID + "/" + t.ThreadTS }
+
+// ParseSlackTarget reads a target String wrote.
+func ParseSlackTarget(s string) (SlackTarget, error) {
+	parts := strings.Split(s, "/")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return SlackTarget{}, newError(ErrInvalid, "slack target must be team/channel/thread_ts: "+s)
+	}
+	return SlackTarget{TeamID: parts[0], ChannelID: parts[1], ThreadTS: parts[2]}, nil
+}
+
+// SlackMessageID is a Slack message's external id on its stitch: its ts is
+// unique only within its channel, so the team and channel come with it.
+func SlackMessageID(teamID, channelID, ts string) string { return teamID + "/" + channelID + "/" + ts }
 
 // SessionStatus is a Linear agent session's state as Linear reports it.
 type SessionStatus string

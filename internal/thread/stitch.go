@@ -18,6 +18,7 @@ const (
 	StitchToolCall             StitchType = "tool_call"
 	StitchThreadResult         StitchType = "thread_result"
 	StitchDiscordMessage       StitchType = "discord_message"
+	StitchSlackMessage         StitchType = "slack_message"
 	StitchLinearActivity       StitchType = "linear_activity"
 	StitchAgentThought         StitchType = "agent_thought"
 	StitchClarificationRequest StitchType = "clarification_request"
@@ -28,6 +29,7 @@ const (
 var StitchTypes = []StitchType{
 	StitchSystemPrompt, StitchInitialPrompt, StitchLLMCall, StitchToolCall, StitchThreadResult,
 	StitchDiscordMessage, StitchLinearActivity, StitchAgentThought, StitchClarificationRequest, StitchError,
+	StitchSlackMessage,
 }
 
 // Valid reports whether t is a known stitch type.
@@ -42,7 +44,7 @@ func (t StitchType) Valid() bool {
 
 // IsInput reports whether a stitch of this type is input a turn must answer.
 func (t StitchType) IsInput() bool {
-	return t == StitchInitialPrompt || t == StitchDiscordMessage || t == StitchLinearActivity
+	return t == StitchInitialPrompt || t == StitchDiscordMessage || t == StitchLinearActivity || t == StitchSlackMessage
 }
 
 // Author is who wrote a stitch that came from a person (or another bot).

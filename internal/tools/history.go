@@ -38,6 +38,7 @@ type HistoryFetcher interface {
 type Attachments interface {
 	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
 	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
+	SlackAttachment(ctx context.Context, threadID uuid.UUID) (*thread.SlackAttachment, error)
 }
 
 // DefaultHistoryTTL is how long a fetched history is reused: long enough
@@ -54,9 +55,12 @@ const maxHistoryCache = 1000
 type History struct {
 	Discord HistoryFetcher // nil: Discord history off
 	Linear  HistoryFetcher // nil: Linear history off
-	Store   Attachments
-	TTL     time.Duration
-	Logger  *slog.Logger
+	// Slack reads what a Slack thread said before weft joined it; nil
+	// leaves Slack's history to what weft stored.
+	Slack  SlackBackfill
+	Store  Attachments
+	TTL    time.Duration
+	Logger *slog.Logger
 
 	mu    sync.Mutex
 	cache map[string]historyEntry
@@ -80,6 +84,8 @@ func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain [
 		err     error
 	)
 	switch cur.Source {
+	case thread.PlatformSlack:
+		return h.slackThreadContext(ctx, th, chain, cur)
 	case thread.PlatformDiscord:
 		var d *thread.DiscordAttachment
 		if h.Discord == nil {

@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -33,6 +34,81 @@ func (attachments) DiscordAttachment(_ context.Context, id uuid.UUID) (*thread.D
 
 func (attachments) LinearAttachment(_ context.Context, id uuid.UUID) (*thread.LinearAttachment, error) {
 	return &thread.LinearAttachment{ThreadID: id, IssueID: "issue-1"}, nil
+}
+
+func (attachments) SlackAttachment(_ context.Context, id uuid.UUID) (*thread.SlackAttachment, error) {
+	return &thread.SlackAttachment{ThreadID: id, TeamID: "T1", ChannelID: "C1", ThreadTS: "1700000000.000100"}, nil
+}
+
+// backfill is what a Slack thread said before weft joined it.
+type backfill struct {
+	msgs  []tools.HistoryMessage
+	err   error
+	calls atomic.Int32
+	seen  atomic.Value // the beforeTS asked for
+}
+
+func (b *backfill) SlackThreadBefore(_ context.Context, _ *thread.SlackAttachment, before string) ([]tools.HistoryMessage, error) {
+	b.calls.Add(1)
+	b.seen.Store(before)
+	return b.msgs, b.err
+}
+
+// slackChain is a Slack thread's stored chain: texts from people (ts
+// 1700000000+i), weft's answer after the first, the last the question.
+func slackChain(first int, texts ...string) []thread.Stitch {
+	chain := []thread.Stitch{{ID: uuid.New(), Type: thread.StitchSystemPrompt, Content: "persona"}}
+	for i, text := range texts {
+		ts := fmt.Sprintf("17000000%02d.000100", first+i)
+		chain = append(chain, thread.Stitch{ID: uuid.New(), Type: thread.StitchSlackMessage, Content: text,
+			Source: thread.PlatformSlack, ExternalID: "T1/C1/" + ts})
+		if i == 0 {
+			chain = append(chain, thread.Stitch{ID: uuid.New(), Type: thread.StitchLLMCall, Content: "Noted."})
+		}
+	}
+	return chain
+}
+
+// TestSlackThreadContext is thread-context-retrieval.md for Slack.
+func TestSlackThreadContext(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	th := &thread.Thread{ID: uuid.New(), AgentName: "weft"}
+
+	t.Run("StoredHistoryNoAPICall", func(t *testing.T) {
+		t.Parallel()
+		b := &backfill{}
+		h := &tools.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}
+		secs := h.PromptSections(ctx, th, slackChain(0, "<@U0WEFT> we run build-1 and cache-1", "are they running?"))
+		require.Equal(t, []string{"<slack_thread_context>\nUser: <@U0WEFT> we run build-1 and cache-1\nweft: Noted.\n</slack_thread_context>\nCurrent question: are they running?"}, secs)
+		require.Zero(t, b.calls.Load(), "weft saw the whole thread: nothing read from Slack")
+	})
+
+	t.Run("JoinedMidThreadBackfillsOnceCached", func(t *testing.T) {
+		t.Parallel()
+		b := &backfill{msgs: []tools.HistoryMessage{{Author: "User", Text: "build-2 is down"}}}
+		h := &tools.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}
+		secs := h.PromptSections(ctx, th, slackChain(5, "<@U0WEFT> why?", "is it back?"))
+		require.Equal(t, []string{"<slack_thread_context>\nUser: build-2 is down\nUser: <@U0WEFT> why?\nweft: Noted.\n</slack_thread_context>\nCurrent question: is it back?"}, secs)
+		require.Equal(t, "1700000005.000100", b.seen.Load(), "only what came before weft's first message")
+		h.PromptSections(ctx, th, slackChain(5, "<@U0WEFT> why?", "is it back?", "and now?"))
+		require.EqualValues(t, 1, b.calls.Load(), "the second turn used the cache")
+	})
+
+	t.Run("OutsideAThreadNoSection", func(t *testing.T) {
+		t.Parallel()
+		b := &backfill{}
+		h := &tools.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}
+		require.Empty(t, h.PromptSections(ctx, th, slackChain(0, "<@U0WEFT> hello")))
+		require.Zero(t, b.calls.Load())
+	})
+
+	t.Run("BackfillFailureLoggedAndSkipped", func(t *testing.T) {
+		t.Parallel()
+		h := &tools.History{Slack: &backfill{err: errors.New("ratelimited")}, Store: attachments{}, Logger: logtest.New(t)}
+		secs := h.PromptSections(ctx, th, slackChain(5, "<@U0WEFT> why?", "is it back?"))
+		require.Equal(t, []string{"<slack_thread_context>\nUser: <@U0WEFT> why?\nweft: Noted.\n</slack_thread_context>\nCurrent question: is it back?"}, secs)
+	})
 }
 
 func chainWith(source thread.Platform, text, id string) []thread.Stitch {

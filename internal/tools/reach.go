@@ -70,6 +70,21 @@ func (r *Reach) Check(ctx context.Context, from uuid.UUID, target string) error 
 	return nil
 }
 
+// CheckSlack returns nil when the conversation of thread from may read a
+// Slack thread by its channel and ts, and ErrOutOfReach when it may not:
+// weft reads Slack with one workspace's token, so only a conversation of
+// a Slack workspace, or the operator's, may reach into it.
+func (r *Reach) CheckSlack(ctx context.Context, from uuid.UUID) error {
+	tenant, org, err := r.Store.ThreadTenant(ctx, from)
+	if err != nil {
+		return err
+	}
+	if org != "" && tenant.Kind != thread.TenantSlack {
+		return ErrOutOfReach
+	}
+	return nil
+}
+
 // resolve finds the organisation of target: a stored thread's, or that of
 // the server of a Discord thread weft does not track. found is false when
 // there is neither.

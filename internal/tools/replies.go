@@ -14,14 +14,18 @@ import (
 // RepliesGetter answers get-thread-replies. *replies.Service implements it.
 type RepliesGetter interface {
 	Get(ctx context.Context, req replies.Request) (*replies.Response, error)
+	GetSlack(ctx context.Context, req replies.SlackRequest) (*replies.SlackResponse, error)
 }
 
 // repliesArgs are get_thread_replies' arguments.
 type repliesArgs struct {
-	ThreadID string        `json:"thread_id,omitempty" jsonschema:"weft thread id (UUID) or Discord thread id; default: this thread"`
-	Limit    int           `json:"limit,omitempty" jsonschema:"replies per page (default 50)" minimum:"1" maximum:"200"`
-	Cursor   string        `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
-	Order    replies.Order `json:"order,omitempty" jsonschema:"default oldest" enum:"oldest,newest"`
+	ThreadID string `json:"thread_id,omitempty" jsonschema:"weft thread id (UUID) or Discord thread id; default: this thread"`
+	// A Slack thread, named as get-thread-replies.md names it.
+	ChannelID string        `json:"channelId,omitempty" jsonschema:"Slack conversation id of a Slack thread, with threadTs"`
+	ThreadTS  string        `json:"threadTs,omitempty" jsonschema:"ts of the Slack thread's parent message, with channelId"`
+	Limit     int           `json:"limit,omitempty" jsonschema:"replies per page (default 50)" minimum:"1" maximum:"200"`
+	Cursor    string        `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Order     replies.Order `json:"order,omitempty" jsonschema:"default oldest" enum:"oldest,newest"`
 }
 
 // Replies is get_thread_replies: a thread's parent message and replies, a
@@ -33,6 +37,7 @@ func Replies(svc RepliesGetter, reach *Reach) Tool {
 		Name: "get_thread_replies",
 		Description: "Read a conversation thread: its first message (parent) and the replies after it, a page at a time. " +
 			"thread_id is a weft thread id or a Discord thread id; omit it for this thread. " +
+			"A Slack thread is named by channelId and threadTs instead, and answered as {parent, replies, nextCursor, hasMore}. " +
 			"Pass next_cursor from a result as cursor to read on. Deleted replies have text null.",
 		Schema: toolschema.For[repliesArgs](),
 		Handler: func(ctx context.Context, c Call) (string, error) {
@@ -40,15 +45,30 @@ func Replies(svc RepliesGetter, reach *Reach) Tool {
 			if err != nil {
 				return "", err
 			}
-			if args.ThreadID == "" {
+			slack := args.ChannelID != "" || args.ThreadTS != ""
+			if slack && args.ThreadID != "" {
+				return "", fmt.Errorf("%s: give thread_id, or channelId and threadTs, not both", httpapi.CodeInvalidArgument)
+			}
+			if args.ThreadID == "" && !slack {
 				args.ThreadID = c.ThreadID.String()
 			}
-			if err := reach.Check(ctx, c.ThreadID, args.ThreadID); errors.Is(err, ErrOutOfReach) {
+			if slack {
+				err = reach.CheckSlack(ctx, c.ThreadID)
+			} else {
+				err = reach.Check(ctx, c.ThreadID, args.ThreadID)
+			}
+			if errors.Is(err, ErrOutOfReach) {
 				return "", fmt.Errorf("%s: %w", httpapi.CodeAuthorization, err)
 			} else if err != nil {
 				return "", fmt.Errorf("%s: the thread could not be read; try again later", httpapi.CodeUnavailable)
 			}
-			resp, err := svc.Get(ctx, replies.Request{ThreadID: args.ThreadID, Limit: args.Limit, Cursor: args.Cursor, Order: args.Order})
+			var resp any
+			if slack {
+				resp, err = svc.GetSlack(ctx, replies.SlackRequest{ChannelID: args.ChannelID, ThreadTS: args.ThreadTS,
+					Limit: args.Limit, Cursor: args.Cursor, Order: args.Order})
+			} else {
+				resp, err = svc.Get(ctx, replies.Request{ThreadID: args.ThreadID, Limit: args.Limit, Cursor: args.Cursor, Order: args.Order})
+			}
 			if err != nil {
 				// The model sees the code and the safe message, never the cause.
 				var e *httpapi.Error

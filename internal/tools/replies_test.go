@@ -88,6 +88,41 @@ func TestRepliesTool(t *testing.T) {
 	})
 }
 
+// oneSlackThread is a Slack thread of a parent and one reply.
+type oneSlackThread struct{}
+
+func (oneSlackThread) Replies(_ context.Context, q replies.SlackQuery) (replies.SlackPage, error) {
+	parent, reply := "deploy is stuck", "which one?"
+	return replies.SlackPage{Messages: []replies.SlackMessage{{TS: q.ThreadTS, User: "U1", Text: &parent},
+		{TS: "1700000001.000100", User: "U2", Text: &reply}}}, nil
+}
+
+// TestRepliesToolSlack reads a Slack thread by channelId and threadTs, from
+// a conversation on no platform; one in a Discord server may not.
+func TestRepliesToolSlack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	svc, err := replies.New(replies.Config{Store: store, Slack: oneSlackThread{}, Logger: logtest.New(t)})
+	require.NoError(t, err)
+	tool := tools.Replies(svc, &tools.Reach{Store: store})
+	args := json.RawMessage(`{"channelId": "C0123", "threadTs": "1700000000.000100"}`)
+
+	cli := dbtest.Thread(ctx, t, store, nil)
+	out, err := tool.Handler(ctx, tools.Call{ThreadID: cli.ID, Arguments: args})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"parent": {"ts": "1700000000.000100", "user": "U1", "text": "deploy is stuck", "edited": false, "deleted": false, "subtype": null},
+		"replies": [{"ts": "1700000001.000100", "user": "U2", "text": "which one?", "edited": false, "deleted": false, "subtype": null}],
+		"nextCursor": null, "hasMore": false}`, out)
+
+	inDiscord := repliestest.NewConversation(ctx, t, store, 1)
+	_, err = tool.Handler(ctx, tools.Call{ThreadID: inDiscord.Thread.ID, Arguments: args})
+	require.EqualError(t, err, "AuthorizationError: "+tools.ErrOutOfReach.Error())
+
+	_, err = tool.Handler(ctx, tools.Call{ThreadID: cli.ID, Arguments: json.RawMessage(`{"channelId": "C0123", "threadTs": "1700000000.000100", "thread_id": "x"}`)})
+	require.ErrorContains(t, err, "InvalidArgument")
+}
+
 func texts(ms []replies.Message) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
@@ -105,6 +140,8 @@ func TestRepliesToolSchema(t *testing.T) {
 		"type": "object",
 		"properties": {
 			"thread_id": {"type": "string", "description": "weft thread id (UUID) or Discord thread id; default: this thread"},
+			"channelId": {"type": "string", "description": "Slack conversation id of a Slack thread, with threadTs"},
+			"threadTs": {"type": "string", "description": "ts of the Slack thread's parent message, with channelId"},
 			"limit": {"type": "integer", "description": "replies per page (default 50)", "minimum": 1, "maximum": 200},
 			"cursor": {"type": "string", "description": "next_cursor of the previous page"},
 			"order": {"type": "string", "description": "default oldest", "enum": ["oldest", "newest"]}

@@ -73,6 +73,36 @@ type Outbox struct {
 	SentAt        *time.Time
 }
 
+type SlackInstallation struct {
+	TeamID              string
+	TeamName            string
+	EnterpriseID        string
+	IsEnterpriseInstall bool
+	AppID               string
+	BotUserID           string
+	BotTokenEnc         []byte
+	RefreshTokenEnc     []byte
+	ExpiresAt           *time.Time
+	Scopes              []string
+	InstalledBy         string
+	IsActive            bool
+	InstalledAt         time.Time
+	UpdatedAt           time.Time
+	RevokedAt           *time.Time
+}
+
+type SlackThreadMetadatum struct {
+	ThreadID    uuid.UUID
+	TeamID      string
+	ChannelID   string
+	ThreadTs    string
+	ChannelType string
+	CreatedBy   string
+	IsActive    bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type Stitch struct {
 	StitchID         uuid.UUID
 	ThreadID         uuid.UUID

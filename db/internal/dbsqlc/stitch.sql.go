@@ -185,12 +185,14 @@ func (q *Queries) EditStitch(ctx context.Context, arg EditStitchParams) (Stitch,
 }
 
 const inputSurface = `-- name: InputSurface :one
-SELECT s.source_platform, l.session_id, d.discord_thread_id, d.is_active
+SELECT s.source_platform, l.session_id, d.discord_thread_id, d.is_active,
+       sl.team_id AS slack_team_id, sl.channel_id AS slack_channel_id, sl.thread_ts AS slack_thread_ts, sl.is_active AS slack_active
 FROM (SELECT i.source_platform FROM stitches i
-      WHERE i.thread_id = $1 AND i.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity')
+      WHERE i.thread_id = $1 AND i.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message')
       ORDER BY i.seq DESC LIMIT 1) s
 LEFT JOIN linear_thread_metadata l ON l.thread_id = $1
 LEFT JOIN discord_thread_metadata d ON d.thread_id = $1
+LEFT JOIN slack_thread_metadata sl ON sl.thread_id = $1
 `
 
 type InputSurfaceRow struct {
@@ -198,6 +200,10 @@ type InputSurfaceRow struct {
 	SessionID       *string
 	DiscordThreadID *string
 	IsActive        *bool
+	SlackTeamID     *string
+	SlackChannelID  *string
+	SlackThreadTs   *string
+	SlackActive     *bool
 }
 
 // InputSurface is where the thread's newest input came from, and its
@@ -210,6 +216,10 @@ func (q *Queries) InputSurface(ctx context.Context, threadID uuid.UUID) (InputSu
 		&i.SessionID,
 		&i.DiscordThreadID,
 		&i.IsActive,
+		&i.SlackTeamID,
+		&i.SlackChannelID,
+		&i.SlackThreadTs,
+		&i.SlackActive,
 	)
 	return i, err
 }
@@ -290,7 +300,7 @@ SELECT s.stitch_id, s.thread_id, s.previous_stitch_id, s.seq, s.stitch_type, s.c
         SELECT DISTINCT ON (thread_id) stitch_id, thread_id, created_at, count(*) OVER (PARTITION BY thread_id) AS matches
         FROM stitches
         WHERE content ILIKE $1::text ESCAPE '\' AND deleted_at IS NULL AND stitch_type <> 'system_prompt'
-          AND (stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'agent_thought', 'clarification_request', 'error')
+          AND (stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'agent_thought', 'clarification_request', 'error')
             OR (stitch_type = 'llm_call' AND coalesce(content, '') <> '' AND coalesce(llm_response->'tool_calls', '[]') IN ('[]', 'null'))
             OR (stitch_type = 'thread_result' AND tool_name IS NOT NULL))
         ORDER BY thread_id, seq DESC
@@ -446,7 +456,7 @@ const stitchWindowAsc = `-- name: StitchWindowAsc :many
 SELECT stitch_id, thread_id, previous_stitch_id, seq, stitch_type, content, llm_request, llm_response, model, input_tokens, output_tokens, latency_ms, tool_name, tool_input, tool_output, tool_error, metadata, source_platform, external_id, author_id, author_name, author_is_bot, edited_at, deleted_at, created_at FROM stitches
 WHERE thread_id = $1 AND ($2::bigint = 0 OR seq > $2) AND ($3::bigint = 0 OR seq < $3)
   AND (NOT $4::boolean OR
-    stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'agent_thought', 'clarification_request', 'error')
+    stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'agent_thought', 'clarification_request', 'error')
     OR (stitch_type = 'llm_call' AND coalesce(content, '') <> '' AND coalesce(llm_response->'tool_calls', '[]') IN ('[]', 'null'))
     OR (stitch_type = 'thread_result' AND tool_name IS NOT NULL))
 ORDER BY seq ASC LIMIT $5
@@ -522,7 +532,7 @@ const stitchWindowDesc = `-- name: StitchWindowDesc :many
 SELECT stitch_id, thread_id, previous_stitch_id, seq, stitch_type, content, llm_request, llm_response, model, input_tokens, output_tokens, latency_ms, tool_name, tool_input, tool_output, tool_error, metadata, source_platform, external_id, author_id, author_name, author_is_bot, edited_at, deleted_at, created_at FROM stitches
 WHERE thread_id = $1 AND ($2::bigint = 0 OR seq > $2) AND ($3::bigint = 0 OR seq < $3)
   AND (NOT $4::boolean OR
-    stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'agent_thought', 'clarification_request', 'error')
+    stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'agent_thought', 'clarification_request', 'error')
     OR (stitch_type = 'llm_call' AND coalesce(content, '') <> '' AND coalesce(llm_response->'tool_calls', '[]') IN ('[]', 'null'))
     OR (stitch_type = 'thread_result' AND tool_name IS NOT NULL))
 ORDER BY seq DESC LIMIT $5
@@ -590,7 +600,7 @@ func (q *Queries) StitchWindowDesc(ctx context.Context, arg StitchWindowDescPara
 
 const threadParent = `-- name: ThreadParent :one
 SELECT stitch_id, thread_id, previous_stitch_id, seq, stitch_type, content, llm_request, llm_response, model, input_tokens, output_tokens, latency_ms, tool_name, tool_input, tool_output, tool_error, metadata, source_platform, external_id, author_id, author_name, author_is_bot, edited_at, deleted_at, created_at FROM stitches
-WHERE thread_id = $1 AND stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity')
+WHERE thread_id = $1 AND stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message')
 ORDER BY seq LIMIT 1
 `
 

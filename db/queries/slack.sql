@@ -1,0 +1,15 @@
+-- name: InsertSlackAttachment :exec
+INSERT INTO slack_thread_metadata (thread_id, team_id, channel_id, thread_ts, channel_type, created_by)
+VALUES (@thread_id, @team_id, @channel_id, @thread_ts, @channel_type, @created_by);
+
+-- name: SlackAttachment :one
+SELECT * FROM slack_thread_metadata WHERE thread_id = @thread_id;
+
+-- name: ThreadBySlackThread :one
+SELECT t.* FROM threads t
+JOIN slack_thread_metadata s ON s.thread_id = t.thread_id
+WHERE s.team_id = @team_id AND s.channel_id = @channel_id AND s.thread_ts = @thread_ts;
+
+-- name: SetSlackActive :execrows
+UPDATE slack_thread_metadata SET is_active = @is_active, updated_at = now()
+WHERE team_id = @team_id AND channel_id = @channel_id AND thread_ts = @thread_ts;

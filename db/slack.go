@@ -1,0 +1,75 @@
+package db
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/db/internal/dbsqlc"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+func queueAttachSlack(ctx context.Context, p *pipeline, s *thread.SlackAttachment) {
+	typ := s.ChannelType
+	if typ == "" {
+		typ = "channel"
+	}
+	arg := dbsqlc.InsertSlackAttachmentParams{
+		ThreadID: s.ThreadID, TeamID: s.TeamID, ChannelID: s.ChannelID, ThreadTs: s.ThreadTS,
+		ChannelType: typ, CreatedBy: s.CreatedBy,
+	}
+	p.add(func(q *dbsqlc.Queries) error { return translate(q.InsertSlackAttachment(ctx, arg)) })
+}
+
+// AttachSlack attaches an existing thread to a Slack thread. A Slack thread
+// attached elsewhere fails with thread.ErrSlackThreadAttached.
+func (q *Queries) AttachSlack(ctx context.Context, s thread.SlackAttachment) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	return q.attach(ctx, s.ThreadID, func(p *pipeline) { queueAttachSlack(ctx, p, &s) })
+}
+
+// SlackAttachment returns a thread's Slack attachment, or thread.ErrNotFound.
+func (q *Queries) SlackAttachment(ctx context.Context, threadID uuid.UUID) (*thread.SlackAttachment, error) {
+	s, err := slackOf(q.gen.SlackAttachment(ctx, threadID))
+	if err != nil {
+		return nil, fmt.Errorf("slack attachment: %w", err)
+	}
+	return s, nil
+}
+
+// ThreadBySlackThread returns the thread attached to a Slack thread, or
+// thread.ErrNotFound.
+func (q *Queries) ThreadBySlackThread(ctx context.Context, teamID, channelID, threadTS string) (*thread.Thread, error) {
+	t, err := threadOf(q.gen.ThreadBySlackThread(ctx, dbsqlc.ThreadBySlackThreadParams{TeamID: teamID, ChannelID: channelID, ThreadTs: threadTS}))
+	if err != nil {
+		return nil, fmt.Errorf("thread by slack thread: %w", err)
+	}
+	return t, nil
+}
+
+// SetSlackActive marks a Slack attachment active or not; a Slack thread weft
+// does not track fails with thread.ErrNotFound.
+func (q *Queries) SetSlackActive(ctx context.Context, t thread.SlackTarget, active bool) error {
+	n, err := q.gen.SetSlackActive(ctx, dbsqlc.SetSlackActiveParams{IsActive: active, TeamID: t.TeamID, ChannelID: t.ChannelID, ThreadTs: t.ThreadTS})
+	if err != nil {
+		return fmt.Errorf("set slack active: %w", translate(err))
+	}
+	if n == 0 {
+		return fmt.Errorf("set slack active: %w", thread.ErrNotFound)
+	}
+	return nil
+}
+
+func slackOf(r dbsqlc.SlackThreadMetadatum, err error) (*thread.SlackAttachment, error) {
+	if err != nil {
+		return nil, translate(err)
+	}
+	return &thread.SlackAttachment{
+		ThreadID: r.ThreadID, TeamID: r.TeamID, ChannelID: r.ChannelID, ThreadTS: r.ThreadTs,
+		ChannelType: r.ChannelType, CreatedBy: r.CreatedBy, Active: r.IsActive,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}, nil
+}

@@ -1,0 +1,142 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/webhooks"
+)
+
+// SlackConfig is Slack's part of the configuration, for one workspace.
+type SlackConfig struct {
+	// SigningSecret verifies the Events API and slash commands
+	// (SLACK_SIGNING_SECRET); without it those doors stay closed.
+	SigningSecret string
+	// BotToken is the workspace's bot token (SLACK_BOT_TOKEN); Slack is
+	// off without it.
+	BotToken string
+	// AppToken is the app-level token (SLACK_APP_TOKEN) that opens Socket
+	// Mode, the door for a workspace without a public URL.
+	AppToken string
+	// APIURL replaces https://slack.com/api/ (SLACK_API_URL), e.g. a fake.
+	APIURL string
+}
+
+func loadSlack(getenv func(string) string) SlackConfig {
+	return SlackConfig{
+		SigningSecret: getenv("SLACK_SIGNING_SECRET"),
+		BotToken:      getenv("SLACK_BOT_TOKEN"),
+		AppToken:      getenv("SLACK_APP_TOKEN"),
+		APIURL:        getenv("SLACK_API_URL"),
+	}
+}
+
+// slackApp is Slack, built: the Web API client, the outbox's sender, the
+// thinking status, and the doors once the ingester exists.
+type slackApp struct {
+	cfg    SlackConfig
+	logger *slog.Logger
+	client *slack.Client
+	sender *slack.Sender
+	conv   *slack.Conversations
+	socket *slack.Socket
+
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
+}
+
+func newSlackApp(cfg SlackConfig, logger *slog.Logger) (*slackApp, error) {
+	a := &slackApp{cfg: cfg, logger: logger.With("component", "slack")}
+	if cfg.BotToken == "" {
+		return a, nil
+	}
+	c, err := slack.New(slack.Config{Token: cfg.BotToken, AppToken: cfg.AppToken, APIURL: cfg.APIURL, Logger: a.logger})
+	if err != nil {
+		return nil, fmt.Errorf("slack: %w", err)
+	}
+	a.client, a.sender = c, slack.NewSender(c)
+	return a, nil
+}
+
+// on reports whether Slack is configured.
+func (a *slackApp) on() bool { return a.client != nil }
+
+// listen builds the doors' handler of events on rec, and Socket Mode when
+// an app token is set.
+func (a *slackApp) listen(rec slack.Recorder) {
+	if !a.on() {
+		return
+	}
+	a.conv = slack.NewConversations(a.client, rec, a.logger)
+	if a.cfg.AppToken != "" {
+		a.socket = slack.NewSocket(a.client, a.conv, a.logger)
+	}
+}
+
+// events is the HTTP doors' configuration; nil (off) without a signing
+// secret.
+func (a *slackApp) events() *webhooks.Slack {
+	if a.conv == nil || a.cfg.SigningSecret == "" {
+		return nil
+	}
+	return &webhooks.Slack{SigningSecret: a.cfg.SigningSecret, Events: a.conv, Commands: map[string]webhooks.SlackCommandHandler{}}
+}
+
+// onTurn is the processor's turn hook: "is thinking…" under the thread.
+func (a *slackApp) onTurn(store *db.Store) func(context.Context, uuid.UUID) func() {
+	if !a.on() {
+		return nil
+	}
+	return slack.NewStatus(a.client, store, a.logger).Thinking
+}
+
+// start runs Socket Mode, if configured, until stop.
+func (a *slackApp) start(ctx context.Context) {
+	if a.socket == nil {
+		return
+	}
+	ctx, a.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	a.wg.Go(func() {
+		if err := a.socket.Run(ctx); err != nil {
+			a.logger.ErrorContext(ctx, "slack socket mode stopped", slog.Any("error", err))
+		}
+	})
+}
+
+// stop closes Socket Mode: an envelope not yet acknowledged is redelivered.
+func (a *slackApp) stop() {
+	if a.cancel != nil {
+		a.cancel()
+	}
+	a.wg.Wait()
+}
+
+// turnHooks runs several processor turn hooks as one.
+func turnHooks(hooks ...func(context.Context, uuid.UUID) func()) func(context.Context, uuid.UUID) func() {
+	var on []func(context.Context, uuid.UUID) func()
+	for _, h := range hooks {
+		if h != nil {
+			on = append(on, h)
+		}
+	}
+	if len(on) == 0 {
+		return nil
+	}
+	return func(ctx context.Context, id uuid.UUID) func() {
+		stops := make([]func(), len(on))
+		for i, h := range on {
+			stops[i] = h(ctx, id)
+		}
+		return func() {
+			for _, stop := range stops {
+				stop()
+			}
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package mcpserver_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/httpapi"
+	"github.com/weft-dev/weft/internal/logtest"
+	"github.com/weft-dev/weft/internal/mcpserver"
+	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/replies/fromslack"
+	"github.com/weft-dev/weft/internal/retry"
+	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/slack/slacktest"
+)
+
+// newSlackServer is the MCP server with Slack read through weft's Slack
+// client pointed at the fake.
+func newSlackServer(t *testing.T, fake *slacktest.Server) *mcpserver.Deps {
+	t.Helper()
+	store := dbtest.NewStore(t)
+	client, err := slack.New(slack.Config{Token: slacktest.BotToken, APIURL: fake.APIURL(), Logger: logtest.New(t),
+		Backoff: retry.Backoff{Base: time.Millisecond}})
+	require.NoError(t, err)
+	svc, err := replies.New(replies.Config{Store: store, Slack: fromslack.New(client), Registry: prometheus.NewRegistry(),
+		Logger: logtest.New(t)})
+	require.NoError(t, err)
+	return &mcpserver.Deps{Store: store, Replies: svc, Logger: logtest.New(t)}
+}
+
+// TestSlackReplies is get-thread-replies over MCP for a Slack thread named
+// as get-thread-replies.md names it: its shape, its pages and its errors.
+func TestSlackReplies(t *testing.T) {
+	t.Parallel()
+	const channel = "C0123ABCD"
+	fake := slacktest.NewServer(t)
+	fake.AddChannel(channel, "channel")
+	alice, bob := slacktest.User{ID: "U1", Name: "alice"}, slacktest.User{ID: "U2", Name: "bob"}
+	other := slacktest.User{ID: "U3", Name: "ci", BotID: "B1", AppID: "A1"}
+	parentTS := fake.Post(alice, channel, "", "deploy is stuck").TS
+	var ts []string
+	for i := 1; i <= 6; i++ {
+		u := bob
+		if i == 4 {
+			u = other
+		}
+		ts = append(ts, fake.Post(u, channel, parentTS, fmt.Sprintf("reply %d", i)).TS)
+	}
+	_, ok := fake.Edit(channel, ts[1], "reply 2")
+	require.True(t, ok)
+	_, ok = fake.Delete(channel, ts[5])
+	require.True(t, ok)
+	goneTS := fake.Post(alice, channel, "", "wrong channel, sorry").TS
+	fake.Post(bob, channel, goneTS, "still here")
+	fake.Delete(channel, goneTS)
+	f := fakeCalls{fake}
+	cs := connectInMemory(t, mcpserver.New(*newSlackServer(t, fake)))
+	args := func(kv ...any) map[string]any {
+		m := map[string]any{"channelId": channel, "threadTs": parentTS}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+
+	t.Run("Shape", func(t *testing.T) {
+		res := call(t, cs, "get-thread-replies", args(), nil)
+		require.False(t, res.IsError)
+		raw, err := json.Marshal(res.StructuredContent)
+		require.NoError(t, err)
+		require.JSONEq(t, fmt.Sprintf(`{
+			"parent": {"ts": %q, "user": "U1", "text": "deploy is stuck", "edited": false, "deleted": false, "subtype": null},
+			"replies": [
+				{"ts": %q, "user": "U2", "text": "reply 1", "edited": false, "deleted": false, "subtype": null},
+				{"ts": %q, "user": "U2", "text": "reply 2", "edited": true, "deleted": false, "subtype": null},
+				{"ts": %q, "user": "U2", "text": "reply 3", "edited": false, "deleted": false, "subtype": null},
+				{"ts": %q, "user": "U3", "text": "reply 4", "edited": false, "deleted": false, "subtype": null},
+				{"ts": %q, "user": "U2", "text": "reply 5", "edited": false, "deleted": false, "subtype": null}
+			],
+			"nextCursor": null,
+			"hasMore": false
+		}`, parentTS, ts[0], ts[1], ts[2], ts[3], ts[4]), string(raw))
+	})
+
+	t.Run("DeletedParent", func(t *testing.T) {
+		var got replies.SlackResponse
+		call(t, cs, "get-thread-replies", map[string]any{"channelId": channel, "threadTs": goneTS}, &got)
+		require.True(t, got.Parent.Deleted)
+		require.Nil(t, got.Parent.Text)
+		require.Len(t, got.Replies, 1)
+	})
+
+	pages := func(t *testing.T, order string) []string {
+		var seen []string
+		cursor := ""
+		for range 10 {
+			a := args("limit", 2, "order", order)
+			if cursor != "" {
+				a["cursor"] = cursor
+			}
+			var got replies.SlackResponse
+			res := call(t, cs, "get-thread-replies", a, &got)
+			require.False(t, res.IsError, "%v", res.Content)
+			require.Equal(t, parentTS, got.Parent.TS, "every page carries the parent")
+			for _, m := range got.Replies {
+				seen = append(seen, *m.Text)
+			}
+			if !got.HasMore {
+				require.Nil(t, got.NextCursor)
+				return seen
+			}
+			require.NotNil(t, got.NextCursor)
+			cursor = *got.NextCursor
+		}
+		t.Fatal("pages never ended")
+		return nil
+	}
+	t.Run("PagesOldest", func(t *testing.T) {
+		require.Equal(t, []string{"reply 1", "reply 2", "reply 3", "reply 4", "reply 5"}, pages(t, "oldest"))
+	})
+	t.Run("PagesNewest", func(t *testing.T) {
+		require.Equal(t, []string{"reply 5", "reply 4", "reply 3", "reply 2", "reply 1"}, pages(t, "newest"))
+	})
+
+	errs := []struct {
+		name  string
+		fault *slacktest.Fault
+		args  map[string]any
+		code  httpapi.Code
+		calls int
+	}{
+		{"UnknownThread", nil, args("threadTs", "1700000000.999999"), httpapi.CodeNotFound, 1},
+		{"UnknownChannel", nil, args("channelId", "C9999"), httpapi.CodeNotFound, 1},
+		{"InvalidAuthNotRetried", fault(slacktest.ErrorCode("invalid_auth")), args(), httpapi.CodeAuthentication, 1},
+		{"TokenRevokedNotRetried", fault(slacktest.ErrorCode("token_revoked")), args(), httpapi.CodeAuthentication, 1},
+		{"Unauthorized", fault(slacktest.ServerError(401)), args(), httpapi.CodeAuthentication, 1},
+		{"NotInChannel", fault(slacktest.ErrorCode("not_in_channel")), args(), httpapi.CodeAuthorization, 1},
+		{"MissingScope", fault(slacktest.ErrorCode("missing_scope")), args(), httpapi.CodeAuthorization, 1},
+		{"RateLimitAtOnce", fault(slacktest.RateLimited(30 * time.Second)), args(), httpapi.CodeRateLimit, 1},
+		{"RateLimitWithoutRetryAfter", fault(slacktest.Fault{Status: 429}), args(), httpapi.CodeRateLimit, 1},
+		{"ServerErrorsRetriedThrice", fault(slacktest.ServerError(503)), args(), httpapi.CodeUnavailable, 4},
+		{"InternalErrorRetriedThrice", fault(slacktest.ErrorCode("internal_error")), args(), httpapi.CodeUnavailable, 4},
+		{"BadChannelID", nil, args("channelId", "general"), httpapi.CodeInvalidArgument, 0},
+		{"BadTS", nil, args("threadTs", "yesterday"), httpapi.CodeInvalidArgument, 0},
+		{"BothForms", nil, args("thread_id", "0192f1d2-0000-7000-8000-000000000001"), httpapi.CodeInvalidArgument, 0},
+		{"TSWithoutChannel", nil, map[string]any{"threadTs": parentTS}, httpapi.CodeInvalidArgument, 0},
+		{"NeitherForm", nil, map[string]any{}, httpapi.CodeInvalidArgument, 0},
+		{"CursorOfAnotherThread", nil, args("cursor", "eyJrIjoicmVwbGllcyIsInAiOiIzIn0"), httpapi.CodeInvalidArgument, 0},
+	}
+	for _, tt := range errs {
+		t.Run(tt.name, func(t *testing.T) {
+			before := f.calls()
+			if tt.fault != nil {
+				fake.Fail("conversations.replies", 0, *tt.fault)
+				defer fake.Heal("conversations.replies")
+			}
+			require.Equal(t, tt.code, toolError(t, call(t, cs, "get-thread-replies", tt.args, nil)))
+			require.Equal(t, tt.calls, f.calls()-before)
+		})
+	}
+
+	t.Run("TransientFailureRecovers", func(t *testing.T) {
+		before := f.calls()
+		fake.Fail("conversations.replies", 2, slacktest.ServerError(502))
+		var got replies.SlackResponse
+		res := call(t, cs, "get-thread-replies", args(), &got)
+		require.False(t, res.IsError)
+		require.Len(t, got.Replies, 5)
+		require.Equal(t, 3, f.calls()-before)
+	})
+}
+
+func fault(f slacktest.Fault) *slacktest.Fault { return &f }
+
+// fakeCalls counts the fake's conversations.replies calls.
+type fakeCalls struct{ s *slacktest.Server }
+
+func (f fakeCalls) calls() int { return len(f.s.Calls("conversations.replies")) }

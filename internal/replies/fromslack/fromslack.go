@@ -1,0 +1,81 @@
+// Package fromslack reads Slack threads for get-thread-replies: it adapts
+// weft's Slack client to replies.Slack, its messages in
+// get-thread-replies.md's shape and its failures as its error codes. The
+// wiring plugs it in when Slack is configured.
+package fromslack
+
+import (
+	"context"
+	"errors"
+
+	"github.com/weft-dev/weft/internal/httpapi"
+	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/slack"
+)
+
+// Reader is a *slack.Client as get-thread-replies reads it. The client
+// retries what is transient (up to 3 times, with backoff) and returns a
+// rate limit or an auth failure at once, as the origin design asks.
+type Reader struct{ c *slack.Client }
+
+var _ replies.Slack = Reader{}
+
+// New reads through c.
+func New(c *slack.Client) Reader { return Reader{c} }
+
+// Replies implements replies.Slack with conversations.replies.
+func (r Reader) Replies(ctx context.Context, q replies.SlackQuery) (replies.SlackPage, error) {
+	pg, err := r.c.Replies(ctx, q.ChannelID, q.ThreadTS, slack.ReadOptions{Cursor: q.Cursor, Latest: q.Latest, Limit: q.Limit})
+	if err != nil {
+		return replies.SlackPage{}, Failure(err)
+	}
+	out := replies.SlackPage{HasMore: pg.HasMore, NextCursor: pg.NextCursor, Messages: make([]replies.SlackMessage, 0, len(pg.Messages))}
+	for _, m := range pg.Messages {
+		out.Messages = append(out.Messages, Message(m))
+	}
+	return out, nil
+}
+
+// Message is a Slack message in get-thread-replies.md's shape; a bot's
+// message names its bot id as the user when it has no user.
+func Message(m slack.Message) replies.SlackMessage {
+	text := m.Text
+	out := replies.SlackMessage{TS: m.TS, User: m.User, Text: &text, Edited: m.EditedTS != ""}
+	if out.User == "" {
+		out.User = m.BotID
+	}
+	if m.Subtype != "" {
+		st := m.Subtype
+		out.Subtype = &st
+	}
+	return out
+}
+
+// Failure is a Slack failure as get-thread-replies answers it: a 429 is a
+// RateLimit (with Slack's Retry-After), credentials an AuthenticationError,
+// a missing scope or membership an AuthorizationError, an unknown channel
+// or thread NotFound, and Slack's own failures (already retried by the
+// client) Unavailable. Any other error (a cancelled context, a broken
+// connection) is left as it is.
+func Failure(err error) error {
+	var se *slack.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	e := &httpapi.Error{Err: err}
+	switch se.Kind {
+	case slack.KindRateLimited:
+		e.Code, e.Message, e.RetryAfter = httpapi.CodeRateLimit, "Slack is rate limiting weft; try again later", se.RetryAfter
+	case slack.KindAuth:
+		e.Code, e.Message = httpapi.CodeAuthentication, "Slack rejected weft's bot token"
+	case slack.KindForbidden:
+		e.Code, e.Message = httpapi.CodeAuthorization, "weft may not read this Slack conversation"
+	case slack.KindNotFound:
+		e.Code, e.Message = httpapi.CodeNotFound, "no such Slack conversation or thread"
+	case slack.KindInvalid:
+		e.Code, e.Message = httpapi.CodeInvalidArgument, "Slack rejected the request"
+	default:
+		e.Code, e.Message = httpapi.CodeUnavailable, "Slack failed; try again later"
+	}
+	return e
+}

@@ -1,0 +1,229 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack/slackevents"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// ErrMalformed marks an Events API body that is not a Slack event envelope.
+var ErrMalformed = errors.New("slack: malformed event")
+
+// Recorder is weft's ingest path, in the domain's terms: what Slack events
+// become. *ingest.Ingester implements it; this package may not import
+// ingest.
+type Recorder interface {
+	// SlackEvent records a delivery (once per event id) and what it means,
+	// in one transaction; false means it was recorded before.
+	SlackEvent(ctx context.Context, e thread.SlackEvent) (bool, error)
+}
+
+// Conversations turns Slack event envelopes, from the Events API or Socket
+// Mode, into Recorder calls: a mention or a direct message opens a weft
+// thread on its Slack thread, later messages there are its stitches, edits
+// and deletes update them. weft's own messages are left out, and other
+// bots' are stored but answered only when they mention weft.
+type Conversations struct {
+	client *Client
+	rec    Recorder
+	logger *slog.Logger
+}
+
+// NewConversations returns Conversations recording through rec; client
+// tells it who the bot is (auth.test, asked once).
+func NewConversations(client *Client, rec Recorder, logger *slog.Logger) *Conversations {
+	return &Conversations{client: client, rec: rec, logger: logger.With("component", "slack_conversations")}
+}
+
+// envelope is the outer Events API body, read by hand so that an inner
+// event type slack-go does not know is still acknowledged and recorded.
+type envelope struct {
+	Type      string          `json:"type"`
+	Challenge string          `json:"challenge"`
+	TeamID    string          `json:"team_id"`
+	EventID   string          `json:"event_id"`
+	EventTime int64           `json:"event_time"`
+	Event     json.RawMessage `json:"event"`
+}
+
+type innerHead struct {
+	Type    string `json:"type"`
+	Subtype string `json:"subtype"`
+}
+
+// Handle records one verified Events API body and returns the challenge of
+// a url_verification (empty otherwise). A body that is not an envelope, or
+// an event_callback without its ids, fails with ErrMalformed and writes
+// nothing; any other failure means nothing was recorded, for Slack to retry.
+func (c *Conversations) Handle(ctx context.Context, body []byte) (challenge string, err error) {
+	var env envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	switch env.Type {
+	case slackevents.URLVerification:
+		if env.Challenge == "" {
+			return "", fmt.Errorf("%w: url_verification without a challenge", ErrMalformed)
+		}
+		return env.Challenge, nil
+	case slackevents.AppRateLimited:
+		c.logger.WarnContext(ctx, "slack rate-limited this app's events", slog.String("team_id", env.TeamID))
+		return "", nil
+	case slackevents.CallbackEvent:
+	default:
+		return "", fmt.Errorf("%w: envelope type %q", ErrMalformed, env.Type)
+	}
+	var head innerHead
+	if env.EventID == "" || env.TeamID == "" || len(env.Event) == 0 || json.Unmarshal(env.Event, &head) != nil || head.Type == "" {
+		return "", fmt.Errorf("%w: event_callback without event_id, team_id or event", ErrMalformed)
+	}
+	e, err := c.event(ctx, env, head)
+	if err != nil {
+		return "", err
+	}
+	if _, err := c.rec.SlackEvent(ctx, e); err != nil {
+		return "", err
+	}
+	return "", nil
+}
+
+// event is what an inner event means for weft.
+func (c *Conversations) event(ctx context.Context, env envelope, head innerHead) (thread.SlackEvent, error) {
+	e := thread.SlackEvent{EventID: env.EventID, EventType: head.Type, Action: thread.SlackIgnore, At: time.Unix(env.EventTime, 0)}
+	if head.Subtype != "" {
+		e.EventType += "." + head.Subtype
+	}
+	switch head.Type {
+	case "app_mention", "message":
+	default:
+		return e, nil // assistant_thread_started and the rest: recorded only
+	}
+	bot, err := c.client.Identity(ctx)
+	if err != nil {
+		return e, fmt.Errorf("slack: who am i: %w", err)
+	}
+	if head.Type == "app_mention" {
+		var m slackevents.AppMentionEvent
+		if err := json.Unmarshal(env.Event, &m); err != nil {
+			return e, fmt.Errorf("%w: app_mention: %w", ErrMalformed, err)
+		}
+		return c.message(e, bot, env.TeamID, msg{channel: m.Channel, user: m.User, botID: m.BotID, text: m.Text, ts: m.TimeStamp, threadTS: m.ThreadTimeStamp}, true), nil
+	}
+	var m slackevents.MessageEvent
+	if err := json.Unmarshal(env.Event, &m); err != nil {
+		return e, fmt.Errorf("%w: message: %w", ErrMalformed, err)
+	}
+	switch m.SubType {
+	case "", "thread_broadcast", "file_share", "bot_message", "me_message":
+		in := msg{channel: m.Channel, channelType: m.ChannelType, user: m.User, botID: m.BotID, text: m.Text, ts: m.TimeStamp, threadTS: m.ThreadTimeStamp}
+		return c.message(e, bot, env.TeamID, in, strings.Contains(m.Text, "<@"+bot.UserID+">")), nil
+	case "message_changed":
+		if m.Message == nil || m.Message.Timestamp == "" || m.Message.SubType == "assistant_app_thread" {
+			return e, nil
+		}
+		e.Action = thread.SlackEdit
+		e.Message = thread.Stitch{ExternalID: thread.SlackMessageID(env.TeamID, m.Channel, m.Message.Timestamp), Content: fromMrkdwn(m.Message.Text, bot.UserID)}
+		if m.Message.Edited != nil {
+			if at := ParseTS(m.Message.Edited.Timestamp); !at.IsZero() {
+				e.At = at
+			}
+		}
+	case "message_deleted":
+		if m.DeletedTimeStamp == "" {
+			return e, nil
+		}
+		e.Action = thread.SlackDelete
+		e.Message = thread.Stitch{ExternalID: thread.SlackMessageID(env.TeamID, m.Channel, m.DeletedTimeStamp)}
+	}
+	return e, nil
+}
+
+// msg is what weft reads of an app_mention or a message.
+type msg struct {
+	channel, channelType, user, botID, text, ts, threadTS string
+}
+
+// goalLimit bounds a new thread's goal, taken from its first message.
+const goalLimit = 100
+
+// message fills e for a person's or a bot's message: stored in its thread
+// if weft tracks it, opening it if it mentions weft or is a direct message.
+func (c *Conversations) message(e thread.SlackEvent, bot Identity, team string, m msg, mentioned bool) thread.SlackEvent {
+	if m.ts == "" || m.channel == "" || m.user == "" && m.botID == "" {
+		return e
+	}
+	if m.user == bot.UserID || m.botID != "" && m.botID == bot.BotID {
+		return e // weft's own post, which it never answers
+	}
+	typ := m.channelType
+	if typ == "" {
+		typ = channelType(m.channel)
+	}
+	threadTS := m.threadTS
+	dm := typ == "im"
+	if threadTS == "" {
+		if !mentioned && !dm {
+			return e // top-level chatter weft was not asked into
+		}
+		threadTS = m.ts // a top-level mention starts the thread
+	}
+	isBot := m.botID != ""
+	author := m.user
+	if author == "" {
+		author = m.botID
+	}
+	text := fromMrkdwn(m.text, bot.UserID)
+	e.Action = thread.SlackMessage
+	e.Thread = thread.SlackAttachment{TeamID: team, ChannelID: m.channel, ThreadTS: threadTS, ChannelType: typ, CreatedBy: author}
+	e.Message = thread.Stitch{Content: text, ExternalID: thread.SlackMessageID(team, m.channel, m.ts),
+		Author: &thread.Author{ID: author, Name: author, Bot: isBot}}
+	e.Answer = !isBot || mentioned
+	e.Open = e.Answer && (mentioned || dm)
+	e.Goal = goal(text)
+	if e.At = ParseTS(m.ts); e.At.IsZero() {
+		e.At = time.Now()
+	}
+	return e
+}
+
+// goal is a new thread's goal from its first message.
+func goal(text string) string {
+	g := strings.Join(strings.Fields(text), " ")
+	if r := []rune(g); len(r) > goalLimit {
+		g = string(r[:goalLimit-1]) + "…"
+	}
+	if g == "" {
+		g = "Slack conversation"
+	}
+	return g
+}
+
+// channelType guesses a conversation's type from its id's prefix, for
+// events (app_mention) that do not say.
+func channelType(id string) string {
+	switch {
+	case strings.HasPrefix(id, "D"):
+		return "im"
+	case strings.HasPrefix(id, "G"):
+		return "group"
+	}
+	return "channel"
+}
+
+// fromMrkdwn is a message's text as the model reads it: the bot's own
+// mention removed and Slack's three escaped characters restored.
+func fromMrkdwn(text, botUserID string) string {
+	if botUserID != "" {
+		text = strings.ReplaceAll(text, "<@"+botUserID+">", "")
+	}
+	text = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(text)
+	return strings.TrimSpace(text)
+}

@@ -1,0 +1,114 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// findSlack is how far before a row's creation FindPosted looks for its
+// posts, for clocks that disagree a little.
+const findSlack = time.Minute
+
+// Sender posts outbox rows into Slack threads: the processor's Sender for
+// the slack platform. chat.postMessage has no idempotency key, so every part
+// carries the row id and its index in weft_outbox metadata, and a row sent
+// before (a retry after an ambiguous failure, or after a crash between the
+// post and its commit) first looks in the thread for the parts Slack already
+// has and posts only the others.
+type Sender struct {
+	c *Client
+}
+
+// NewSender returns a Sender posting through c.
+func NewSender(c *Client) *Sender { return &Sender{c: c} }
+
+// Send posts one outbox row, split at TextLimit, in its target thread and
+// returns the ts of the first part. Rate limits, server and network
+// failures come back as they are, for the processor to retry; a row Slack
+// refuses (auth, permission, unknown channel, invalid body) or that cannot
+// be rendered wraps thread.ErrInvalid, so the processor gives up on it.
+func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
+	if o.Platform != thread.PlatformSlack {
+		return "", fmt.Errorf("slack: send %s: %w: platform is %s", o.ID, thread.ErrInvalid, o.Platform)
+	}
+	target, err := thread.ParseSlackTarget(o.Target)
+	if err != nil {
+		return "", fmt.Errorf("slack: send %s: %w", o.ID, err)
+	}
+	body, err := o.Content()
+	if err != nil {
+		return "", fmt.Errorf("slack: send: %w", err)
+	}
+	parts := Split(Render(o.Kind, body), TextLimit)
+	if len(parts) == 0 {
+		return "", fmt.Errorf("slack: send %s: %w: nothing to post for a %s", o.ID, thread.ErrInvalid, o.Kind)
+	}
+	id := o.ID.String()
+	posted := map[int]string{}
+	if o.Attempts > 1 {
+		// An earlier attempt may have posted some parts without hearing so.
+		since := o.CreatedAt.Add(-findSlack)
+		if o.CreatedAt.IsZero() {
+			since = time.Time{}
+		}
+		if posted, err = s.c.FindPosted(ctx, target.ChannelID, target.ThreadTS, id, since); err != nil {
+			return "", sendError(o, err)
+		}
+	}
+	for i, part := range parts {
+		if _, ok := posted[i]; ok {
+			continue
+		}
+		ts, err := s.c.PostMessage(ctx, Post{Channel: target.ChannelID, ThreadTS: target.ThreadTS, Text: part, OutboxID: id, Part: i})
+		if err != nil {
+			return "", sendError(o, err)
+		}
+		posted[i] = ts
+	}
+	return posted[0], nil
+}
+
+// Render is the mrkdwn an outbox row of kind k shows in Slack: the text
+// escaped (Escape), an elicitation's options as a numbered list, an error
+// marked as one.
+func Render(k thread.OutboxKind, b thread.OutboxBody) string {
+	text := strings.TrimSpace(b.Text)
+	switch k {
+	case thread.OutboxElicitation:
+		var sb strings.Builder
+		sb.WriteString(Escape(text))
+		if len(b.Options) > 0 {
+			sb.WriteString("\n")
+			for i, opt := range b.Options {
+				fmt.Fprintf(&sb, "\n%d. %s", i+1, Escape(opt))
+			}
+		}
+		return sb.String()
+	case thread.OutboxError:
+		if text == "" {
+			text = "Something went wrong."
+		}
+		return ":warning: *Error:* " + Escape(text)
+	}
+	return Escape(text)
+}
+
+// sendError keeps retryable failures as they are and marks the rest
+// invalid: a dead token, a missing scope, an unknown channel or a rejected
+// body does not get better by sending the same row again.
+func sendError(o thread.Outbox, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		switch e.Kind {
+		case KindRateLimited, KindServer:
+		default:
+			return fmt.Errorf("slack: send %s %s: %w: %w", o.Kind, o.ID, thread.ErrInvalid, err)
+		}
+	}
+	return fmt.Errorf("slack: send %s %s: %w", o.Kind, o.ID, err)
+}

@@ -1,0 +1,86 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/slack-go/slack/socketmode"
+)
+
+// Socket is Slack's second door, for a workspace without a public URL:
+// Socket Mode over the app-level token (SLACK_APP_TOKEN). Each events_api
+// envelope goes through the same Conversations.Handle as an Events API
+// request and is acknowledged once recorded; one that failed to record is
+// left unacknowledged, so Slack sends it again.
+type Socket struct {
+	sm     *socketmode.Client
+	conv   *Conversations
+	logger *slog.Logger
+}
+
+// NewSocket returns a Socket on c, which must have an AppToken.
+func NewSocket(c *Client, conv *Conversations, logger *slog.Logger) *Socket {
+	return &Socket{sm: socketmode.New(c.api), conv: conv, logger: logger.With("component", "slack_socket")}
+}
+
+// Run connects, reconnecting as Slack asks, and handles envelopes until
+// ctx ends.
+func (s *Socket) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- s.sm.RunContext(ctx) }()
+	for {
+		select {
+		case err := <-errc:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		case evt, ok := <-s.sm.Events:
+			if !ok {
+				return <-errc
+			}
+			s.handle(ctx, evt)
+		}
+	}
+}
+
+func (s *Socket) handle(ctx context.Context, evt socketmode.Event) {
+	var req *socketmode.Request
+	switch evt.Type {
+	case socketmode.EventTypeEventsAPI:
+		req = evt.Request
+	case socketmode.EventTypeErrorBadMessage:
+		// slack-go could not parse the inner event (a type it does not
+		// know): weft reads the envelope itself, as the Events API door
+		// does, so that it is recorded and acknowledged all the same.
+		bad, ok := evt.Data.(*socketmode.ErrorBadMessage)
+		var r socketmode.Request
+		if !ok || json.Unmarshal(bad.Message, &r) != nil || r.Type != socketmode.RequestTypeEventsAPI || r.EnvelopeID == "" {
+			return
+		}
+		req = &r
+	case socketmode.EventTypeConnected:
+		s.logger.InfoContext(ctx, "slack socket mode connected")
+		return
+	default:
+		return
+	}
+	if req == nil {
+		return
+	}
+	_, err := s.conv.Handle(ctx, req.Payload)
+	if err != nil && !errors.Is(err, ErrMalformed) {
+		s.logger.ErrorContext(ctx, "slack event not recorded, left for redelivery", slog.String("envelope_id", req.EnvelopeID), slog.Any("error", err))
+		return
+	}
+	if err != nil {
+		s.logger.InfoContext(ctx, "slack envelope malformed", slog.String("envelope_id", req.EnvelopeID), slog.Any("error", err))
+	}
+	if err := s.sm.AckCtx(ctx, req.EnvelopeID, nil); err != nil {
+		s.logger.WarnContext(ctx, "slack ack", slog.String("envelope_id", req.EnvelopeID), slog.Any("error", err))
+	}
+}

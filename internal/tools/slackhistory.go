@@ -1,0 +1,126 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// SlackBackfill reads what a Slack thread said before weft joined it: the
+// thread's messages older than beforeTS (conversations.replies), oldest
+// first. Everything from weft's first message on is in Postgres already.
+type SlackBackfill interface {
+	SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]HistoryMessage, error)
+}
+
+// slackThreadContext is thread-context-retrieval.md's section for a Slack
+// thread: the thread's messages as "User: text" in <slack_thread_context>
+// and the current question apart. The messages come from the stored chain
+// (weft records every message of a thread it is in) and, for a thread weft
+// joined mid-way, from Slack for what came before, cached for the TTL. A
+// failed backfill is logged and skipped.
+func (h *History) slackThreadContext(ctx context.Context, th *thread.Thread, chain []thread.Stitch, cur *thread.Stitch) []string {
+	att, err := h.Store.SlackAttachment(ctx, th.ID)
+	if err != nil {
+		h.Logger.WarnContext(ctx, "slack thread unknown; answering without its history",
+			slog.String("thread_id", th.ID.String()), slog.Any("error", err))
+		return nil
+	}
+	var lines []string
+	// The first message weft saw: the thread before it is Slack's to tell.
+	first := ""
+	for _, s := range chain {
+		if s.Source == thread.PlatformSlack && s.Type == thread.StitchSlackMessage {
+			if ts := slackTS(s.ExternalID); ts != "" && (first == "" || tsBefore(ts, first)) {
+				first = ts
+			}
+		}
+	}
+	if h.Slack != nil && first != "" && tsBefore(att.ThreadTS, first) {
+		before, err := h.fetch(ctx, "slack:"+att.TeamID+"/"+att.ChannelID+"/"+att.ThreadTS+"<"+first,
+			slackFetcher{h.Slack, att, first}, HistoryRef{})
+		if err != nil {
+			h.Logger.WarnContext(ctx, "slack thread history unavailable; answering without what came before weft",
+				slog.String("thread_id", th.ID.String()), slog.Any("error", err))
+		}
+		for _, m := range before {
+			lines = appendLine(lines, m.Author, m.Text)
+		}
+	}
+	for i := range chain {
+		s := &chain[i]
+		if s.ID == cur.ID {
+			break // the current question goes apart; nothing after it is history
+		}
+		switch {
+		case !s.DeletedAt.IsZero():
+		case s.Type == thread.StitchSlackMessage:
+			lines = appendLine(lines, "User", s.Content)
+		case s.Type.IsInput():
+			lines = appendLine(lines, "User", s.Content)
+		case isAnswer(s):
+			lines = appendLine(lines, th.AgentName, s.Content)
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("<slack_thread_context>\n%s</slack_thread_context>\nCurrent question: %s",
+		strings.Join(lines, ""), cur.Content)}
+}
+
+// isAnswer is a message weft said in the thread: an LLM call's text that
+// asked for no tool, or an agent thought.
+func isAnswer(s *thread.Stitch) bool {
+	switch s.Type {
+	case thread.StitchLLMCall:
+		return s.Content != "" && !strings.Contains(string(s.LLMResponse), `"tool_calls":[{`)
+	case thread.StitchAgentThought, thread.StitchClarificationRequest:
+		return s.Content != ""
+	}
+	return false
+}
+
+func appendLine(lines []string, who, text string) []string {
+	text = strings.Join(strings.Fields(text), " ")
+	if text == "" {
+		return lines
+	}
+	return append(lines, orUnknown(who)+": "+text+"\n")
+}
+
+// slackFetcher adapts a backfill to the history cache.
+type slackFetcher struct {
+	b      SlackBackfill
+	att    *thread.SlackAttachment
+	before string
+}
+
+func (f slackFetcher) ThreadHistory(ctx context.Context, _ HistoryRef) ([]HistoryMessage, error) {
+	return f.b.SlackThreadBefore(ctx, f.att, f.before)
+}
+
+// slackTS is the ts of a stored Slack message (team/channel/ts).
+func slackTS(externalID string) string {
+	i := strings.LastIndexByte(externalID, '/')
+	if i < 0 {
+		return ""
+	}
+	return externalID[i+1:]
+}
+
+// tsBefore orders Slack timestamps ("1700000000.000100").
+func tsBefore(a, b string) bool {
+	as, af, _ := strings.Cut(a, ".")
+	bs, bf, _ := strings.Cut(b, ".")
+	if len(as) != len(bs) {
+		return len(as) < len(bs)
+	}
+	if as != bs {
+		return as < bs
+	}
+	return af < bf
+}

@@ -1,0 +1,133 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/weft-dev/weft/internal/slack"
+)
+
+// Slack serves Slack's Events API (POST /webhooks/slack) and the /weft
+// slash command (POST /webhooks/slack/commands).
+type Slack struct {
+	// SigningSecret verifies every request (SLACK_SIGNING_SECRET).
+	SigningSecret string
+	// Events records a verified event body; *slack.Conversations.
+	Events SlackEventHandler
+	// Commands are /weft's subcommands by name ("continue"): the text after
+	// the name goes to its handler. Unknown names get the usage.
+	Commands map[string]SlackCommandHandler
+}
+
+// SlackEventHandler records one verified Events API body and returns a
+// url_verification's challenge. A body it cannot read wraps
+// slack.ErrMalformed; any other failure means nothing was recorded.
+type SlackEventHandler interface {
+	Handle(ctx context.Context, body []byte) (challenge string, err error)
+}
+
+// SlackCommand is one slash command invocation, as Slack posts it.
+type SlackCommand struct {
+	TeamID, ChannelID, UserID, UserName string
+	Command                             string // "/weft"
+	Text                                string // after the subcommand's name
+	ResponseURL                         string
+	TriggerID                           string
+}
+
+// SlackCommandHandler runs a subcommand and returns the ephemeral reply.
+// Slack shows an error unless the answer comes within 3 s: longer work
+// answers through ResponseURL.
+type SlackCommandHandler func(ctx context.Context, c SlackCommand) (reply string, err error)
+
+// handleSlackEvents answers the Events API. Every rejection happens before
+// anything is written: 413 for an oversized body, 401 for a missing or bad
+// signature or a timestamp outside five minutes, 400 for a body that is
+// not an event envelope. A url_verification gets its challenge; every
+// other validly signed body, unknown event types included, is recorded
+// (once per event id: a retry writes nothing new) and acknowledged at
+// once, the answer being left to a turn. A retry is handled like a first
+// delivery, since it is the only one weft sees of an event sent while it
+// was down. A failed write is a 500, which Slack retries.
+func handleSlackEvents(logger *slog.Logger, s *Slack) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		reject := rejecter(ctx, w, logger, "slack event rejected")
+		body, ok := readBody(w, r, reject)
+		if !ok {
+			return
+		}
+		if err := slack.Verify(r.Header, body, s.SigningSecret); err != nil {
+			reject(http.StatusUnauthorized, "invalid signature", err)
+			return
+		}
+		challenge, err := s.Events.Handle(ctx, body)
+		switch {
+		case errors.Is(err, slack.ErrMalformed):
+			reject(http.StatusBadRequest, "malformed event", err)
+			return
+		case err != nil:
+			logger.ErrorContext(ctx, "slack event not recorded", slog.String("retry_num", r.Header.Get("X-Slack-Retry-Num")), slog.Any("error", err))
+			http.Error(w, "event not recorded", http.StatusInternalServerError)
+			return
+		case challenge != "":
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]string{"challenge": challenge})
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+}
+
+// slackUsage is the reply to /weft without a known subcommand.
+const slackUsage = "Usage: `/weft continue ENG-123` continues a Linear issue's conversation here."
+
+// handleSlackCommand answers the /weft slash command: verified like an
+// event (401), a form with its team, channel and user (else 400), routed
+// by its first word to a subcommand, whose reply is shown to the caller
+// alone. Slack's ssl_check pings get a 200.
+func handleSlackCommand(logger *slog.Logger, s *Slack) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		reject := rejecter(ctx, w, logger, "slack command rejected")
+		body, ok := readBody(w, r, reject)
+		if !ok {
+			return
+		}
+		if err := slack.Verify(r.Header, body, s.SigningSecret); err != nil {
+			reject(http.StatusUnauthorized, "invalid signature", err)
+			return
+		}
+		form, err := url.ParseQuery(string(body))
+		if err != nil {
+			reject(http.StatusBadRequest, "malformed form", err)
+			return
+		}
+		if form.Get("ssl_check") == "1" {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		c := SlackCommand{TeamID: form.Get("team_id"), ChannelID: form.Get("channel_id"), UserID: form.Get("user_id"),
+			UserName: form.Get("user_name"), Command: form.Get("command"), ResponseURL: form.Get("response_url"), TriggerID: form.Get("trigger_id")}
+		if c.TeamID == "" || c.ChannelID == "" || c.UserID == "" || c.Command == "" {
+			reject(http.StatusBadRequest, "incomplete command", nil)
+			return
+		}
+		name, rest, _ := strings.Cut(strings.TrimSpace(form.Get("text")), " ")
+		c.Text = strings.TrimSpace(rest)
+		reply := slackUsage
+		if h, ok := s.Commands[strings.ToLower(name)]; ok {
+			if reply, err = h(ctx, c); err != nil {
+				logger.WarnContext(ctx, "slack command failed", slog.String("command", name), slog.Any("error", err))
+				reply = "Sorry, that did not work: " + err.Error()
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{"response_type": "ephemeral", "text": reply})
+	})
+}
