@@ -326,3 +326,67 @@ func TestSlackDoorRejects(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.True(t, strings.Contains(buf.String(), `"response_type":"ephemeral"`) && strings.Contains(buf.String(), "Usage"), buf.String())
 }
+
+// TestSlackCrashBeforePostPostsOnce kills `weft serve` with SIGKILL after
+// the answer's row committed and Slack took the post, before weft heard
+// back. chat.postMessage has no idempotency key: the new process finds
+// the post by its outbox id in the thread, and Slack shows it once.
+func TestSlackCrashBeforePostPostsOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := dbtest.URL(t)
+	fake := llmtest.NewServer(t)
+	fake.SetDefault(func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: "Here is the answer."} })
+	sl := slacktest.NewServer(t)
+	sl.AddChannel("C0CRASH", "channel")
+	// The first post is made, and its answer hangs until the process dies.
+	sl.Fail("chat.postMessage", 1, slacktest.Fault{Apply: true, Delay: time.Hour})
+	addr := freeAddr(t)
+	weftEnv := map[string]string{
+		"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
+		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_LEASE_TTL": "2s", "WEFT_SWEEP_INTERVAL": "500ms",
+		"SLACK_BOT_TOKEN": slacktest.BotToken, "SLACK_SIGNING_SECRET": slacktest.SigningSecret, "SLACK_API_URL": sl.APIURL(),
+	}
+	store, pool, err := Open(ctx, &Config{DatabaseURL: url}, dbtest.Logger(t))
+	require.NoError(t, err)
+	defer pool.Close()
+	first := startWeft(t, weftEnv)
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, time.Minute, 20*time.Millisecond)
+	sl.DeliverTo("http://" + addr + "/webhooks/slack")
+
+	q := sl.Post(slacktest.User{ID: "U0ADA"}, "C0CRASH", "", "<@"+slacktest.BotUserID+"> what is the answer?")
+	var id uuid.UUID
+	require.Eventually(t, func() bool {
+		th, err := store.ThreadBySlackThread(ctx, slacktest.TeamID, "C0CRASH", q.TS)
+		if err != nil {
+			return false
+		}
+		id = th.ID
+		rows, err := store.ThreadOutbox(ctx, th.ID)
+		require.NoError(t, err)
+		return len(rows) == 1 && rows[0].Status == thread.OutboxSending && len(sl.BotMessages("C0CRASH")) == 1
+	}, time.Minute, 20*time.Millisecond, "the post never started")
+	first.kill(t)
+	startWeft(t, weftEnv)
+
+	require.Eventually(t, func() bool {
+		rows, err := store.ThreadOutbox(ctx, id)
+		require.NoError(t, err)
+		return rows[0].Status == thread.OutboxSent
+	}, 2*time.Minute, 50*time.Millisecond, "the post was never completed")
+	got := sl.BotMessages("C0CRASH")
+	require.Len(t, got, 1, "exactly one message in Slack")
+	require.Equal(t, "Here is the answer.", got[0].Text)
+	require.Equal(t, q.TS, got[0].ThreadTS)
+	rows, err := store.ThreadOutbox(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, got[0].TS, rows[0].ExternalID)
+	require.Equal(t, 1, fake.Calls(), "the recorded answer was not asked for again")
+}
