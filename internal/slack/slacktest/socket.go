@@ -19,7 +19,6 @@ type socketState struct {
 	acks    map[string]chan struct{}        // envelope id → closed on ack
 	next    int
 	opened  int
-	wg      sync.WaitGroup
 	ackWait time.Duration
 }
 
