@@ -174,6 +174,14 @@ func TestSlackConversation(t *testing.T) {
 	require.Equal(t, thread.SlackAttachment{ThreadID: th.ID, TeamID: slacktest.TeamID, ChannelID: w.channel, ThreadTS: q.TS,
 		ChannelType: "channel", CreatedBy: w.ada.ID, Active: true, CreatedAt: att.CreatedAt, UpdatedAt: att.UpdatedAt}, *att)
 	w.acked(t, 3) // app_mention, message, and weft's own post's message
+	var hasSlack bool
+	var slackTS string
+	require.NoError(t, w.store.Pool().QueryRow(ctx, "SELECT has_slack, slack_thread_ts FROM cross_platform_threads WHERE thread_id = $1", th.ID).Scan(&hasSlack, &slackTS))
+	require.True(t, hasSlack)
+	require.Equal(t, q.TS, slackTS)
+	var active int
+	require.NoError(t, w.store.Pool().QueryRow(ctx, "SELECT count(*) FROM active_slack_threads WHERE thread_id = $1 AND channel_id = $2", th.ID, w.channel).Scan(&active))
+	require.Equal(t, 1, active)
 	require.Contains(t, w.slack.Statuses(), slacktest.Status{Channel: w.channel, ThreadTS: q.TS, Status: "is thinking…"})
 
 	f := w.slack.Post(w.ada, w.channel, q.TS, "and 3 + 3?")
