@@ -46,7 +46,7 @@ func TestConstraints(t *testing.T) {
 		{"ResultWithoutCompleted", `UPDATE threads SET result = '{"ok":true}' WHERE goal = 'b'`, "23514", "threads_result_when_completed"},
 		{"FailedWithoutError", `UPDATE threads SET status = 'failed' WHERE goal = 'b'`, "23514", "threads_error_when_failed"},
 		{"WaitingWithoutReason", `UPDATE threads SET status = 'waiting' WHERE goal = 'b'`, "23514", "threads_waiting_reason_when_waiting"},
-		{"BadStitchType", `INSERT INTO stitches (stitch_id, thread_id, seq, stitch_type) VALUES (gen_random_uuid(), '00000000-0000-0000-0000-00000000000b', 1, 'slack_message')`, "23514", "stitches_stitch_type_check"},
+		{"BadStitchType", `INSERT INTO stitches (stitch_id, thread_id, seq, stitch_type) VALUES (gen_random_uuid(), '00000000-0000-0000-0000-00000000000b', 1, 'teams_message')`, "23514", "stitches_stitch_type_check"},
 		{"SecondRoot", `INSERT INTO stitches (stitch_id, thread_id, seq, stitch_type) VALUES (gen_random_uuid(), '00000000-0000-0000-0000-00000000000a', 1, 'initial_prompt')`, "23505", "stitches_thread_seq_key"},
 		{"SecondRootAnySeq", `INSERT INTO stitches (stitch_id, thread_id, previous_stitch_id, seq, stitch_type) VALUES (gen_random_uuid(), '00000000-0000-0000-0000-00000000000a', NULL, 1, 'initial_prompt')`, "23505", "stitches_thread_seq_key"},
 		{"RootNotFirst", `INSERT INTO stitches (stitch_id, thread_id, seq, stitch_type) VALUES (gen_random_uuid(), '00000000-0000-0000-0000-00000000000a', 3, 'initial_prompt')`, "23514", "stitches_root_is_first"},

@@ -129,7 +129,7 @@ func TestAppendStitch(t *testing.T) {
 	t.Run("InvalidStitch", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		_, err := b.store.AppendStitch(ctx, thread.Stitch{ThreadID: b.thread.ID, Type: "slack_message"})
+		_, err := b.store.AppendStitch(ctx, thread.Stitch{ThreadID: b.thread.ID, Type: "teams_message"})
 		require.ErrorIs(t, err, thread.ErrInvalid)
 		_, err = b.store.AppendStitch(ctx, thread.Stitch{ThreadID: b.thread.ID, Type: thread.StitchDiscordMessage, Source: thread.PlatformDiscord, ExternalID: "42"})
 		require.ErrorIs(t, err, thread.ErrInvalidSnowflake)

@@ -65,7 +65,7 @@ func newSlackApp(cfg SlackConfig, logger *slog.Logger) (*slackApp, error) {
 }
 
 // on reports whether Slack is configured.
-func (a *slackApp) on() bool { return a.client != nil }
+func (a *slackApp) on() bool { return a != nil && a.client != nil }
 
 // listen builds the doors' handler of events on rec, and Socket Mode when
 // an app token is set.

@@ -33,14 +33,16 @@ func Split(text string, limit int) []string {
 			parts = append(parts, prefix+text)
 			break
 		}
-		// Room for a closing fence, should the part end inside a block.
-		cut := cutAt(text, budget-len(fence)-1)
+		cut := cutAt(text, budget)
 		part := strings.TrimRight(text[:cut], " \n")
-		if strings.Count(part, fence)%2 == 1 != open {
-			open = true
+		if leavesOpen(part, open) {
+			// The part ends inside a code block: cut again with room
+			// for the fence that closes it.
+			cut = cutAt(text, budget-len(fence)-1)
+			part = strings.TrimRight(text[:cut], " \n")
+		}
+		if open = leavesOpen(part, open); open {
 			part += "\n" + fence
-		} else {
-			open = false
 		}
 		if p := strings.TrimSpace(prefix + part); p != "" && p != fence {
 			parts = append(parts, prefix+part)
@@ -48,6 +50,12 @@ func Split(text string, limit int) []string {
 		text = strings.TrimLeft(text[cut:], " \n")
 	}
 	return parts
+}
+
+// leavesOpen says whether a code block is open after part, given whether
+// one was open before it.
+func leavesOpen(part string, open bool) bool {
+	return strings.Count(part, fence)%2 == 1 != open
 }
 
 // cutAt is the byte index to cut s at so that s[:i] holds at most n

@@ -22,6 +22,9 @@ type Fault struct {
 	Apply bool
 	// Drop closes the connection without an answer instead, after Apply.
 	Drop bool
+	// Delay holds the answer this long (or until the client gives up),
+	// after Apply: a post made whose answer is late.
+	Delay time.Duration
 }
 
 // RateLimited is Slack's 429: Retry-After and error "ratelimited".
@@ -83,7 +86,14 @@ func (s *Server) takeFault(method string) *Fault {
 	return &f
 }
 
-func (s *Server) serveFault(w http.ResponseWriter, f *Fault) {
+func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, f *Fault) {
+	if f.Delay > 0 {
+		select {
+		case <-time.After(f.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if f.Drop {
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {

@@ -95,6 +95,8 @@ type Server struct {
 	pageCap  int
 
 	closeOnce sync.Once
+	events    *events
+	socket    *socketState
 }
 
 type channel struct {
@@ -117,8 +119,11 @@ func NewServer(t TB) *Server {
 		channels: make(map[string]*channel),
 		faults:   make(map[string][]*faultRule),
 	}
+	s.events = newEvents(s)
+	s.socket = newSocketState()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serveAPI)
+	mux.HandleFunc("/socket", s.serveSocket)
 	s.http = httptest.NewServer(mux)
 	if t != nil {
 		t.Cleanup(s.Close)
@@ -129,6 +134,8 @@ func NewServer(t TB) *Server {
 // Close stops deliveries, drops socket connections and shuts the server.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
+		s.events.close()
+		s.socket.close()
 		s.http.CloseClientConnections()
 		s.http.Close()
 	})
@@ -139,6 +146,12 @@ func (s *Server) URL() string { return s.http.URL }
 
 // APIURL is the Web API base URL for slack.OptionAPIURL, ending in "/".
 func (s *Server) APIURL() string { return s.http.URL + "/api/" }
+
+func (s *Server) logf(format string, args ...any) {
+	if s.t != nil {
+		s.t.Logf("slacktest: "+format, args...)
+	}
+}
 
 // AddChannel creates a conversation of type typ: "channel", "group", "im"
 // (a DM with the bot; its id should start with D) or "mpim". Posting in an
@@ -296,6 +309,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	want := BotToken
+	if method == "apps.connections.open" {
+		want = AppToken
+	}
 	switch {
 	case token == "":
 		writeJSON(w, http.StatusOK, errBody("not_authed"))
@@ -308,7 +324,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		if f.Apply {
 			h(form, &discard{})
 		}
-		s.serveFault(w, f)
+		s.serveFault(w, r, f)
 		return
 	}
 	h(form, w)
@@ -336,6 +352,7 @@ func (s *Server) methods() map[string]handler {
 		"conversations.replies":       s.replies,
 		"conversations.history":       s.history,
 		"assistant.threads.setStatus": s.setStatus,
+		"apps.connections.open":       s.connectionsOpen,
 	}
 }
 
@@ -388,6 +405,7 @@ func (s *Server) postMessage(form url.Values, w http.ResponseWriter) {
 	}
 	m := s.storeLocked(Bot, chID, threadTS, text, md)
 	s.mu.Unlock()
+	s.messageSent(m)
 	body := map[string]any{"ok": true, "channel": chID, "ts": m.TS, "message": s.render(m, true)}
 	if len(warnings) > 0 {
 		body["response_metadata"] = map[string]any{"warnings": warnings}
@@ -621,29 +639,39 @@ func (s *Server) Post(u User, channelID, threadTS, text string) Message {
 	s.mu.Lock()
 	m := s.storeLocked(u, channelID, threadTS, text, nil)
 	s.mu.Unlock()
+	s.messageSent(m)
 	return m
 }
 
-// Edit changes a message's text, as its author editing it does.
+// Edit changes a message's text, as its author editing it does, and
+// delivers message_changed.
 func (s *Server) Edit(channelID, ts, text string) (Message, bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	m := s.findLocked(channelID, ts)
 	if m == nil || m.Deleted {
+		s.mu.Unlock()
 		return Message{}, false
 	}
+	previous := m.Text
 	m.Text, m.EditedTS = text, s.nextTSLocked()
-	return *m, true
+	out := *m
+	s.mu.Unlock()
+	s.messageChanged(out, previous)
+	return out, true
 }
 
-// Delete removes a message, as its author deleting it does.
+// Delete removes a message, as its author deleting it does, and delivers
+// message_deleted.
 func (s *Server) Delete(channelID, ts string) (Message, bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	m := s.findLocked(channelID, ts)
 	if m == nil || m.Deleted {
+		s.mu.Unlock()
 		return Message{}, false
 	}
 	m.Deleted = true
-	return *m, true
+	out := *m
+	s.mu.Unlock()
+	s.messageDeleted(out)
+	return out, true
 }

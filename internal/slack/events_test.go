@@ -1,0 +1,123 @@
+package slack_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/slack/slacktest"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+type recorder struct{ got []thread.SlackEvent }
+
+func (r *recorder) SlackEvent(_ context.Context, e thread.SlackEvent) (bool, error) {
+	r.got = append(r.got, e)
+	return true, nil
+}
+
+func envelope(t *testing.T, inner map[string]any) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"type": "event_callback", "team_id": "T1", "event_id": "Ev1", "event_time": 1764100000, "event": inner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestConversationsEvents: what each event becomes.
+func TestConversationsEvents(t *testing.T) {
+	bot := "<@" + slacktest.BotUserID + ">"
+	msgID := func(ts string) string { return thread.SlackMessageID("T1", "C1", ts) }
+	tests := []struct {
+		name   string
+		inner  map[string]any
+		action thread.SlackAction
+		open   bool
+		answer bool
+		ts     string // the Slack thread
+		id     string // the stitch's external id
+		text   string
+	}{
+		{name: "mention", inner: map[string]any{"type": "app_mention", "user": "U1", "text": bot + " hi &amp; bye", "ts": "1.000001", "channel": "C1"},
+			action: thread.SlackMessage, open: true, answer: true, ts: "1.000001", id: msgID("1.000001"), text: "hi & bye"},
+		{name: "the mention's message twin", inner: map[string]any{"type": "message", "user": "U1", "text": bot + " hi", "ts": "1.000001", "channel": "C1", "channel_type": "channel"},
+			action: thread.SlackMessage, open: true, answer: true, ts: "1.000001", id: msgID("1.000001"), text: "hi"},
+		{name: "mention in a thread", inner: map[string]any{"type": "app_mention", "user": "U1", "text": bot + " again", "ts": "2.000001", "thread_ts": "1.000001", "channel": "C1"},
+			action: thread.SlackMessage, open: true, answer: true, ts: "1.000001", id: msgID("2.000001"), text: "again"},
+		{name: "top-level chatter", inner: map[string]any{"type": "message", "user": "U1", "text": "lunch?", "ts": "3.000001", "channel": "C1", "channel_type": "channel"},
+			action: thread.SlackIgnore},
+		{name: "reply in a thread", inner: map[string]any{"type": "message", "user": "U1", "text": "more", "ts": "4.000001", "thread_ts": "1.000001", "channel": "C1", "channel_type": "channel"},
+			action: thread.SlackMessage, answer: true, ts: "1.000001", id: msgID("4.000001"), text: "more"},
+		{name: "weft's own post", inner: map[string]any{"type": "message", "user": slacktest.BotUserID, "bot_id": slacktest.BotID, "text": "answer", "ts": "5.000001", "thread_ts": "1.000001", "channel": "C1"},
+			action: thread.SlackIgnore},
+		{name: "weft's own broadcast", inner: map[string]any{"type": "message", "subtype": "thread_broadcast", "bot_id": slacktest.BotID, "text": "answer", "ts": "5.000002", "thread_ts": "1.000001", "channel": "C1"},
+			action: thread.SlackIgnore},
+		{name: "another bot", inner: map[string]any{"type": "message", "subtype": "bot_message", "bot_id": "B9", "text": "beep", "ts": "6.000001", "thread_ts": "1.000001", "channel": "C1"},
+			action: thread.SlackMessage, answer: false, ts: "1.000001", id: msgID("6.000001"), text: "beep"},
+		{name: "another bot mentioning weft", inner: map[string]any{"type": "message", "user": "U9", "bot_id": "B9", "text": bot + " beep", "ts": "7.000001", "thread_ts": "1.000001", "channel": "C1"},
+			action: thread.SlackMessage, open: true, answer: true, ts: "1.000001", id: msgID("7.000001"), text: "beep"},
+		{name: "direct message", inner: map[string]any{"type": "message", "user": "U1", "text": "psst", "ts": "8.000001", "channel": "D1", "channel_type": "im"},
+			action: thread.SlackMessage, open: true, answer: true, ts: "8.000001", id: thread.SlackMessageID("T1", "D1", "8.000001"), text: "psst"},
+		{name: "edit", inner: map[string]any{"type": "message", "subtype": "message_changed", "channel": "C1", "ts": "9.000001",
+			"message": map[string]any{"type": "message", "user": "U1", "text": "more, edited", "ts": "4.000001", "edited": map[string]any{"user": "U1", "ts": "9.000000"}}},
+			action: thread.SlackEdit, id: msgID("4.000001"), text: "more, edited"},
+		{name: "assistant thread titled", inner: map[string]any{"type": "message", "subtype": "message_changed", "channel": "D1", "ts": "9.000002",
+			"message": map[string]any{"type": "message", "subtype": "assistant_app_thread", "text": "", "ts": "8.000001"}},
+			action: thread.SlackIgnore},
+		{name: "delete", inner: map[string]any{"type": "message", "subtype": "message_deleted", "channel": "C1", "ts": "9.000003", "deleted_ts": "4.000001"},
+			action: thread.SlackDelete, id: msgID("4.000001")},
+		{name: "channel join", inner: map[string]any{"type": "message", "subtype": "channel_join", "user": "U1", "text": "<@U1> has joined", "ts": "9.000004", "channel": "C1"},
+			action: thread.SlackIgnore},
+		{name: "assistant thread started", inner: map[string]any{"type": "assistant_thread_started", "assistant_thread": map[string]any{"user_id": "U1", "channel_id": "D1", "thread_ts": "8.000001"}},
+			action: thread.SlackIgnore},
+		{name: "unknown type", inner: map[string]any{"type": "reaction_added", "user": "U1", "reaction": "eyes"}, action: thread.SlackIgnore},
+	}
+	srv := slacktest.NewServer(t)
+	c, _ := newClient(t, srv, slacktest.BotToken)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			conv := slack.NewConversations(c, rec, slog.New(slog.DiscardHandler))
+			if _, err := conv.Handle(t.Context(), envelope(t, tt.inner)); err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.got) != 1 {
+				t.Fatalf("recorded %d events, want 1", len(rec.got))
+			}
+			e := rec.got[0]
+			if e.EventID != "Ev1" || e.Action != tt.action || e.Open != tt.open || e.Answer != tt.answer ||
+				e.Thread.ThreadTS != tt.ts || e.Message.ExternalID != tt.id || e.Message.Content != tt.text {
+				t.Fatalf("event = %+v\nwant action %s open %v answer %v thread %s id %s text %q", e, tt.action, tt.open, tt.answer, tt.ts, tt.id, tt.text)
+			}
+		})
+	}
+}
+
+func TestConversationsRejects(t *testing.T) {
+	srv := slacktest.NewServer(t)
+	c, _ := newClient(t, srv, slacktest.BotToken)
+	rec := &recorder{}
+	conv := slack.NewConversations(c, rec, slog.New(slog.DiscardHandler))
+	for _, body := range []string{
+		`nope`, `{"type":"event_callback","team_id":"T1","event":{"type":"message"}}`,
+		`{"type":"event_callback","event_id":"Ev1","event":{"type":"message"}}`,
+		`{"type":"event_callback","event_id":"Ev1","team_id":"T1"}`,
+		`{"type":"event_callback","event_id":"Ev1","team_id":"T1","event":{"type":"app_mention","ts":7}}`,
+		`{"type":"url_verification"}`, `{"type":"something_else"}`,
+	} {
+		if _, err := conv.Handle(t.Context(), []byte(body)); !errors.Is(err, slack.ErrMalformed) {
+			t.Errorf("%s: err = %v, want ErrMalformed", body, err)
+		}
+	}
+	if len(rec.got) != 0 {
+		t.Fatalf("recorded %+v", rec.got)
+	}
+	ch, err := conv.Handle(t.Context(), []byte(`{"type":"url_verification","challenge":"abc","token":"x"}`))
+	if err != nil || ch != "abc" {
+		t.Fatalf("challenge = %q, %v", ch, err)
+	}
+}
