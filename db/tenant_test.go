@@ -31,6 +31,8 @@ func TestTenants(t *testing.T) {
 		lt := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Linear: dbtest.LinearAttachment()})
 		datt := dbtest.DiscordAttachment()
 		dt := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Discord: datt})
+		st := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Slack: &thread.SlackAttachment{
+			TeamID: "T0123", ChannelID: "C0123", ThreadTS: "1700000000.000100", CreatedBy: "U0123"}})
 		auto := dbtest.Thread(ctx, t, store, nil)
 		for _, tt := range []struct {
 			name string
@@ -39,6 +41,7 @@ func TestTenants(t *testing.T) {
 		}{
 			{"Linear", lt.ID, thread.LinearTenant("org-1")},
 			{"Discord", dt.ID, thread.DiscordTenant(datt.GuildID)},
+			{"Slack", st.ID, thread.SlackTenant("T0123")},
 			{"NoPlatform", auto.ID, thread.Tenant{}},
 		} {
 			got, org, err := store.ThreadTenant(ctx, tt.id)

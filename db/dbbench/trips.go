@@ -65,7 +65,9 @@ func (t *Trips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBat
 }
 
 // TraceBatchQuery implements pgx.BatchTracer.
-func (t *Trips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) { t.statements.Add(1) }
+func (t *Trips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
+	t.statements.Add(1)
+}
 
 // TraceBatchEnd implements pgx.BatchTracer.
 func (t *Trips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}

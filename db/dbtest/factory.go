@@ -16,6 +16,7 @@ type ThreadOpts struct {
 	Goal    *string
 	Discord *thread.DiscordAttachment
 	Linear  *thread.LinearAttachment
+	Slack   *thread.SlackAttachment
 }
 
 // Creator is what the factories write through: a *db.Store or *db.Tx.
@@ -40,6 +41,9 @@ func Thread(ctx context.Context, t testing.TB, c Creator, opts *ThreadOpts) *thr
 	}
 	if opts.Linear != nil {
 		b.InteractiveLinear(opts.Linear)
+	}
+	if opts.Slack != nil {
+		b.InteractiveSlack(opts.Slack)
 	}
 	th, err := b.Build(ctx, c)
 	if err != nil {

@@ -96,9 +96,8 @@ func (b *Builder) InteractiveSlack(s *SlackAttachment) *Builder {
 // WithAgent names the agent (persona and memory) that runs the thread.
 func (b *Builder) WithAgent(name string) *Builder { b.agent = name; return b }
 
-// WithTenant sets the thread's tenant. Linear and Discord threads take
-// theirs from their attachment; a Slack thread names its workspace here
-// (SlackTenant).
+// WithTenant sets the thread's tenant. A platform thread takes its own
+// from its attachment (Linear workspace, Discord server, Slack workspace).
 func (b *Builder) WithTenant(t Tenant) *Builder { b.tenant = t; return b }
 
 // WithInitialPrompt sets the first input: its content, and where it came from
@@ -165,6 +164,8 @@ func (b *Builder) Draft(ctx context.Context) (*Draft, error) {
 		d.Tenant = LinearTenant(d.Linear.WorkspaceID)
 	case d.Discord != nil:
 		d.Tenant = DiscordTenant(d.Discord.GuildID)
+	case d.Slack != nil:
+		d.Tenant = SlackTenant(d.Slack.TeamID)
 	}
 	prompt := Stitch{Content: b.goal}
 	if b.prompt != nil {
@@ -176,6 +177,8 @@ func (b *Builder) Draft(ctx context.Context) (*Draft, error) {
 		d.Person = PersonOn(PlatformLinear, d.Linear.CreatedByUserID)
 	case d.Discord != nil:
 		d.Person = PersonOn(PlatformDiscord, d.Discord.CreatedBy)
+	case d.Slack != nil:
+		d.Person = PersonOn(PlatformSlack, d.Slack.CreatedBy)
 	}
 
 	memory := b.memory

@@ -79,6 +79,8 @@ SELECT tenant_kind::text, tenant_id::text, tenant_organisation(tenant_kind, tena
     SELECT 1 AS rank, 'linear' AS tenant_kind, l.workspace_id AS tenant_id FROM linear_thread_metadata l WHERE l.thread_id = $1
     UNION ALL
     SELECT 2, 'discord', d.guild_id FROM discord_thread_metadata d WHERE d.thread_id = $1
+    UNION ALL
+    SELECT 3, 'slack', s.team_id FROM slack_thread_metadata s WHERE s.thread_id = $1
 ) t ORDER BY rank LIMIT 1
 `
 
@@ -89,8 +91,8 @@ type ThreadTenantRow struct {
 }
 
 // ThreadTenant is the tenant a thread lives in, and its organisation: its
-// Linear workspace, else its Discord server. A thread on no platform has
-// no row. (Slack adds its workspace here.)
+// Linear workspace, else its Discord server, else its Slack workspace. A
+// thread on no platform has no row.
 func (q *Queries) ThreadTenant(ctx context.Context, threadID uuid.UUID) (ThreadTenantRow, error) {
 	row := q.db.QueryRow(ctx, threadTenant, threadID)
 	var i ThreadTenantRow
