@@ -10,8 +10,13 @@ import (
 )
 
 const jobCounts = `-- name: JobCounts :many
-SELECT queue, state::text AS state, count(*)::bigint AS count FROM river_job
-WHERE state NOT IN ('completed', 'cancelled', 'discarded') GROUP BY queue, state
+SELECT queue::text AS queue, state::text AS state, sum(n)::bigint AS count FROM (
+    SELECT j.queue, j.state::text AS state, count(*) AS n FROM river_job j
+    WHERE j.state NOT IN ('completed', 'cancelled', 'discarded') GROUP BY j.queue, j.state
+    UNION ALL
+    SELECT q.name, s.state, 0::bigint FROM river_queue q
+    CROSS JOIN unnest(ARRAY['available', 'pending', 'retryable', 'running', 'scheduled']) AS s(state)
+) c GROUP BY queue, state
 `
 
 type JobCountsRow struct {
@@ -20,7 +25,9 @@ type JobCountsRow struct {
 	Count int64
 }
 
-// JobCounts counts River jobs by queue and state, finished ones excluded.
+// JobCounts counts River jobs by queue and state, finished ones excluded,
+// with a zero for each unfinished state of every queue River knows, so the
+// series exist (and alerts on them evaluate) while a queue is empty.
 func (q *Queries) JobCounts(ctx context.Context) ([]JobCountsRow, error) {
 	rows, err := q.db.Query(ctx, jobCounts)
 	if err != nil {
