@@ -275,6 +275,8 @@ func TestContinueLinearSessionInDiscord(t *testing.T) {
 	w.activities(t, opts.SessionID, 2)
 	th := w.thread(t, opts.SessionID)
 	w.settled(t, th.ID)
+	// /continue stays within an organisation: one holds both tenants.
+	require.NoError(t, w.store.LinkTenants(ctx, "acme", thread.LinearTenant(opts.OrganizationID), thread.DiscordTenant(w.guild)))
 
 	// /continue ENG-1 in the channel: deferred at once, then the link.
 	status, resp := w.interact(t, discordtest.ContinueInteraction(w.discord.ApplicationID(), "tok-continue", w.guild, w.channel, w.ada, opts.IssueIdentifier))

@@ -12,6 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/internal/app"
+	"github.com/weft-dev/weft/internal/linear/lineartest"
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 // Options are weft demo's flags.
@@ -54,6 +56,13 @@ func Run(ctx context.Context, w *World, o Options, getenv func(string) string, s
 		return nil, err
 	}
 	defer pool.Close()
+	// The story continues a Linear session in Discord, which weft allows
+	// only within one organisation: the demo links its two tenants, as an
+	// operator would with `weft tenant link`.
+	if err := store.LinkTenants(ctx, demoOrganisation, thread.LinearTenant(lineartest.OrganizationID), thread.DiscordTenant(guild)); err != nil {
+		return nil, fmt.Errorf("demo: link tenants: %w", err)
+	}
+	fmt.Fprintf(stdout, "   tenants   the Linear workspace and the Discord server, linked as organisation %q\n", demoOrganisation)
 
 	// weft itself, as `weft serve` runs it: the one place the demo starts
 	// it. The story stops when it does.

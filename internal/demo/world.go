@@ -26,9 +26,11 @@ var (
 )
 
 const (
-	adaName     = "Ada Lovelace"
-	graceName   = "Grace Hopper"
-	graceRemark = "Seen on staging too: after SSO I land on /dashboard instead of /billing."
+	// demoOrganisation holds the demo's Linear workspace and Discord server.
+	demoOrganisation = "demo"
+	adaName          = "Ada Lovelace"
+	graceName        = "Grace Hopper"
+	graceRemark      = "Seen on staging too: after SSO I land on /dashboard instead of /billing."
 )
 
 // World is the fakes weft is pointed at: Linear, Discord, and (unless a
