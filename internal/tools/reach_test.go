@@ -119,3 +119,28 @@ func TestReach(t *testing.T) {
 		})
 	}
 }
+
+// TestReachSlack: weft reads Slack with one workspace's token, so only a
+// Slack conversation, or the operator's, may read a Slack thread by its
+// channel and ts.
+func TestReachSlack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	reach := &tools.Reach{Store: store}
+	for _, tt := range []struct {
+		name string
+		opts *dbtest.ThreadOpts
+		want error
+	}{
+		{"Slack", &dbtest.ThreadOpts{Slack: &thread.SlackAttachment{TeamID: "T0123", ChannelID: "C0123", ThreadTS: "1700000000.000100", CreatedBy: "U0123"}}, nil},
+		{"Operator", nil, nil},
+		{"Discord", &dbtest.ThreadOpts{Discord: dbtest.DiscordAttachment()}, tools.ErrOutOfReach},
+		{"Linear", &dbtest.ThreadOpts{Linear: dbtest.LinearAttachment()}, tools.ErrOutOfReach},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			th := dbtest.Thread(ctx, t, store, tt.opts)
+			require.ErrorIs(t, reach.CheckSlack(ctx, th.ID), tt.want)
+		})
+	}
+}
