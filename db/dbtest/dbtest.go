@@ -71,6 +71,13 @@ func URL(t testing.TB) string {
 	return pgtestdb.Custom(t, config(t), goosemigrator.New(".", goosemigrator.WithFS(migrations.FS))).URL()
 }
 
+// EmptyURL creates a fresh database with no schema at all, as a newcomer's
+// first run finds, and returns its URL.
+func EmptyURL(t testing.TB) string {
+	t.Helper()
+	return pgtestdb.Custom(t, config(t), pgtestdb.NoopMigrator{}).URL()
+}
+
 // NewPool returns a pool on a fresh migrated database, closed at cleanup.
 func NewPool(t testing.TB) *pgxpool.Pool {
 	t.Helper()

@@ -51,7 +51,7 @@ func Run(ctx context.Context, w *World, o Options, getenv func(string) string, s
 		"weft serves them through its real webhooks, gateway and job queue.\n"+
 		"   database  %s\n   model     %s\n   weft      %s\n", redact(dbURL), model, base)
 
-	store, pool, err := app.Open(ctx, &app.Config{DatabaseURL: dbURL, DBConns: 2}, logger)
+	store, pool, err := app.OpenMigrated(ctx, &app.Config{DatabaseURL: dbURL, DBConns: 2}, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ import (
 func TestDemo(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := dbtest.URL(t)
+	url := dbtest.EmptyURL(t) // the demo applies the schema itself
 	w := demo.New(true)
 	t.Cleanup(w.Close)
 	var stdout, stderr bytes.Buffer
