@@ -189,6 +189,11 @@ func (a *App) Work(ctx context.Context) error { return a.proc.Start(ctx) }
 func (a *App) Run(ctx context.Context) error {
 	defer a.Close()
 	a.logDoors(ctx)
+	_, stopDebug, err := a.serveDebug(ctx)
+	if err != nil {
+		return fmt.Errorf("listen WEFT_DEBUG_ADDR: %w", err)
+	}
+	defer stopDebug()
 	if err := a.proc.Start(ctx); err != nil {
 		return err
 	}

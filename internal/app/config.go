@@ -25,6 +25,9 @@ type Config struct {
 	// APIToken is WEFT_API_TOKEN, the bearer token of the REST API, /mcp
 	// and /metrics; empty turns them off.
 	APIToken string
+	// DebugAddr is WEFT_DEBUG_ADDR: when set, Go's pprof profiles are
+	// served there, on their own listener and never on Addr.
+	DebugAddr string
 	// Role is "all" (serve and work), "api" (serve only) or "worker".
 	Role string
 	// DBConns and IntakeDBConns size serve's two pools (WEFT_DB_CONNS,
@@ -90,6 +93,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		Addr:            getenv("WEFT_ADDR"),
 		LogLevel:        getenv("WEFT_LOG_LEVEL"),
 		APIToken:        getenv("WEFT_API_TOKEN"),
+		DebugAddr:       getenv("WEFT_DEBUG_ADDR"),
 		ShutdownTimeout: 30 * time.Second,
 	}
 	if cfg.DatabaseURL == "" {
