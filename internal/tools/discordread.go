@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -294,51 +293,4 @@ func count(n, def, most int) int {
 		return def
 	}
 	return min(n, most)
-}
-
-// maxCacheEntries bounds each cache of discovery; expired entries go first.
-const maxCacheEntries = 1000
-
-// ttlCache is a small map whose entries expire.
-type ttlCache[V any] struct {
-	mu sync.Mutex
-	m  map[string]ttlEntry[V]
-}
-
-type ttlEntry[V any] struct {
-	v       V
-	expires time.Time
-}
-
-func (c *ttlCache[V]) get(key string, now time.Time) (V, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[key]
-	if !ok || !now.Before(e.expires) {
-		var zero V
-		return zero, false
-	}
-	return e.v, true
-}
-
-func (c *ttlCache[V]) put(key string, v V, now time.Time, ttl time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = make(map[string]ttlEntry[V])
-	}
-	if len(c.m) >= maxCacheEntries {
-		for k, e := range c.m {
-			if !now.Before(e.expires) {
-				delete(c.m, k)
-			}
-		}
-		for k := range c.m {
-			if len(c.m) < maxCacheEntries {
-				break
-			}
-			delete(c.m, k)
-		}
-	}
-	c.m[key] = ttlEntry[V]{v: v, expires: now.Add(ttl)}
 }

@@ -98,10 +98,16 @@ type Discovery struct {
 
 	channels ttlCache[[]ChannelMessage] // by channel id
 	threads  ttlCache[[]ChannelMessage] // replies, by thread id
-	// sections keeps each mention's result: PromptSections runs before every
-	// model call of a turn, and ranking once is enough.
+	// sections keeps each mention's result for its turn: PromptSections runs
+	// before every model call of a turn, and ranking once is enough. Only
+	// the mention's own turn asks, so the result is kept for sectionTTL,
+	// not ThreadTTL: a turn that outlasts it (an outage waited out) ranks
+	// again.
 	sections ttlCache[string]
 }
+
+// sectionTTL is how long a mention's discovery result is reused.
+const sectionTTL = 2 * time.Minute
 
 // PromptSections implements agent.ContextProvider.
 func (d *Discovery) PromptSections(ctx context.Context, th *thread.Thread, chain []thread.Stitch) []string {
@@ -123,7 +129,7 @@ func (d *Discovery) PromptSections(ctx context.Context, th *thread.Thread, chain
 			// A turn cancelled midway got a degraded result; its resumption
 			// should search again, not reuse that.
 			if ctx.Err() == nil {
-				d.sections.put(mention.ExternalID, sec, d.now(), cfg.ThreadTTL)
+				d.sections.put(mention.ExternalID, sec, d.now(), sectionTTL)
 			}
 			return nonEmpty(sec)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -46,9 +45,6 @@ type Attachments interface {
 // thread's new messages show up within minutes.
 const DefaultHistoryTTL = 5 * time.Minute
 
-// maxHistoryCache bounds the cache; expired entries go first.
-const maxHistoryCache = 1000
-
 // History puts the platform thread's history in the system prompt, in its
 // own tagged section, with the current question marked apart, so the model
 // can resolve "they" in "are they running?" to what the thread named.
@@ -62,13 +58,7 @@ type History struct {
 	TTL    time.Duration
 	Logger *slog.Logger
 
-	mu    sync.Mutex
-	cache map[string]historyEntry
-}
-
-type historyEntry struct {
-	msgs    []HistoryMessage
-	expires time.Time
+	cache ttlCache[[]HistoryMessage]
 }
 
 // PromptSections implements agent.ContextProvider.
@@ -140,31 +130,14 @@ func (h *History) fetch(ctx context.Context, key string, f HistoryFetcher, ref H
 	if ttl <= 0 {
 		ttl = DefaultHistoryTTL
 	}
-	now := time.Now()
-	h.mu.Lock()
-	if e, ok := h.cache[key]; ok && now.Before(e.expires) {
-		h.mu.Unlock()
-		return e.msgs, nil
+	if msgs, ok := h.cache.get(key, time.Now()); ok {
+		return msgs, nil
 	}
-	h.mu.Unlock()
-
 	msgs, err := f.ThreadHistory(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.cache == nil {
-		h.cache = map[string]historyEntry{}
-	}
-	if len(h.cache) >= maxHistoryCache {
-		for k, e := range h.cache {
-			if now.After(e.expires) || len(h.cache) >= maxHistoryCache {
-				delete(h.cache, k)
-			}
-		}
-	}
-	h.cache[key] = historyEntry{msgs: msgs, expires: now.Add(ttl)}
+	h.cache.put(key, msgs, time.Now(), ttl)
 	return msgs, nil
 }
 

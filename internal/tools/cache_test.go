@@ -1,0 +1,49 @@
+package tools
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestTTLCache(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
+	t.Run("ExpiredEntriesLeaveBeforeTheBound", func(t *testing.T) {
+		var c ttlCache[int]
+		for i := range 100 {
+			c.put(fmt.Sprint(i), i, t0.Add(time.Duration(i)*time.Second), 10*time.Second)
+		}
+		// At t0+99s only what was put in the last 10 s is held.
+		require.Equal(t, 10, c.len())
+		_, ok := c.get("89", t0.Add(99*time.Second))
+		require.False(t, ok, "expired")
+		v, ok := c.get("95", t0.Add(99*time.Second))
+		require.True(t, ok)
+		require.Equal(t, 95, v)
+		require.LessOrEqual(t, len(c.puts)-c.head, 2*maxCacheEntries)
+	})
+	t.Run("BoundEvictsTheOldest", func(t *testing.T) {
+		var c ttlCache[int]
+		for i := range maxCacheEntries + 5 {
+			c.put(fmt.Sprint(i), i, t0, time.Hour)
+		}
+		require.Equal(t, maxCacheEntries, c.len())
+		_, ok := c.get("4", t0)
+		require.False(t, ok, "among the oldest, evicted")
+		_, ok = c.get(fmt.Sprint(maxCacheEntries+4), t0)
+		require.True(t, ok)
+	})
+	t.Run("PutAgainOutlivesItsFirstExpiry", func(t *testing.T) {
+		var c ttlCache[string]
+		c.put("k", "old", t0, 10*time.Second)
+		c.put("k", "new", t0.Add(5*time.Second), 10*time.Second)
+		// The first put's record expires at t0+10s; it must not take the
+		// second's entry with it.
+		c.put("other", "x", t0.Add(11*time.Second), 10*time.Second)
+		v, ok := c.get("k", t0.Add(12*time.Second))
+		require.True(t, ok)
+		require.Equal(t, "new", v)
+	})
+}
