@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -33,6 +34,12 @@ type slackWorld struct {
 
 func newSlackWorld(t *testing.T, socket bool) *slackWorld {
 	t.Helper()
+	return newSlackWorldEnv(t, socket, nil)
+}
+
+// newSlackWorldEnv is newSlackWorld with more environment.
+func newSlackWorldEnv(t *testing.T, socket bool, extra map[string]string) *slackWorld {
+	t.Helper()
 	fake := slacktest.NewServer(t)
 	w := &slackWorld{llm: llmtest.NewServer(t), slack: fake, channel: "C0GENERAL", ada: slacktest.User{ID: "U0ADA", Name: "ada"}}
 	fake.AddChannel(w.channel, "channel")
@@ -51,6 +58,7 @@ func newSlackWorld(t *testing.T, socket bool) *slackWorld {
 		fake.EnableSocketMode()
 		vars["SLACK_APP_TOKEN"] = slacktest.AppToken
 	}
+	maps.Copy(vars, extra)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- runServe(ctx, env(vars), &bytes.Buffer{}) }()
@@ -295,6 +303,9 @@ func TestSlackDoorRejects(t *testing.T) {
 		{"forged command", "/webhooks/slack/commands", []byte("command=%2Fweft&text=continue+ENG-1&team_id=T&channel_id=C&user_id=U"),
 			slacktest.SignWith("nope", []byte("command=%2Fweft&text=continue+ENG-1&team_id=T&channel_id=C&user_id=U"), now), http.StatusUnauthorized},
 		{"incomplete command", "/webhooks/slack/commands", []byte("command=%2Fweft"), slacktest.Sign([]byte("command=%2Fweft"), now), http.StatusBadRequest},
+		{"stale command", "/webhooks/slack/commands", []byte("command=%2Fweft&text=continue+ENG-1&team_id=T&channel_id=C&user_id=U"),
+			slacktest.Sign([]byte("command=%2Fweft&text=continue+ENG-1&team_id=T&channel_id=C&user_id=U"), now.Add(-6*time.Minute)), http.StatusUnauthorized},
+		{"malformed command", "/webhooks/slack/commands", []byte("command=%2Fweft&text=%zz"), slacktest.Sign([]byte("command=%2Fweft&text=%zz"), now), http.StatusBadRequest},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.status, post(tt.path, tt.body, tt.header), tt.name)

@@ -165,7 +165,7 @@ func (c *Conversations) message(e thread.SlackEvent, bot Identity, team string, 
 	}
 	typ := m.channelType
 	if typ == "" {
-		typ = channelType(m.channel)
+		typ = thread.SlackChannelType(m.channel)
 	}
 	threadTS := m.threadTS
 	dm := typ == "im"
@@ -204,18 +204,6 @@ func goal(text string) string {
 		g = "Slack conversation"
 	}
 	return g
-}
-
-// channelType guesses a conversation's type from its id's prefix, for
-// events (app_mention) that do not say.
-func channelType(id string) string {
-	switch {
-	case strings.HasPrefix(id, "D"):
-		return "im"
-	case strings.HasPrefix(id, "G"):
-		return "group"
-	}
-	return "channel"
 }
 
 // fromMrkdwn is a message's text as the model reads it: the bot's own
