@@ -78,12 +78,13 @@ var _ tools.SlackThreads = (*slack.Client)(nil)
 func (a *slackApp) on() bool { return a != nil && a.client != nil }
 
 // listen builds the doors' handler of events on rec, and Socket Mode when
-// an app token is set.
-func (a *slackApp) listen(rec slack.Recorder) {
+// an app token is set. Events of workspaces allowed refuses are
+// acknowledged and dropped.
+func (a *slackApp) listen(rec slack.Recorder, allowed func(teamID string) bool) {
 	if !a.on() {
 		return
 	}
-	a.conv = slack.NewConversations(a.client, rec, a.logger)
+	a.conv = slack.NewConversations(a.client, rec, a.logger, slack.WithAllowedTeams(allowed))
 	if a.cfg.AppToken != "" {
 		a.socket = slack.NewSocket(a.client, a.conv, a.logger)
 	}
@@ -91,7 +92,7 @@ func (a *slackApp) listen(rec slack.Recorder) {
 
 // events is the HTTP doors' configuration, /weft continue served by c
 // (nil: Slack is off); nil (off) without a signing secret.
-func (a *slackApp) events(c *tools.Continuer) *webhooks.Slack {
+func (a *slackApp) events(c *tools.Continuer, allowed func(teamID string) bool) *webhooks.Slack {
 	if a.conv == nil || a.cfg.SigningSecret == "" {
 		return nil
 	}
@@ -99,7 +100,7 @@ func (a *slackApp) events(c *tools.Continuer) *webhooks.Slack {
 	if c != nil {
 		cmds["continue"] = slackContinue(c, a.logger)
 	}
-	return &webhooks.Slack{SigningSecret: a.cfg.SigningSecret, Events: a.conv, Commands: cmds}
+	return &webhooks.Slack{SigningSecret: a.cfg.SigningSecret, Events: a.conv, Commands: cmds, AllowedTeam: allowed}
 }
 
 // continuer serves continue_in_slack and /weft continue, recording

@@ -409,3 +409,44 @@ func TestSlackCrashBeforePostPostsOnce(t *testing.T) {
 	require.Equal(t, got[0].TS, rows[0].ExternalID)
 	require.Equal(t, 1, fake.Calls(), "the recorded answer was not asked for again")
 }
+
+// TestSlackAllowedTeams: with SLACK_ALLOWED_TEAMS set, an event or a
+// command from a workspace not in it is acknowledged, over HTTP and Socket
+// Mode, and writes nothing; one in it is answered.
+func TestSlackAllowedTeams(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		socket  bool
+		allowed string
+	}{
+		{"HTTPRefused", false, "T0OTHER"},
+		{"SocketRefused", true, "T0OTHER, T0THIRD"},
+		{"HTTPAllowed", false, "T0OTHER," + slacktest.TeamID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newSlackWorldEnv(t, tc.socket, map[string]string{"SLACK_ALLOWED_TEAMS": tc.allowed})
+			refused := !strings.Contains(tc.allowed, slacktest.TeamID)
+			q := w.mention("are you there?")
+			if !refused {
+				w.answers(t, q.TS, 1)
+				return
+			}
+			w.acked(t, 2) // the app_mention and the message
+			for _, d := range w.slack.Deliveries() {
+				require.True(t, d.Acked, "acknowledged, so that Slack does not retry")
+				if !tc.socket {
+					require.Equal(t, http.StatusOK, d.Status)
+				}
+			}
+			status, reply := w.command(t, slacktest.TeamID, "continue ENG-1")
+			require.Equal(t, http.StatusOK, status)
+			require.Equal(t, "weft is not enabled in this workspace.", reply)
+			for _, table := range []string{"webhook_deliveries", "threads", "slack_thread_metadata", "river_job"} {
+				require.Zero(t, w.count(t, "SELECT count(*) FROM "+table), table)
+			}
+			require.Empty(t, w.slack.BotMessages(w.channel))
+		})
+	}
+}
