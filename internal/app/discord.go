@@ -207,7 +207,7 @@ func (a *discordApp) stop(ctx context.Context, e *discord.Elector) error {
 type continueCommand struct{ c *tools.Continuer }
 
 func (x continueCommand) ContinueLinear(ctx context.Context, ref, channelID, guildID, by string) (string, bool, error) {
-	got, err := x.c.ContinueLinear(ctx, ref, channelID, thread.DiscordTenant(guildID), by)
+	got, err := x.c.ContinueRef(ctx, ref, channelID, thread.DiscordTenant(guildID), by)
 	if err != nil {
 		return "", false, err
 	}

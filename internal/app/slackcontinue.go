@@ -22,23 +22,23 @@ import (
 const slackCommandBudget = 2500 * time.Millisecond
 
 // slackContinue is /weft continue ENG-123: the Linear session's
-// conversation continued in a new Slack thread in the command's channel
-// (or SLACK_CONTINUE_CHANNEL_ID), if the session is of the workspace's
-// organisation.
+// conversation (or a Discord thread's, by its link) continued in a new
+// Slack thread in the command's channel (or SLACK_CONTINUE_CHANNEL_ID), if
+// it is of the workspace's organisation.
 func slackContinue(c *tools.Continuer, logger *slog.Logger) webhooks.SlackCommandHandler {
 	return func(ctx context.Context, cmd webhooks.SlackCommand) (string, error) {
 		if cmd.Text == "" {
-			return "Usage: `/weft continue ENG-123` continues a Linear issue's conversation in a new thread here.", nil
+			return "Usage: `/weft continue ENG-123` (or a Discord thread's link) continues that conversation in a new thread here.", nil
 		}
 		ctx, cancel := context.WithTimeout(ctx, slackCommandBudget)
 		defer cancel()
-		got, err := c.ContinueLinear(ctx, cmd.Text, cmd.ChannelID, thread.SlackTenant(cmd.TeamID), cmd.UserID)
+		got, err := c.ContinueRef(ctx, cmd.Text, cmd.ChannelID, thread.SlackTenant(cmd.TeamID), cmd.UserID)
 		var refused *thread.Error
 		switch {
 		case errors.Is(err, thread.ErrNotFound):
 			// Also what another organisation's session looks like: its
 			// existence is not the caller's to know.
-			return fmt.Sprintf("I found no Linear conversation for %q in this workspace's organisation.", slack.Escape(cmd.Text)), nil
+			return fmt.Sprintf("I found no Linear or Discord conversation for %q in this workspace's organisation.", slack.Escape(cmd.Text)), nil
 		case errors.As(err, &refused) && errors.Is(err, thread.ErrInvalid):
 			return "I cannot continue that conversation here: " + slack.Escape(refused.Msg), nil
 		case slack.IsKind(err, slack.KindForbidden) || slack.IsKind(err, slack.KindNotFound):

@@ -82,7 +82,7 @@ func TestContinueLinearSessionInSlack(t *testing.T) {
 	// and nothing is written or posted.
 	status, reply := w.command(t, slacktest.TeamID, "continue "+opts.IssueIdentifier)
 	require.Equal(t, http.StatusOK, status)
-	require.Contains(t, reply, "I found no Linear conversation for")
+	require.Contains(t, reply, "I found no Linear or Discord conversation for")
 	require.Zero(t, w.count(t, "SELECT count(*) FROM slack_thread_metadata"))
 	require.Empty(t, w.slack.BotMessages(w.channel))
 

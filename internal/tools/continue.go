@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -56,6 +57,8 @@ type ContinueStore interface {
 	Organisations
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
 	ThreadByLinearRef(ctx context.Context, ref, organisation string) (*thread.Thread, error)
+	ThreadBySlackLink(ctx context.Context, channelID, threadTS, organisation string) (*thread.Thread, error)
+	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
 	Stitches(ctx context.Context, threadID uuid.UUID, p db.StitchPage) ([]thread.Stitch, error)
 	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
 }
@@ -99,21 +102,28 @@ type Continued struct {
 	Existing bool
 }
 
-// ContinueLinear continues the thread of the Linear session ref names (an
-// issue key like ENG-123, an issue or session id, or a Linear URL holding
-// one), in channelID unless a continue channel is configured. asker is the
-// Discord server or Slack workspace asking: only sessions of its
-// organisation are found. by is who asked, recorded as the new thread's
-// creator.
-func (c *Continuer) ContinueLinear(ctx context.Context, ref, channelID string, asker thread.Tenant, by string) (*Continued, error) {
+// ContinueRef continues the conversation ref names, in channelID unless a
+// continue channel is configured: a Linear session's (an issue key like
+// ENG-123, an issue or session id, or a Linear URL holding one), a Slack
+// thread's (its permalink, or a reply's) or a Discord thread's (its link).
+// asker is the Discord server or
+// Slack workspace asking: only conversations of its organisation are
+// found. by is who asked, recorded as the new thread's creator.
+func (c *Continuer) ContinueRef(ctx context.Context, ref, channelID string, asker thread.Tenant, by string) (*Continued, error) {
 	org, err := c.Store.Organisation(ctx, asker)
 	if err != nil {
 		return nil, fmt.Errorf("continue %q: %w", ref, err)
 	}
 	var th *thread.Thread
-	for _, cand := range linearRefs(ref) {
-		if th, err = c.Store.ThreadByLinearRef(ctx, cand, org); !errors.Is(err, thread.ErrNotFound) {
-			break
+	if channel, ts, ok := SlackLink(ref); ok {
+		th, err = c.Store.ThreadBySlackLink(ctx, channel, ts, org)
+	} else if id, ok := discordLink(ref); ok {
+		th, err = c.threadOf(ctx, id, org)
+	} else {
+		for _, cand := range linearRefs(ref) {
+			if th, err = c.Store.ThreadByLinearRef(ctx, cand, org); !errors.Is(err, thread.ErrNotFound) {
+				break
+			}
 		}
 	}
 	if err != nil {
@@ -122,7 +132,22 @@ func (c *Continuer) ContinueLinear(ctx context.Context, ref, channelID string, a
 	return c.continueThread(ctx, th, org, channelID, by)
 }
 
-// Continue continues thread id as ContinueLinear does, in a server or
+// threadOf is the thread attached to a Discord thread if it is of org:
+// another organisation's is not found, as if it did not exist.
+func (c *Continuer) threadOf(ctx context.Context, discordThreadID, org string) (*thread.Thread, error) {
+	th, err := c.Store.ThreadByDiscordThread(ctx, discordThreadID)
+	if err != nil {
+		return nil, err
+	}
+	if _, theirs, err := c.Store.ThreadTenant(ctx, th.ID); err != nil {
+		return nil, err
+	} else if theirs != org {
+		return nil, fmt.Errorf("discord thread %s: %w", discordThreadID, thread.ErrNotFound)
+	}
+	return th, nil
+}
+
+// Continue continues thread id as ContinueRef does, in a server or
 // workspace of the thread's organisation (any, for the operator's threads).
 func (c *Continuer) Continue(ctx context.Context, id uuid.UUID, channelID, by string) (*Continued, error) {
 	th, err := c.Store.Thread(ctx, id)
@@ -324,3 +349,48 @@ func linearRefs(ref string) []string {
 	}
 	return out
 }
+
+// SlackLink reads a Slack message permalink,
+// https://<workspace>.slack.com/archives/C123/p1700000000123456, as its
+// channel and thread: the message's ts (1700000000.123456), or for a
+// reply the parent's, which its link carries as thread_ts. Slack's <url>
+// and <url|label> forms are read too.
+func SlackLink(ref string) (channelID, threadTS string, ok bool) {
+	ref = strings.TrimSpace(ref)
+	if strings.HasPrefix(ref, "<") && strings.HasSuffix(ref, ">") {
+		ref, _, _ = strings.Cut(ref[1:len(ref)-1], "|")
+	}
+	u, err := url.Parse(ref)
+	if err != nil || u.Scheme != "https" || !strings.HasSuffix(u.Hostname(), ".slack.com") {
+		return "", "", false
+	}
+	m := slackPathPattern.FindStringSubmatch(u.Path)
+	if m == nil {
+		return "", "", false
+	}
+	threadTS = m[2] + "." + m[3]
+	if parent := u.Query().Get("thread_ts"); slackTSPattern.MatchString(parent) {
+		threadTS = parent
+	}
+	return m[1], threadTS, true
+}
+
+// discordLinkPattern is a Discord thread's link: its server, then the
+// thread.
+var discordLinkPattern = regexp.MustCompile(`^<?https://(?:ptb\.|canary\.)?discord(?:app)?\.com/channels/[0-9]{17,20}/([0-9]{17,20})/?>?$`)
+
+// discordLink reads a Discord thread's link as its id.
+func discordLink(ref string) (string, bool) {
+	m := discordLinkPattern.FindStringSubmatch(strings.TrimSpace(ref))
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// Patterns of a Slack permalink's path (/archives/<channel>/p<ts without
+// its dot>) and of a ts.
+var (
+	slackPathPattern = regexp.MustCompile(`^/archives/([A-Z0-9]{2,})/p([0-9]{10})([0-9]{6})/?$`)
+	slackTSPattern   = regexp.MustCompile(`^[0-9]{10}\.[0-9]{6}$`)
+)

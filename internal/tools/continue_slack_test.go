@@ -88,7 +88,7 @@ func TestContinueInSlack(t *testing.T) {
 	t.Run("CommandOpensAttachesSummarizesAndLinks", func(t *testing.T) {
 		t.Parallel()
 		b := setupSlackContinue(t, true)
-		got, err := b.cont.ContinueLinear(ctx, b.linear.IssueIdentifier, continueChannel, thread.SlackTenant(slacktest.TeamID), "U0ADA")
+		got, err := b.cont.ContinueRef(ctx, b.linear.IssueIdentifier, continueChannel, thread.SlackTenant(slacktest.TeamID), "U0ADA")
 		require.NoError(t, err)
 		require.Equal(t, b.thread, got.ThreadID)
 		require.False(t, got.Existing)
@@ -119,7 +119,7 @@ func TestContinueInSlack(t *testing.T) {
 		require.Equal(t, "Continuing this conversation in Slack: "+got.URL, texts[1])
 		require.Equal(t, got.URL, texts[2])
 
-		again, err := b.cont.ContinueLinear(ctx, b.linear.IssueIdentifier, continueChannel, thread.SlackTenant(slacktest.TeamID), "U0ADA")
+		again, err := b.cont.ContinueRef(ctx, b.linear.IssueIdentifier, continueChannel, thread.SlackTenant(slacktest.TeamID), "U0ADA")
 		require.NoError(t, err)
 		require.True(t, again.Existing)
 		require.Equal(t, got.URL, again.URL)
@@ -144,11 +144,38 @@ func TestContinueInSlack(t *testing.T) {
 		t.Parallel()
 		b := setupSlackContinue(t, true)
 		b.cont.IssueURLFunc = nil
-		_, err := b.cont.ContinueLinear(ctx, b.linear.IssueIdentifier, continueChannel, thread.SlackTenant(slacktest.TeamID), "U0ADA")
+		_, err := b.cont.ContinueRef(ctx, b.linear.IssueIdentifier, continueChannel, thread.SlackTenant(slacktest.TeamID), "U0ADA")
 		require.NoError(t, err)
 		require.Equal(t, "*"+b.linear.IssueIdentifier+": Fix the flaky test*\nContinued from "+b.linear.IssueIdentifier,
 			b.fake.BotMessages(continueChannel)[0].Text)
 	})
+}
+
+// TestContinueDiscordThreadInSlack: /weft continue takes a Discord
+// thread's link, within the organisation only.
+func TestContinueDiscordThreadInSlack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupSlackContinue(t, false)
+	att := dbtest.DiscordAttachment()
+	th, err := b.ing.StartThread(ctx, b.ing.Builder().WithGoal("Why is the deploy slow?").InteractiveDiscord(att).
+		WithInitialPrompt(thread.Stitch{Content: "Why is the deploy slow?", Source: thread.PlatformDiscord, ExternalID: dbtest.Snowflake(),
+			Author: &thread.Author{Name: "ada"}}))
+	require.NoError(t, err)
+	link := "https://discord.com/channels/" + att.GuildID + "/" + att.DiscordThreadID
+
+	_, err = b.cont.ContinueRef(ctx, link, continueChannel, thread.SlackTenant(slacktest.TeamID), "U0ADA")
+	require.ErrorIs(t, err, thread.ErrNotFound, "another organisation's Discord thread is not found")
+	require.Empty(t, b.fake.Calls("chat.postMessage"))
+
+	require.NoError(t, b.store.LinkTenants(ctx, "acme", thread.DiscordTenant(att.GuildID), thread.SlackTenant(slacktest.TeamID)))
+	got, err := b.cont.ContinueRef(ctx, link, continueChannel, thread.SlackTenant(slacktest.TeamID), "U0ADA")
+	require.NoError(t, err)
+	require.Equal(t, th.ID, got.ThreadID)
+	slackAtt, err := b.store.SlackAttachment(ctx, th.ID)
+	require.NoError(t, err)
+	rows, _ := outboxOf(t, b.store, th.ID)
+	require.Equal(t, []string{"slack/message/" + slackAtt.Target()}, rows, "no Linear session to tell")
 }
 
 // TestContinueInSlackStopsAtTheOrganisation: unlinked, a Slack workspace
@@ -168,7 +195,7 @@ func TestContinueInSlackStopsAtTheOrganisation(t *testing.T) {
 		t.Parallel()
 		b := setupSlackContinue(t, false)
 		for _, ref := range []string{b.linear.IssueIdentifier, b.linear.SessionID, b.linear.IssueID} {
-			_, err := b.cont.ContinueLinear(ctx, ref, continueChannel, thread.SlackTenant(slacktest.TeamID), "U0ADA")
+			_, err := b.cont.ContinueRef(ctx, ref, continueChannel, thread.SlackTenant(slacktest.TeamID), "U0ADA")
 			require.ErrorIs(t, err, thread.ErrNotFound, ref)
 		}
 		nothingHappened(t, b)
@@ -186,7 +213,7 @@ func TestContinueInSlackStopsAtTheOrganisation(t *testing.T) {
 	t.Run("OtherWorkspaceOfTheOrganisationCannotPullItAcross", func(t *testing.T) {
 		t.Parallel()
 		b := setupSlackContinue(t, true)
-		_, err := b.cont.ContinueLinear(ctx, b.linear.IssueIdentifier, continueChannel, thread.SlackTenant("T0OTHER"), "U0ADA")
+		_, err := b.cont.ContinueRef(ctx, b.linear.IssueIdentifier, continueChannel, thread.SlackTenant("T0OTHER"), "U0ADA")
 		require.ErrorIs(t, err, thread.ErrNotFound)
 		nothingHappened(t, b)
 	})
@@ -236,6 +263,21 @@ func TestContinueSlackThreadInDiscord(t *testing.T) {
 		require.Contains(t, texts[0], "Why is the deploy slow?")
 	})
 
+	t.Run("CommandFindsTheSlackThreadByItsLink", func(t *testing.T) {
+		t.Parallel()
+		store, cont, id := setup(t, true)
+		link := "https://acme.slack.com/archives/C0ORIGIN/p1700000000000100"
+		_, err := cont.ContinueRef(ctx, "https://acme.slack.com/archives/C0ORIGIN/p1700000000000999", "", thread.DiscordTenant(continueGuild), "u1")
+		require.ErrorIs(t, err, thread.ErrNotFound, "no such thread")
+		_, err = cont.ContinueRef(ctx, link, "", thread.DiscordTenant("100000000000000077"), "u1")
+		require.ErrorIs(t, err, thread.ErrNotFound, "a server of another organisation finds nothing")
+		got, err := cont.ContinueRef(ctx, "<"+link+"?thread_ts=1700000000.000100&cid=C0ORIGIN|the thread>", "", thread.DiscordTenant(continueGuild), "u1")
+		require.NoError(t, err)
+		require.Equal(t, id, got.ThreadID)
+		_, err = store.DiscordAttachment(ctx, id)
+		require.NoError(t, err)
+	})
+
 	t.Run("OtherOrganisation", func(t *testing.T) {
 		t.Parallel()
 		store, cont, id := setup(t, false)
@@ -251,4 +293,33 @@ func withoutTimes(a *thread.SlackAttachment) *thread.SlackAttachment {
 	c := *a
 	c.CreatedAt, c.UpdatedAt = time.Time{}, time.Time{}
 	return &c
+}
+
+func TestSlackLink(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		ref, channel, ts string
+		ok               bool
+	}{
+		{"https://acme.slack.com/archives/C123/p1700000000123456", "C123", "1700000000.123456", true},
+		{"  https://acme.slack.com/archives/C123/p1700000000123456/  ", "C123", "1700000000.123456", true},
+		{"<https://acme.slack.com/archives/C123/p1700000000123456>", "C123", "1700000000.123456", true},
+		{"<https://acme.slack.com/archives/C123/p1700000000123456|a thread>", "C123", "1700000000.123456", true},
+		{"https://acme.enterprise.slack.com/archives/G0PRIV/p1700000000123456", "G0PRIV", "1700000000.123456", true},
+		{"https://acme.slack.com/archives/C123/p1700000099000001?thread_ts=1700000000.123456&cid=C123", "C123", "1700000000.123456", true},
+		{"https://acme.slack.com/archives/C123/p1700000099000001?thread_ts=bogus", "C123", "1700000099.000001", true},
+		{"http://acme.slack.com/archives/C123/p1700000000123456", "", "", false},
+		{"https://slack.com.evil.example/archives/C123/p1700000000123456", "", "", false},
+		{"https://acme.slack.com/archives/C123", "", "", false},
+		{"https://acme.slack.com/archives/C123/p17000000001234", "", "", false},
+		{"https://acme.slack.com/archives/c123/p1700000000123456", "", "", false},
+		{"https://linear.app/acme/issue/ENG-1", "", "", false},
+		{"ENG-1", "", "", false},
+		{"", "", "", false},
+	} {
+		channel, ts, ok := tools.SlackLink(tt.ref)
+		require.Equal(t, tt.ok, ok, tt.ref)
+		require.Equal(t, tt.channel, channel, tt.ref)
+		require.Equal(t, tt.ts, ts, tt.ref)
+	}
 }
