@@ -50,6 +50,17 @@ func (q *Queries) ThreadBySlackThread(ctx context.Context, teamID, channelID, th
 	return t, nil
 }
 
+// ThreadBySlackLink returns the thread attached to the Slack thread of a
+// channel and parent ts whose workspace is in organisation, as a permalink
+// names it, or thread.ErrNotFound.
+func (q *Queries) ThreadBySlackLink(ctx context.Context, channelID, threadTS, organisation string) (*thread.Thread, error) {
+	t, err := threadOf(q.gen.ThreadBySlackLink(ctx, dbsqlc.ThreadBySlackLinkParams{ChannelID: channelID, ThreadTs: threadTS, Organisation: organisation}))
+	if err != nil {
+		return nil, fmt.Errorf("thread by slack link: %w", err)
+	}
+	return t, nil
+}
+
 // SetSlackActive marks a Slack attachment active or not; a Slack thread weft
 // does not track fails with thread.ErrNotFound.
 func (q *Queries) SetSlackActive(ctx context.Context, t thread.SlackTarget, active bool) error {

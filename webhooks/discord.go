@@ -47,8 +47,9 @@ type DiscordThreads interface {
 }
 
 // DiscordContinuer continues the conversation of a Linear session (ref: an
-// issue key, id or URL) in a new Discord thread and returns its link;
-// existing says it was in Discord already.
+// issue key, id or URL) or of a Slack thread (ref: its permalink) in a new
+// Discord thread and returns its link; existing says it was in Discord
+// already.
 type DiscordContinuer interface {
 	ContinueLinear(ctx context.Context, ref, channelID, guildID, by string) (url string, existing bool, err error)
 }
@@ -139,7 +140,7 @@ func runContinue(ctx context.Context, log *slog.Logger, d *DiscordInteractions, 
 	var refused *thread.Error
 	switch {
 	case errors.Is(err, thread.ErrNotFound):
-		text = fmt.Sprintf("I found no Linear conversation for %q.", in.Target)
+		text = fmt.Sprintf("I found no Linear or Slack conversation for %q.", in.Target)
 	case errors.As(err, &refused) && errors.Is(err, thread.ErrInvalid):
 		// Said to the person who asked: another organisation's channel, or
 		// no channel configured. Not weft's failure, so not logged as one.

@@ -230,7 +230,7 @@ func TestDiscordInteractions(t *testing.T) {
 		body := discordtest.ContinueInteraction(appID, "tok-c", testGuild, "300000000000000001", ada, "ENG-404")
 		require.Equal(t, http.StatusOK, b.post(body, b.signed(body)).Code)
 		<-b.continuer.calls
-		require.Contains(t, (<-b.responder.edits).content, "no Linear conversation")
+		require.Contains(t, (<-b.responder.edits).content, "no Linear or Slack conversation")
 	})
 
 	t.Run("OtherGuildsAreRefused", func(t *testing.T) {

@@ -22,6 +22,10 @@ type Slack struct {
 	// Commands are /weft's subcommands by name ("continue"): the text after
 	// the name goes to its handler. Unknown names get the usage.
 	Commands map[string]SlackCommandHandler
+	// AllowedTeam says whether a workspace may use weft
+	// (SLACK_ALLOWED_TEAMS); nil allows any. A command from another is
+	// answered with a refusal and runs nothing.
+	AllowedTeam func(teamID string) bool
 }
 
 // SlackEventHandler records one verified Events API body and returns a
@@ -90,7 +94,8 @@ const slackUsage = "Usage: `/weft continue ENG-123` continues a Linear issue's c
 // handleSlackCommand answers the /weft slash command: verified like an
 // event (401), a form with its team, channel and user (else 400), routed
 // by its first word to a subcommand, whose reply is shown to the caller
-// alone. Slack's ssl_check pings get a 200.
+// alone. Slack's ssl_check pings get a 200. A workspace SLACK_ALLOWED_TEAMS
+// leaves out is refused with a 200, so that Slack shows the refusal.
 func handleSlackCommand(logger *slog.Logger, s *Slack) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -118,6 +123,11 @@ func handleSlackCommand(logger *slog.Logger, s *Slack) http.Handler {
 			reject(http.StatusBadRequest, "incomplete command", nil)
 			return
 		}
+		if s.AllowedTeam != nil && !s.AllowedTeam(c.TeamID) {
+			logger.InfoContext(ctx, "slack command from a workspace not allowed", slog.String("team_id", c.TeamID))
+			writeSlackReply(w, "weft is not enabled in this workspace.")
+			return
+		}
 		name, rest, _ := strings.Cut(strings.TrimSpace(form.Get("text")), " ")
 		c.Text = strings.TrimSpace(rest)
 		reply := slackUsage
@@ -127,7 +137,12 @@ func handleSlackCommand(logger *slog.Logger, s *Slack) http.Handler {
 				reply = "Sorry, that did not work: " + err.Error()
 			}
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]string{"response_type": "ephemeral", "text": reply})
+		writeSlackReply(w, reply)
 	})
+}
+
+// writeSlackReply answers a slash command with a reply only its caller sees.
+func writeSlackReply(w http.ResponseWriter, text string) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]string{"response_type": "ephemeral", "text": text})
 }

@@ -13,3 +13,14 @@ WHERE s.team_id = @team_id AND s.channel_id = @channel_id AND s.thread_ts = @thr
 -- name: SetSlackActive :execrows
 UPDATE slack_thread_metadata SET is_active = @is_active, updated_at = now()
 WHERE team_id = @team_id AND channel_id = @channel_id AND thread_ts = @thread_ts;
+
+-- name: ThreadBySlackLink :one
+-- ThreadBySlackLink finds the thread attached to a Slack thread by its
+-- channel and parent ts within one organisation: a permalink names no
+-- workspace id. A rare command's lookup, so no index of its own: it scans
+-- the Slack attachments.
+SELECT * FROM threads WHERE thread_id = (
+    SELECT thread_id FROM slack_thread_metadata
+    WHERE channel_id = @channel_id AND thread_ts = @thread_ts
+      AND tenant_organisation('slack', team_id) = @organisation::text
+    ORDER BY updated_at DESC LIMIT 1);

@@ -121,19 +121,24 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if err != nil {
 		return nil, err
 	}
-	// Continuing in Discord records through an ingester of its own, on an
-	// insert-only River client: the agent's tools, continue_in_discord
-	// among them, exist before the processor that runs them, and a
-	// continuation's posts need no express send.
+	// Continuing in Discord or Slack records through an ingester of its
+	// own, on an insert-only River client: the agent's tools,
+	// continue_in_discord and continue_in_slack among them, exist before
+	// the processor that runs them, and a continuation's posts need no
+	// express send.
 	jobs, err := river.NewClient(riverpgxv5.New(a.intakePool), &river.Config{Logger: logger.With("component", "river_insert")})
 	if err != nil {
 		return nil, fmt.Errorf("river insert client: %w", err)
 	}
-	continuer := a.discord.continuer(a.store, ingest.New(a.intake, jobs, nil, logger))
+	rec := ingest.New(a.intake, jobs, nil, logger)
+	continuers := continuers{
+		discord: a.discord.continuer(a.store, rec, a.linear.issueURL()),
+		slack:   a.slack.continuer(a.store, rec, a.linear.issueURL()),
+	}
 	workers := cfg.Role != "api"
 	var runner *agent.Runner
 	if workers {
-		if runner, err = newRunner(cfg, logger, a.store, a.linear, a.discord, a.slack, rep, continuer, a.telemetry); err != nil {
+		if runner, err = newRunner(cfg, logger, a.store, a.linear, a.discord, a.slack, rep, continuers, a.telemetry); err != nil {
 			return nil, err
 		}
 	}
@@ -164,9 +169,9 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger,
 		ingest.WithTelemetry(a.telemetry.metrics, a.telemetry.tracer), ingest.WithPersona(cfg.Persona))
 	a.elector = a.discord.elector(a.intake, a.ingest)
-	a.slack.listen(a.ingest)
+	a.slack.listen(a.ingest, cfg.SlackInstall.TeamAllowed)
 	if cfg.Role != "worker" {
-		a.handler = a.newHandler(rep, continuer)
+		a.handler = a.newHandler(rep, continuers)
 	}
 	return a, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/discord"
+	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
 )
@@ -103,17 +104,19 @@ func (a *discordApp) on() bool { return a.client != nil }
 
 // continuer serves continue_in_discord and /continue, recording through
 // rec; nil when Discord is off.
-func (a *discordApp) continuer(store *db.Store, rec tools.ContinueRecorder) *tools.Continuer {
+func (a *discordApp) continuer(store *db.Store, rec tools.ContinueRecorder,
+	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *tools.Continuer {
 	if !a.on() {
 		return nil
 	}
-	return &tools.Continuer{Store: store, Discord: a.client, Recorder: rec, ChannelID: a.cfg.ContinueChannelID}
+	return &tools.Continuer{Store: store, Opener: tools.DiscordOpener{Store: store, Discord: a.client}, Recorder: rec,
+		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
 }
 
-// tools are the agent tools Discord adds: continue_in_discord, when Linear
-// is on too (it continues a Linear session).
-func (a *discordApp) tools(linearOn bool, c *tools.Continuer) []tools.Tool {
-	if !a.on() || !linearOn {
+// tools are the agent tools Discord adds: continue_in_discord, when there
+// is a conversation elsewhere to continue (Linear or Slack is on too).
+func (a *discordApp) tools(elsewhere bool, c *tools.Continuer) []tools.Tool {
+	if !a.on() || !elsewhere {
 		return nil
 	}
 	return []tools.Tool{c.Tool()}
@@ -204,7 +207,7 @@ func (a *discordApp) stop(ctx context.Context, e *discord.Elector) error {
 type continueCommand struct{ c *tools.Continuer }
 
 func (x continueCommand) ContinueLinear(ctx context.Context, ref, channelID, guildID, by string) (string, bool, error) {
-	got, err := x.c.ContinueLinear(ctx, ref, channelID, guildID, by)
+	got, err := x.c.ContinueRef(ctx, ref, channelID, thread.DiscordTenant(guildID), by)
 	if err != nil {
 		return "", false, err
 	}

@@ -8,20 +8,19 @@ import (
 	"github.com/weft-dev/weft/api"
 	"github.com/weft-dev/weft/internal/console"
 	"github.com/weft-dev/weft/internal/replies"
-	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
 )
 
 // newHandler is weft's HTTP surface: the API's router, with the webhooks,
 // the console and the home page mounted on it. webhooks, api and mcpserver name their
 // log component themselves.
-func (a *App) newHandler(rep *replies.Service, continuer *tools.Continuer) http.Handler {
+func (a *App) newHandler(rep *replies.Service, c continuers) http.Handler {
 	hooks := webhooks.NewHandler(webhooks.Deps{
 		Logger: a.logger, Ingester: a.ingest,
 		LinearWebhookSecret: []byte(a.cfg.Linear.WebhookSecret), LinearOAuth: a.linear.oauth,
 		SlackOAuth: a.slackOAuth,
-		Discord:    a.discord.interactions(a.intake, continuer),
-		Slack:      a.slack.events(),
+		Discord:    a.discord.interactions(a.intake, c.discord),
+		Slack:      a.slack.events(c.slack, a.cfg.SlackInstall.TeamAllowed),
 		Metrics:    a.telemetry.metrics, Tracer: a.telemetry.tracer, Intake: a.admitted,
 	})
 	cons := console.New(console.Deps{Logger: a.logger.With("component", "console"), Token: a.cfg.APIToken,

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/installation"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/secret"
+	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
 )
@@ -52,6 +54,7 @@ func (c LinearConfig) tokenURL() string {
 
 // linearApp is the wired Linear platform: nil fields are switched off.
 type linearApp struct {
+	client  *linear.Client
 	sender  *linear.Sender
 	history tools.HistoryFetcher
 	oauth   *webhooks.LinearOAuth
@@ -88,9 +91,31 @@ func newLinearApp(c LinearConfig, store *db.Store, logger *slog.Logger) (*linear
 	if c.AccessToken != "" {
 		workspaces = nil // one token for every workspace: a send needs no lookup
 	}
+	app.client = client
 	app.sender = linear.NewSender(client, workspaces)
 	app.history = linearHistory{client}
 	return app, nil
+}
+
+// issueURLTimeout bounds reading an issue's URL for a continuation's link
+// back, which Slack's /weft continue waits for within Slack's 3 s.
+const issueURLTimeout = time.Second
+
+// issueURL reads a Linear issue's URL, for the link back from a
+// conversation continued elsewhere; nil with Linear off.
+func (a *linearApp) issueURL() func(context.Context, *thread.LinearAttachment) (string, error) {
+	if a.client == nil {
+		return nil
+	}
+	return func(ctx context.Context, att *thread.LinearAttachment) (string, error) {
+		ctx, cancel := context.WithTimeout(ctx, issueURLTimeout)
+		defer cancel()
+		issue, err := a.client.Issue(linear.WithOrganization(ctx, att.WorkspaceID), att.IssueID)
+		if err != nil {
+			return "", err
+		}
+		return issue.URL, nil
+	}
 }
 
 // linearHistory reads a Linear issue's comment thread for the prompt.

@@ -10,17 +10,24 @@ import (
 	"github.com/weft-dev/weft/internal/tools"
 )
 
+// continuers continue conversations in Discord and in Slack; each nil when
+// its platform is off.
+type continuers struct{ discord, slack *tools.Continuer }
+
 // newRunner builds the agent that works turns: the model, the tools (memory,
-// get-thread-replies, continue_in_discord through continuer, and Discord's
-// search tools) and the context providers (platform thread history and, with
-// Discord on, relevant thread discovery).
+// get-thread-replies, continue_in_discord and continue_in_slack through the
+// continuers, and Discord's search tools) and the context providers
+// (platform thread history and, with Discord on, relevant thread discovery).
 func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp, dis *discordApp, sl *slackApp,
-	rep *replies.Service, continuer *tools.Continuer, tel *telemetry) (*agent.Runner, error) {
+	rep *replies.Service, c continuers, tel *telemetry) (*agent.Runner, error) {
 	provider, err := llm.New(llm.Config{Provider: cfg.LLMProvider, APIKey: cfg.LLMAPIKey, BaseURL: cfg.LLMBaseURL})
 	if err != nil {
 		return nil, err
 	}
-	registry, err := tools.NewRegistry(append(tools.Memory(store), dis.tools(lin.sender != nil, continuer)...)...)
+	own := tools.Memory(store)
+	own = append(own, dis.tools(lin.sender != nil || sl.on(), c.discord)...)
+	own = append(own, sl.tools(lin.sender != nil || dis.on(), c.slack)...)
+	registry, err := tools.NewRegistry(own...)
 	if err != nil {
 		return nil, err
 	}

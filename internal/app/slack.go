@@ -10,6 +10,8 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
 )
 
@@ -26,6 +28,10 @@ type SlackConfig struct {
 	AppToken string
 	// APIURL replaces https://slack.com/api/ (SLACK_API_URL), e.g. a fake.
 	APIURL string
+	// ContinueChannelID is where /weft continue and continue_in_slack
+	// open threads (SLACK_CONTINUE_CHANNEL_ID); empty means the channel
+	// the command came from (the tool then has none).
+	ContinueChannelID string
 }
 
 func loadSlack(getenv func(string) string) SlackConfig {
@@ -34,6 +40,8 @@ func loadSlack(getenv func(string) string) SlackConfig {
 		BotToken:      getenv("SLACK_BOT_TOKEN"),
 		AppToken:      getenv("SLACK_APP_TOKEN"),
 		APIURL:        getenv("SLACK_API_URL"),
+
+		ContinueChannelID: getenv("SLACK_CONTINUE_CHANNEL_ID"),
 	}
 }
 
@@ -64,28 +72,55 @@ func newSlackApp(cfg SlackConfig, logger *slog.Logger) (*slackApp, error) {
 	return a, nil
 }
 
+var _ tools.SlackThreads = (*slack.Client)(nil)
+
 // on reports whether Slack is configured.
 func (a *slackApp) on() bool { return a != nil && a.client != nil }
 
 // listen builds the doors' handler of events on rec, and Socket Mode when
-// an app token is set.
-func (a *slackApp) listen(rec slack.Recorder) {
+// an app token is set. Events of workspaces allowed refuses are
+// acknowledged and dropped.
+func (a *slackApp) listen(rec slack.Recorder, allowed func(teamID string) bool) {
 	if !a.on() {
 		return
 	}
-	a.conv = slack.NewConversations(a.client, rec, a.logger)
+	a.conv = slack.NewConversations(a.client, rec, a.logger, slack.WithAllowedTeams(allowed))
 	if a.cfg.AppToken != "" {
 		a.socket = slack.NewSocket(a.client, a.conv, a.logger)
 	}
 }
 
-// events is the HTTP doors' configuration; nil (off) without a signing
-// secret.
-func (a *slackApp) events() *webhooks.Slack {
+// events is the HTTP doors' configuration, /weft continue served by c
+// (nil: Slack is off); nil (off) without a signing secret.
+func (a *slackApp) events(c *tools.Continuer, allowed func(teamID string) bool) *webhooks.Slack {
 	if a.conv == nil || a.cfg.SigningSecret == "" {
 		return nil
 	}
-	return &webhooks.Slack{SigningSecret: a.cfg.SigningSecret, Events: a.conv, Commands: map[string]webhooks.SlackCommandHandler{}}
+	cmds := map[string]webhooks.SlackCommandHandler{}
+	if c != nil {
+		cmds["continue"] = slackContinue(c, a.logger)
+	}
+	return &webhooks.Slack{SigningSecret: a.cfg.SigningSecret, Events: a.conv, Commands: cmds, AllowedTeam: allowed}
+}
+
+// continuer serves continue_in_slack and /weft continue, recording
+// through rec; nil when Slack is off.
+func (a *slackApp) continuer(store *db.Store, rec tools.ContinueRecorder,
+	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *tools.Continuer {
+	if !a.on() {
+		return nil
+	}
+	return &tools.Continuer{Store: store, Opener: tools.SlackOpener{Store: store, Slack: a.client}, Recorder: rec,
+		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
+}
+
+// tools are the agent tools Slack adds: continue_in_slack, when there is
+// a conversation elsewhere to continue (Linear or Discord is on too).
+func (a *slackApp) tools(elsewhere bool, c *tools.Continuer) []tools.Tool {
+	if !a.on() || !elsewhere {
+		return nil
+	}
+	return []tools.Tool{c.Tool()}
 }
 
 // onTurn is the processor's turn hook: "is thinking…" under the thread.

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -33,6 +34,12 @@ type slackWorld struct {
 
 func newSlackWorld(t *testing.T, socket bool) *slackWorld {
 	t.Helper()
+	return newSlackWorldEnv(t, socket, nil)
+}
+
+// newSlackWorldEnv is newSlackWorld with more environment.
+func newSlackWorldEnv(t *testing.T, socket bool, extra map[string]string) *slackWorld {
+	t.Helper()
 	fake := slacktest.NewServer(t)
 	w := &slackWorld{llm: llmtest.NewServer(t), slack: fake, channel: "C0GENERAL", ada: slacktest.User{ID: "U0ADA", Name: "ada"}}
 	fake.AddChannel(w.channel, "channel")
@@ -51,6 +58,7 @@ func newSlackWorld(t *testing.T, socket bool) *slackWorld {
 		fake.EnableSocketMode()
 		vars["SLACK_APP_TOKEN"] = slacktest.AppToken
 	}
+	maps.Copy(vars, extra)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- runServe(ctx, env(vars), &bytes.Buffer{}) }()
@@ -295,6 +303,9 @@ func TestSlackDoorRejects(t *testing.T) {
 		{"forged command", "/webhooks/slack/commands", []byte("command=%2Fweft&text=continue+ENG-1&team_id=T&channel_id=C&user_id=U"),
 			slacktest.SignWith("nope", []byte("command=%2Fweft&text=continue+ENG-1&team_id=T&channel_id=C&user_id=U"), now), http.StatusUnauthorized},
 		{"incomplete command", "/webhooks/slack/commands", []byte("command=%2Fweft"), slacktest.Sign([]byte("command=%2Fweft"), now), http.StatusBadRequest},
+		{"stale command", "/webhooks/slack/commands", []byte("command=%2Fweft&text=continue+ENG-1&team_id=T&channel_id=C&user_id=U"),
+			slacktest.Sign([]byte("command=%2Fweft&text=continue+ENG-1&team_id=T&channel_id=C&user_id=U"), now.Add(-6*time.Minute)), http.StatusUnauthorized},
+		{"malformed command", "/webhooks/slack/commands", []byte("command=%2Fweft&text=%zz"), slacktest.Sign([]byte("command=%2Fweft&text=%zz"), now), http.StatusBadRequest},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.status, post(tt.path, tt.body, tt.header), tt.name)
@@ -397,4 +408,45 @@ func TestSlackCrashBeforePostPostsOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, got[0].TS, rows[0].ExternalID)
 	require.Equal(t, 1, fake.Calls(), "the recorded answer was not asked for again")
+}
+
+// TestSlackAllowedTeams: with SLACK_ALLOWED_TEAMS set, an event or a
+// command from a workspace not in it is acknowledged, over HTTP and Socket
+// Mode, and writes nothing; one in it is answered.
+func TestSlackAllowedTeams(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		socket  bool
+		allowed string
+	}{
+		{"HTTPRefused", false, "T0OTHER"},
+		{"SocketRefused", true, "T0OTHER, T0THIRD"},
+		{"HTTPAllowed", false, "T0OTHER," + slacktest.TeamID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newSlackWorldEnv(t, tc.socket, map[string]string{"SLACK_ALLOWED_TEAMS": tc.allowed})
+			refused := !strings.Contains(tc.allowed, slacktest.TeamID)
+			q := w.mention("are you there?")
+			if !refused {
+				w.answers(t, q.TS, 1)
+				return
+			}
+			w.acked(t, 2) // the app_mention and the message
+			for _, d := range w.slack.Deliveries() {
+				require.True(t, d.Acked, "acknowledged, so that Slack does not retry")
+				if !tc.socket {
+					require.Equal(t, http.StatusOK, d.Status)
+				}
+			}
+			status, reply := w.command(t, slacktest.TeamID, "continue ENG-1")
+			require.Equal(t, http.StatusOK, status)
+			require.Equal(t, "weft is not enabled in this workspace.", reply)
+			for _, table := range []string{"webhook_deliveries", "threads", "slack_thread_metadata", "river_job"} {
+				require.Zero(t, w.count(t, "SELECT count(*) FROM "+table), table)
+			}
+			require.Empty(t, w.slack.BotMessages(w.channel))
+		})
+	}
 }

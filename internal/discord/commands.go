@@ -20,11 +20,11 @@ func Commands() []*discordgo.ApplicationCommand {
 		{
 			Name:        commandContinue,
 			Type:        discordgo.ChatApplicationCommand,
-			Description: "Continue a Linear issue or agent session in a Discord thread",
+			Description: "Continue a Linear issue, agent session or Slack thread in a Discord thread",
 			Options: []*discordgo.ApplicationCommandOption{{
 				Type:        discordgo.ApplicationCommandOptionString,
 				Name:        optionTarget,
-				Description: "Linear issue key (ABC-123) or URL",
+				Description: "Linear issue key (ABC-123) or URL, or a Slack thread link",
 				Required:    true,
 			}},
 		},

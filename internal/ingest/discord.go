@@ -11,7 +11,6 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/metrics"
-	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tracing"
 )
@@ -222,44 +221,6 @@ func (in *Ingester) DiscordInteraction(ctx context.Context, deliveryID, action s
 		return false, fmt.Errorf("ingest discord interaction: %w", err)
 	}
 	return fresh, nil
-}
-
-// ContinueInDiscord attaches a thread to a new Discord thread, in one
-// transaction with what announces it: summary posted in the Discord thread,
-// and, when the thread has a Linear session, linearText as a response
-// activity there and url as the session's external link. From then on the
-// thread's answers go wherever its latest input came from. A thread
-// attached to Discord already fails with thread.ErrAlreadyAttached.
-func (in *Ingester) ContinueInDiscord(ctx context.Context, att thread.DiscordAttachment, summary, linearText, url string) error {
-	err := in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
-		if err := tx.AttachDiscord(ctx, att); err != nil {
-			return err
-		}
-		err := outbox.Enqueue(ctx, tx, in.jobs, thread.Outbox{ThreadID: att.ThreadID, Platform: thread.PlatformDiscord,
-			Target: att.DiscordThreadID, Kind: thread.OutboxMessage}, thread.OutboxBody{Text: summary})
-		if err != nil {
-			return err
-		}
-		lin, err := tx.LinearAttachment(ctx, att.ThreadID)
-		if errors.Is(err, thread.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		err = outbox.Enqueue(ctx, tx, in.jobs, thread.Outbox{ThreadID: att.ThreadID, Platform: thread.PlatformLinear,
-			Target: lin.SessionID, Kind: thread.OutboxResponse}, thread.OutboxBody{Text: linearText})
-		if err != nil {
-			return err
-		}
-		return outbox.Enqueue(ctx, tx, in.jobs, thread.Outbox{ThreadID: att.ThreadID, Platform: thread.PlatformLinear,
-			Target: lin.SessionID, Kind: thread.OutboxSessionUpdate},
-			thread.OutboxBody{ExternalURL: url, ExternalURLLabel: "Discord thread"})
-	})
-	if err != nil {
-		return fmt.Errorf("continue thread %s in discord: %w", att.ThreadID, err)
-	}
-	return nil
 }
 
 func discordInbound(key, eventType, action string) thread.Inbound {

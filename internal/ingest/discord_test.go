@@ -185,37 +185,58 @@ func TestDiscordInteraction(t *testing.T) {
 	require.False(t, fresh, "a replay")
 }
 
-func TestContinueInDiscord(t *testing.T) {
+// TestContinue attaches a Linear session's thread to a Discord or a Slack
+// thread with its announcements, in one transaction.
+func TestContinue(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setupLinear(t)
-	res, err := b.ing.LinearCreated(ctx, delivery("s1", "created"), session("s1"))
-	require.NoError(t, err)
-	att := dbtest.DiscordAttachment()
-	att.ThreadID = res.ThreadID
-	url := "https://discord.com/channels/" + att.GuildID + "/" + att.DiscordThreadID
-	require.NoError(t, b.ing.ContinueInDiscord(ctx, *att, "summary", "continued: "+url, url))
+	for _, tc := range []struct {
+		name   string
+		attach func(c *thread.Continuation)
+		column string
+	}{
+		{"Discord", func(c *thread.Continuation) {
+			att := dbtest.DiscordAttachment()
+			att.ThreadID = c.ThreadID
+			c.Discord, c.URL = att, "https://discord.com/channels/"+att.GuildID+"/"+att.DiscordThreadID
+		}, "has_discord"},
+		{"Slack", func(c *thread.Continuation) {
+			c.Slack = &thread.SlackAttachment{ThreadID: c.ThreadID, TeamID: "T1", ChannelID: "C1", ThreadTS: "1700000000.000100", CreatedBy: "U1"}
+			c.URL = "https://acme.slack.com/archives/C1/p1700000000000100"
+		}, "has_slack"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupLinear(t)
+			res, err := b.ing.LinearCreated(ctx, delivery("s1", "created"), session("s1"))
+			require.NoError(t, err)
+			c := thread.Continuation{ThreadID: res.ThreadID, Summary: "summary"}
+			tc.attach(&c)
+			c.LinearText = "continued: " + c.URL
+			require.NoError(t, b.ing.Continue(ctx, c))
 
-	th, err := b.store.ThreadByDiscordThread(ctx, att.DiscordThreadID)
-	require.NoError(t, err)
-	require.Equal(t, res.ThreadID, th.ID, "the same weft thread")
-	rows, err := b.store.ThreadOutbox(ctx, th.ID)
-	require.NoError(t, err)
-	var got []string
-	for _, o := range rows[1:] { // after the session's acknowledgement
-		body, err := o.Content()
-		require.NoError(t, err)
-		got = append(got, string(o.Platform)+"/"+string(o.Kind)+"/"+o.Target+"/"+body.Text+body.ExternalURL)
+			platform, target, err := c.Surface()
+			require.NoError(t, err)
+			rows, err := b.store.ThreadOutbox(ctx, res.ThreadID)
+			require.NoError(t, err)
+			var got []string
+			for _, o := range rows[1:] { // after the session's acknowledgement
+				body, err := o.Content()
+				require.NoError(t, err)
+				got = append(got, string(o.Platform)+"/"+string(o.Kind)+"/"+o.Target+"/"+body.Text+body.ExternalURL)
+			}
+			require.Equal(t, []string{
+				string(platform) + "/message/" + target + "/summary",
+				"linear/response/s1/continued: " + c.URL,
+				"linear/session_update/s1/" + c.URL,
+			}, got)
+			require.Equal(t, 1, b.count(t, `SELECT count(*) FROM cross_platform_threads WHERE `+tc.column+` AND has_linear AND thread_id = $1`, res.ThreadID))
+
+			c.Summary = "again"
+			require.ErrorIs(t, b.ing.Continue(ctx, c), thread.ErrAlreadyAttached)
+			require.ErrorIs(t, b.ing.Continue(ctx, thread.Continuation{ThreadID: res.ThreadID}), thread.ErrInvalid, "attaches nothing")
+		})
 	}
-	require.Equal(t, []string{
-		"discord/message/" + att.DiscordThreadID + "/summary",
-		"linear/response/s1/continued: " + url,
-		"linear/session_update/s1/" + url,
-	}, got)
-	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM cross_platform_threads WHERE has_discord AND has_linear AND thread_id = $1`, th.ID))
-
-	err = b.ing.ContinueInDiscord(ctx, *att, "again", "again", url)
-	require.ErrorIs(t, err, thread.ErrAlreadyAttached)
 }
 
 // TestDiscordGatewayObserved counts gateway events by outcome and traces

@@ -32,15 +32,30 @@ type Recorder interface {
 // and deletes update them. weft's own messages are left out, and other
 // bots' are stored but answered only when they mention weft.
 type Conversations struct {
-	client *Client
-	rec    Recorder
-	logger *slog.Logger
+	client  *Client
+	rec     Recorder
+	logger  *slog.Logger
+	allowed func(teamID string) bool
+}
+
+// ConversationsOption configures Conversations.
+type ConversationsOption func(*Conversations)
+
+// WithAllowedTeams records only the events of workspaces allowed accepts
+// (SLACK_ALLOWED_TEAMS); the others are acknowledged, so that Slack does
+// not send them again, and dropped. nil accepts every workspace.
+func WithAllowedTeams(allowed func(teamID string) bool) ConversationsOption {
+	return func(c *Conversations) { c.allowed = allowed }
 }
 
 // NewConversations returns Conversations recording through rec; client
 // tells it who the bot is (auth.test, asked once).
-func NewConversations(client *Client, rec Recorder, logger *slog.Logger) *Conversations {
-	return &Conversations{client: client, rec: rec, logger: logger.With("component", "slack_conversations")}
+func NewConversations(client *Client, rec Recorder, logger *slog.Logger, opts ...ConversationsOption) *Conversations {
+	c := &Conversations{client: client, rec: rec, logger: logger.With("component", "slack_conversations")}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 // envelope is the outer Events API body, read by hand so that an inner
@@ -62,7 +77,8 @@ type innerHead struct {
 // Handle records one verified Events API body and returns the challenge of
 // a url_verification (empty otherwise). A body that is not an envelope, or
 // an event_callback without its ids, fails with ErrMalformed and writes
-// nothing; any other failure means nothing was recorded, for Slack to retry.
+// nothing; so does, without failing, an event of a workspace not allowed.
+// Any other failure means nothing was recorded, for Slack to retry.
 func (c *Conversations) Handle(ctx context.Context, body []byte) (challenge string, err error) {
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
@@ -84,6 +100,10 @@ func (c *Conversations) Handle(ctx context.Context, body []byte) (challenge stri
 	var head innerHead
 	if env.EventID == "" || env.TeamID == "" || len(env.Event) == 0 || json.Unmarshal(env.Event, &head) != nil || head.Type == "" {
 		return "", fmt.Errorf("%w: event_callback without event_id, team_id or event", ErrMalformed)
+	}
+	if c.allowed != nil && !c.allowed(env.TeamID) {
+		c.logger.InfoContext(ctx, "slack event from a workspace not allowed", slog.String("team_id", env.TeamID), slog.String("event_id", env.EventID))
+		return "", nil
 	}
 	e, err := c.event(ctx, env, head)
 	if err != nil {
@@ -165,7 +185,7 @@ func (c *Conversations) message(e thread.SlackEvent, bot Identity, team string, 
 	}
 	typ := m.channelType
 	if typ == "" {
-		typ = channelType(m.channel)
+		typ = thread.SlackChannelType(m.channel)
 	}
 	threadTS := m.threadTS
 	dm := typ == "im"
@@ -204,18 +224,6 @@ func goal(text string) string {
 		g = "Slack conversation"
 	}
 	return g
-}
-
-// channelType guesses a conversation's type from its id's prefix, for
-// events (app_mention) that do not say.
-func channelType(id string) string {
-	switch {
-	case strings.HasPrefix(id, "D"):
-		return "im"
-	case strings.HasPrefix(id, "G"):
-		return "group"
-	}
-	return "channel"
 }
 
 // fromMrkdwn is a message's text as the model reads it: the bot's own

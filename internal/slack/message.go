@@ -245,3 +245,45 @@ func ParseTS(ts string) time.Time {
 	}
 	return time.Unix(s, us*1000)
 }
+
+// ThreadURL is the permalink of a message (a thread's parent), built from
+// the workspace's URL as auth.test gives it: Slack's own permalink form,
+// without a chat.getPermalink call per link.
+func (c *Client) ThreadURL(ctx context.Context, channel, ts string) (string, error) {
+	id, err := c.Identity(ctx)
+	if err != nil {
+		return "", err
+	}
+	if id.URL == "" {
+		return "", fmt.Errorf("slack: auth.test gave no workspace url")
+	}
+	return strings.TrimSuffix(id.URL, "/") + "/archives/" + channel + "/p" + strings.Replace(ts, ".", "", 1), nil
+}
+
+// Team is the workspace the token belongs to.
+func (c *Client) Team(ctx context.Context) (string, error) {
+	id, err := c.Identity(ctx)
+	return id.TeamID, err
+}
+
+// StartThread posts a conversation's parent message at the top of a
+// channel, its goal in bold and a link back to where it comes from
+// (fromLabel, fromURL; either may be empty), and returns its ts (the
+// thread's) and permalink. It is posted at once, not through the outbox:
+// the rows posted under it name the ts it returns.
+func (c *Client) StartThread(ctx context.Context, channel, goal, fromLabel, fromURL string) (ts, url string, err error) {
+	text := "*" + Escape(strings.Join(strings.Fields(goal), " ")) + "*"
+	switch {
+	case fromURL != "" && fromLabel != "":
+		text += "\nContinued from <" + Escape(fromURL) + "|" + Escape(fromLabel) + ">"
+	case fromURL != "":
+		text += "\nContinued from " + Escape(fromURL)
+	case fromLabel != "":
+		text += "\nContinued from " + Escape(fromLabel)
+	}
+	if ts, err = c.PostMessage(ctx, Post{Channel: channel, Text: text}); err != nil {
+		return "", "", err
+	}
+	url, err = c.ThreadURL(ctx, channel, ts)
+	return ts, url, err
+}

@@ -1,6 +1,9 @@
 package thread
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // SlackAction is what a Slack event does to weft's store.
 type SlackAction string
@@ -39,4 +42,16 @@ type SlackEvent struct {
 	// Goal is the new thread's goal when Open starts one.
 	Goal string
 	At   time.Time
+}
+
+// SlackChannelType guesses a conversation's type from its id's prefix, for
+// events (app_mention) and commands that do not say.
+func SlackChannelType(id string) string {
+	switch {
+	case strings.HasPrefix(id, "D"):
+		return "im"
+	case strings.HasPrefix(id, "G"):
+		return "group"
+	}
+	return "channel"
 }

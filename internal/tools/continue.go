@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -15,19 +16,40 @@ import (
 	"github.com/weft-dev/weft/internal/toolschema"
 )
 
-// DiscordThreads opens Discord threads. *discord.Client implements it.
-type DiscordThreads interface {
-	// OpenThread opens a public thread in a channel (a thread's channel,
-	// given a thread) and returns its id and its guild's.
-	OpenThread(ctx context.Context, channelID, name string) (threadID, guildID string, err error)
-	// ChannelGuild returns the server a channel is in.
-	ChannelGuild(ctx context.Context, channelID string) (string, error)
+// Opener opens a conversation on one platform for a thread continued
+// there. DiscordOpener and SlackOpener implement it.
+type Opener interface {
+	// Platform is where it opens conversations.
+	Platform() thread.Platform
+	// Attached returns the link of the conversation thread id continues in
+	// on this platform already, or thread.ErrNotFound.
+	Attached(ctx context.Context, id uuid.UUID) (string, error)
+	// Tenant is the Discord server or Slack workspace of a channel.
+	Tenant(ctx context.Context, channelID string) (thread.Tenant, error)
+	// Open opens a conversation for th in o.ChannelID and returns its
+	// attachment and link; the Continuer fills in the rest.
+	Open(ctx context.Context, th *thread.Thread, o Opening) (*thread.Continuation, error)
+	// Bold is text in bold in the platform's markup, for the summary.
+	Bold(text string) string
 }
 
-// ContinueRecorder attaches a thread to a Discord thread and queues the
-// announcements, atomically. *ingest.Ingester implements it.
+// Opening is what an Opener opens a conversation with.
+type Opening struct {
+	ChannelID string
+	// By is who asked, recorded as the conversation's creator.
+	By string
+	// Origin links back to where the conversation comes from: its Linear
+	// issue (URL empty when weft could not read it), or nothing.
+	Origin Link
+}
+
+// Link is a labelled URL.
+type Link struct{ Label, URL string }
+
+// ContinueRecorder attaches a thread to a new Discord or Slack thread and
+// queues the announcements, atomically. *ingest.Ingester implements it.
 type ContinueRecorder interface {
-	ContinueInDiscord(ctx context.Context, att thread.DiscordAttachment, summary, linearText, url string) error
+	Continue(ctx context.Context, c thread.Continuation) error
 }
 
 // ContinueStore reads what continuing needs. *db.Store implements it.
@@ -35,57 +57,73 @@ type ContinueStore interface {
 	Organisations
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
 	ThreadByLinearRef(ctx context.Context, ref, organisation string) (*thread.Thread, error)
+	ThreadBySlackLink(ctx context.Context, channelID, threadTS, organisation string) (*thread.Thread, error)
+	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
 	Stitches(ctx context.Context, threadID uuid.UUID, p db.StitchPage) ([]thread.Stitch, error)
-	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
+	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
 }
 
-// ErrNoContinueChannel: neither DISCORD_CONTINUE_CHANNEL_ID nor the
-// caller names a channel to open the thread in.
-var ErrNoContinueChannel = &thread.Error{Kind: thread.ErrInvalid, Msg: "no Discord channel to continue in: set DISCORD_CONTINUE_CHANNEL_ID"}
+// ErrNoContinueChannel: neither the platform's continue channel setting
+// nor the caller names a channel to open the conversation in.
+var ErrNoContinueChannel = &thread.Error{Kind: thread.ErrInvalid,
+	Msg: "no channel to continue in: set DISCORD_CONTINUE_CHANNEL_ID (Discord) or SLACK_CONTINUE_CHANNEL_ID (Slack)"}
 
 // ErrContinueOtherOrganisation refuses to continue a conversation in a
-// server of another organisation: link them with `weft tenant link` first.
+// server or workspace of another organisation: link them with `weft tenant
+// link` first.
 var ErrContinueOtherOrganisation = &thread.Error{Kind: thread.ErrInvalid,
-	Msg: "the Discord channel to continue in is in another organisation than this conversation: link them with `weft tenant link`"}
+	Msg: "the channel to continue in is in another organisation than this conversation: link them with `weft tenant link`"}
 
-// Continuer continues a conversation in Discord: it opens a Discord thread,
-// attaches it to the same weft thread, posts a summary of the conversation
-// there and links it back in the thread's Linear session. Messages in the
-// Discord thread then continue the weft thread with its whole history, and
-// each answer goes where its question was asked. The continue_in_discord
-// tool and the /continue command both use it.
+// Continuer continues a conversation on one platform, through its Opener:
+// it opens a Discord or Slack thread, attaches it to the same weft thread,
+// posts a summary of the conversation there and links it back in the
+// thread's Linear session. Messages in the new thread then continue the
+// weft thread with its whole history, and each answer goes where its
+// question was asked. The continue_in_discord and continue_in_slack tools,
+// Discord's /continue and Slack's /weft continue use it.
 type Continuer struct {
 	Store    ContinueStore
-	Discord  DiscordThreads
+	Opener   Opener
 	Recorder ContinueRecorder
-	// ChannelID is where threads open (DISCORD_CONTINUE_CHANNEL_ID); empty
-	// means the channel the caller names.
+	// ChannelID is where conversations open (DISCORD_CONTINUE_CHANNEL_ID,
+	// SLACK_CONTINUE_CHANNEL_ID); empty means the channel the caller names.
 	ChannelID string
+	// IssueURLFunc reads a Linear issue's URL for the link back; nil, or a
+	// failure, leaves the link out.
+	IssueURLFunc func(ctx context.Context, att *thread.LinearAttachment) (string, error)
 }
 
 // Continued is where a conversation continues.
 type Continued struct {
 	ThreadID uuid.UUID
 	URL      string
-	// Existing reports that the thread was in Discord already: nothing new
-	// was opened.
+	// Existing reports that the thread was on the platform already:
+	// nothing new was opened.
 	Existing bool
 }
 
-// ContinueLinear continues the thread of the Linear session ref names (an
-// issue key like ENG-123, an issue or session id, or a Linear URL holding
-// one), in channelID unless a continue channel is configured. guildID is
-// the server asking: only sessions of its organisation are found. by is
-// who asked, recorded as the Discord thread's creator.
-func (c *Continuer) ContinueLinear(ctx context.Context, ref, channelID, guildID, by string) (*Continued, error) {
-	org, err := c.Store.Organisation(ctx, thread.DiscordTenant(guildID))
+// ContinueRef continues the conversation ref names, in channelID unless a
+// continue channel is configured: a Linear session's (an issue key like
+// ENG-123, an issue or session id, or a Linear URL holding one), a Slack
+// thread's (its permalink, or a reply's) or a Discord thread's (its link).
+// asker is the Discord server or
+// Slack workspace asking: only conversations of its organisation are
+// found. by is who asked, recorded as the new thread's creator.
+func (c *Continuer) ContinueRef(ctx context.Context, ref, channelID string, asker thread.Tenant, by string) (*Continued, error) {
+	org, err := c.Store.Organisation(ctx, asker)
 	if err != nil {
 		return nil, fmt.Errorf("continue %q: %w", ref, err)
 	}
 	var th *thread.Thread
-	for _, cand := range linearRefs(ref) {
-		if th, err = c.Store.ThreadByLinearRef(ctx, cand, org); !errors.Is(err, thread.ErrNotFound) {
-			break
+	if channel, ts, ok := SlackLink(ref); ok {
+		th, err = c.Store.ThreadBySlackLink(ctx, channel, ts, org)
+	} else if id, ok := discordLink(ref); ok {
+		th, err = c.threadOf(ctx, id, org)
+	} else {
+		for _, cand := range linearRefs(ref) {
+			if th, err = c.Store.ThreadByLinearRef(ctx, cand, org); !errors.Is(err, thread.ErrNotFound) {
+				break
+			}
 		}
 	}
 	if err != nil {
@@ -94,8 +132,23 @@ func (c *Continuer) ContinueLinear(ctx context.Context, ref, channelID, guildID,
 	return c.continueThread(ctx, th, org, channelID, by)
 }
 
-// Continue continues thread id in Discord, as ContinueLinear does, in a
-// server of the thread's organisation (any, for the operator's threads).
+// threadOf is the thread attached to a Discord thread if it is of org:
+// another organisation's is not found, as if it did not exist.
+func (c *Continuer) threadOf(ctx context.Context, discordThreadID, org string) (*thread.Thread, error) {
+	th, err := c.Store.ThreadByDiscordThread(ctx, discordThreadID)
+	if err != nil {
+		return nil, err
+	}
+	if _, theirs, err := c.Store.ThreadTenant(ctx, th.ID); err != nil {
+		return nil, err
+	} else if theirs != org {
+		return nil, fmt.Errorf("discord thread %s: %w", discordThreadID, thread.ErrNotFound)
+	}
+	return th, nil
+}
+
+// Continue continues thread id as ContinueRef does, in a server or
+// workspace of the thread's organisation (any, for the operator's threads).
 func (c *Continuer) Continue(ctx context.Context, id uuid.UUID, channelID, by string) (*Continued, error) {
 	th, err := c.Store.Thread(ctx, id)
 	if err != nil {
@@ -109,10 +162,11 @@ func (c *Continuer) Continue(ctx context.Context, id uuid.UUID, channelID, by st
 }
 
 // continueThread continues th in channelID (or the configured channel),
-// which must be in a server of org unless org is the operator's ("").
+// which must be in a server or workspace of org unless org is the
+// operator's ("").
 func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, channelID, by string) (*Continued, error) {
-	if att, err := c.Store.DiscordAttachment(ctx, th.ID); err == nil {
-		return &Continued{ThreadID: th.ID, URL: discordURL(att.GuildID, att.DiscordThreadID), Existing: true}, nil
+	if url, err := c.Opener.Attached(ctx, th.ID); err == nil {
+		return &Continued{ThreadID: th.ID, URL: url, Existing: true}, nil
 	} else if !errors.Is(err, thread.ErrNotFound) {
 		return nil, err
 	}
@@ -123,11 +177,11 @@ func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, 
 		return nil, ErrNoContinueChannel
 	}
 	if org != "" {
-		guild, err := c.Discord.ChannelGuild(ctx, channelID)
+		tenant, err := c.Opener.Tenant(ctx, channelID)
 		if err != nil {
 			return nil, fmt.Errorf("continue in channel %s: %w", channelID, err)
 		}
-		theirs, err := c.Store.Organisation(ctx, thread.DiscordTenant(guild))
+		theirs, err := c.Store.Organisation(ctx, tenant)
 		if err != nil {
 			return nil, err
 		}
@@ -139,29 +193,52 @@ func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, 
 	if err != nil {
 		return nil, err
 	}
-	name := th.Goal
-	discordID, guildID, err := c.Discord.OpenThread(ctx, channelID, name)
-	if err != nil {
-		return nil, fmt.Errorf("open discord thread: %w", err)
-	}
-	url := discordURL(guildID, discordID)
-	att := thread.DiscordAttachment{
-		ThreadID: th.ID, DiscordThreadID: discordID, ChannelID: channelID, GuildID: guildID,
-		CreatedBy: by, ThreadName: threadName(name),
-	}
-	err = c.Recorder.ContinueInDiscord(ctx, att, Summary(th.Goal, chain), "Continuing this conversation in Discord: "+url, url)
+	origin, err := c.origin(ctx, th.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &Continued{ThreadID: th.ID, URL: url}, nil
+	got, err := c.Opener.Open(ctx, th, Opening{ChannelID: channelID, By: by, Origin: origin})
+	if err != nil {
+		return nil, fmt.Errorf("open %s thread: %w", c.Opener.Platform(), err)
+	}
+	name := platformName(c.Opener.Platform())
+	got.ThreadID = th.ID
+	got.Summary = summary(th.Goal, chain, origin, c.Opener.Bold)
+	got.LinearText = "Continuing this conversation in " + name + ": " + got.URL
+	got.URLLabel = name + " thread"
+	if err := c.Recorder.Continue(ctx, *got); err != nil {
+		return nil, err
+	}
+	return &Continued{ThreadID: th.ID, URL: got.URL}, nil
 }
 
-// Tool is continue_in_discord, for the agent.
+// origin links back to the thread's Linear issue, if it has one.
+func (c *Continuer) origin(ctx context.Context, id uuid.UUID) (Link, error) {
+	lin, err := c.Store.LinearAttachment(ctx, id)
+	if errors.Is(err, thread.ErrNotFound) {
+		return Link{}, nil
+	}
+	if err != nil {
+		return Link{}, err
+	}
+	l := Link{Label: lin.IssueIdentifier}
+	if l.Label == "" {
+		l.Label = "Linear session"
+	}
+	if c.IssueURLFunc != nil && lin.IssueID != "" {
+		// Best effort: the conversation continues without the link.
+		l.URL, _ = c.IssueURLFunc(ctx, lin)
+	}
+	return l, nil
+}
+
+// Tool is continue_in_discord or continue_in_slack, for the agent.
 func (c *Continuer) Tool() Tool {
+	name := platformName(c.Opener.Platform())
 	return Tool{
-		Name: "continue_in_discord",
-		Description: "Move this conversation to a new Discord thread: it opens the thread, posts a summary of the conversation there, " +
-			"and links it here. Use it when the user asks to continue or discuss in Discord. Returns the thread's link.",
+		Name: "continue_in_" + string(c.Opener.Platform()),
+		Description: "Move this conversation to a new " + name + " thread: it opens the thread, posts a summary of the conversation there, " +
+			"and links it in Linear. Use it when the user asks to continue or discuss in " + name + ". Returns the thread's link.",
 		Schema: toolschema.For[struct{}](),
 		Handler: func(ctx context.Context, call Call) (string, error) {
 			got, err := c.Continue(ctx, call.ThreadID, "", call.AgentName)
@@ -169,29 +246,22 @@ func (c *Continuer) Tool() Tool {
 				return "", err
 			}
 			if got.Existing {
-				return "This conversation already continues in Discord: " + got.URL, nil
+				return "This conversation already continues in " + name + ": " + got.URL, nil
 			}
-			return "Opened a Discord thread, posted a summary there and linked it in Linear: " + got.URL, nil
+			return "Opened a " + name + " thread, posted a summary there and linked it in Linear: " + got.URL, nil
 		},
 	}
 }
 
-// discordURL links a thread in Discord's clients.
-func discordURL(guildID, threadID string) string {
-	return fmt.Sprintf("https://discord.com/channels/%s/%s", guildID, threadID)
-}
-
-// maxThreadName is Discord's thread name limit, in code points.
-const maxThreadName = 100
-
-// threadName fits a goal into a thread name: one line, at most 100 code
-// points, as the Discord client cuts it too.
-func threadName(goal string) string {
-	name := strings.Join(strings.Fields(goal), " ")
-	if name == "" {
-		name = "weft conversation"
+// platformName is a platform as people write it.
+func platformName(p thread.Platform) string {
+	switch p {
+	case thread.PlatformDiscord:
+		return "Discord"
+	case thread.PlatformSlack:
+		return "Slack"
 	}
-	return truncate(name, maxThreadName)
+	return string(p)
 }
 
 // Summary sizes: the stitches read, the turns shown, the length of each.
@@ -206,6 +276,12 @@ const (
 // answers, each cut to one line. The model is not asked: the summary must
 // be there at once and the same on every retry.
 func Summary(goal string, chain []thread.Stitch) string {
+	return summary(goal, chain, Link{}, discordBold)
+}
+
+// summary is Summary with a link back to origin, when it has a URL, and
+// bold in the markup of the platform it is posted on.
+func summary(goal string, chain []thread.Stitch, origin Link, bold func(string) string) string {
 	var lines []string
 	for _, s := range chain {
 		var who string
@@ -224,16 +300,19 @@ func Summary(goal string, chain []thread.Stitch) string {
 		if text == "" {
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("> **%s:** %s", who, truncate(text, summaryText)))
+		lines = append(lines, fmt.Sprintf("> %s %s", bold(who+":"), truncate(text, summaryText)))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Continuing **%s** here.\n", strings.Join(strings.Fields(goal), " "))
+	fmt.Fprintf(&b, "Continuing %s here.\n", bold(strings.Join(strings.Fields(goal), " ")))
+	if origin.URL != "" {
+		fmt.Fprintf(&b, "From %s: %s\n", origin.Label, origin.URL)
+	}
 	if len(lines) > summaryTurns {
 		fmt.Fprintf(&b, "\n(%d earlier messages not shown)", len(lines)-summaryTurns)
 		lines = lines[len(lines)-summaryTurns:]
 	}
 	if len(lines) > 0 {
-		b.WriteString("\n**So far:**\n")
+		fmt.Fprintf(&b, "\n%s\n", bold("So far:"))
 		b.WriteString(strings.Join(lines, "\n"))
 		b.WriteString("\n")
 	}
@@ -270,3 +349,48 @@ func linearRefs(ref string) []string {
 	}
 	return out
 }
+
+// SlackLink reads a Slack message permalink,
+// https://<workspace>.slack.com/archives/C123/p1700000000123456, as its
+// channel and thread: the message's ts (1700000000.123456), or for a
+// reply the parent's, which its link carries as thread_ts. Slack's <url>
+// and <url|label> forms are read too.
+func SlackLink(ref string) (channelID, threadTS string, ok bool) {
+	ref = strings.TrimSpace(ref)
+	if strings.HasPrefix(ref, "<") && strings.HasSuffix(ref, ">") {
+		ref, _, _ = strings.Cut(ref[1:len(ref)-1], "|")
+	}
+	u, err := url.Parse(ref)
+	if err != nil || u.Scheme != "https" || !strings.HasSuffix(u.Hostname(), ".slack.com") {
+		return "", "", false
+	}
+	m := slackPathPattern.FindStringSubmatch(u.Path)
+	if m == nil {
+		return "", "", false
+	}
+	threadTS = m[2] + "." + m[3]
+	if parent := u.Query().Get("thread_ts"); slackTSPattern.MatchString(parent) {
+		threadTS = parent
+	}
+	return m[1], threadTS, true
+}
+
+// discordLinkPattern is a Discord thread's link: its server, then the
+// thread.
+var discordLinkPattern = regexp.MustCompile(`^<?https://(?:ptb\.|canary\.)?discord(?:app)?\.com/channels/[0-9]{17,20}/([0-9]{17,20})/?>?$`)
+
+// discordLink reads a Discord thread's link as its id.
+func discordLink(ref string) (string, bool) {
+	m := discordLinkPattern.FindStringSubmatch(strings.TrimSpace(ref))
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// Patterns of a Slack permalink's path (/archives/<channel>/p<ts without
+// its dot>) and of a ts.
+var (
+	slackPathPattern = regexp.MustCompile(`^/archives/([A-Z0-9]{2,})/p([0-9]{10})([0-9]{6})/?$`)
+	slackTSPattern   = regexp.MustCompile(`^[0-9]{10}\.[0-9]{6}$`)
+)

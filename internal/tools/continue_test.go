@@ -47,7 +47,7 @@ func setupContinue(t *testing.T, channelSetting, linked bool) *continueBundle {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, client.Stop(context.Background())) })
 	b := &continueBundle{store: store, fake: fake, channel: fake.AddChannel(continueGuild), linear: dbtest.LinearAttachment()}
-	b.cont = &tools.Continuer{Store: store, Discord: client, Recorder: ing}
+	b.cont = &tools.Continuer{Store: store, Opener: tools.DiscordOpener{Store: store, Discord: client}, Recorder: ing}
 	if channelSetting {
 		b.cont.ChannelID = b.channel
 	}
@@ -106,9 +106,9 @@ func TestContinueInDiscordTool(t *testing.T) {
 	t.Run("CommandResolvesIssueURLsAndKeys", func(t *testing.T) {
 		t.Parallel()
 		b := setupContinue(t, false, true)
-		_, err := b.cont.ContinueLinear(ctx, "ENG-0", b.channel, continueGuild, "u1")
+		_, err := b.cont.ContinueRef(ctx, "ENG-0", b.channel, thread.DiscordTenant(continueGuild), "u1")
 		require.ErrorIs(t, err, thread.ErrNotFound)
-		got, err := b.cont.ContinueLinear(ctx, "https://linear.app/acme/issue/"+strings.ToLower(b.linear.IssueIdentifier)+"/fix-the-flaky-test", b.channel, continueGuild, "u1")
+		got, err := b.cont.ContinueRef(ctx, "https://linear.app/acme/issue/"+strings.ToLower(b.linear.IssueIdentifier)+"/fix-the-flaky-test", b.channel, thread.DiscordTenant(continueGuild), "u1")
 		require.NoError(t, err)
 		require.Equal(t, b.thread, got.ThreadID)
 		require.False(t, got.Existing)
@@ -134,7 +134,7 @@ func TestContinueStopsAtTheOrganisation(t *testing.T) {
 		t.Parallel()
 		b := setupContinue(t, false, false)
 		for _, ref := range []string{b.linear.IssueIdentifier, b.linear.SessionID, b.linear.IssueID} {
-			_, err := b.cont.ContinueLinear(ctx, ref, b.channel, continueGuild, "u1")
+			_, err := b.cont.ContinueRef(ctx, ref, b.channel, thread.DiscordTenant(continueGuild), "u1")
 			require.ErrorIs(t, err, thread.ErrNotFound, ref)
 		}
 		nothingHappened(t, b)
@@ -153,7 +153,7 @@ func TestContinueStopsAtTheOrganisation(t *testing.T) {
 		// asking server is not: it finds nothing.
 		t.Parallel()
 		b := setupContinue(t, true, true)
-		_, err := b.cont.ContinueLinear(ctx, b.linear.IssueIdentifier, b.channel, "100000000000000077", "u1")
+		_, err := b.cont.ContinueRef(ctx, b.linear.IssueIdentifier, b.channel, thread.DiscordTenant("100000000000000077"), "u1")
 		require.ErrorIs(t, err, thread.ErrNotFound)
 		nothingHappened(t, b)
 	})

@@ -83,6 +83,48 @@ func (q *Queries) SlackAttachment(ctx context.Context, threadID uuid.UUID) (Slac
 	return i, err
 }
 
+const threadBySlackLink = `-- name: ThreadBySlackLink :one
+SELECT thread_id, thread_type, goal, status, waiting_reason, result, error, agent_name, head_stitch_id, stitch_count, lease_owner, lease_expires_at, created_at, updated_at, last_activity_at, finished_at FROM threads WHERE thread_id = (
+    SELECT thread_id FROM slack_thread_metadata
+    WHERE channel_id = $1 AND thread_ts = $2
+      AND tenant_organisation('slack', team_id) = $3::text
+    ORDER BY updated_at DESC LIMIT 1)
+`
+
+type ThreadBySlackLinkParams struct {
+	ChannelID    string
+	ThreadTs     string
+	Organisation string
+}
+
+// ThreadBySlackLink finds the thread attached to a Slack thread by its
+// channel and parent ts within one organisation: a permalink names no
+// workspace id. A rare command's lookup, so no index of its own: it scans
+// the Slack attachments.
+func (q *Queries) ThreadBySlackLink(ctx context.Context, arg ThreadBySlackLinkParams) (Thread, error) {
+	row := q.db.QueryRow(ctx, threadBySlackLink, arg.ChannelID, arg.ThreadTs, arg.Organisation)
+	var i Thread
+	err := row.Scan(
+		&i.ThreadID,
+		&i.ThreadType,
+		&i.Goal,
+		&i.Status,
+		&i.WaitingReason,
+		&i.Result,
+		&i.Error,
+		&i.AgentName,
+		&i.HeadStitchID,
+		&i.StitchCount,
+		&i.LeaseOwner,
+		&i.LeaseExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.LastActivityAt,
+		&i.FinishedAt,
+	)
+	return i, err
+}
+
 const threadBySlackThread = `-- name: ThreadBySlackThread :one
 SELECT t.thread_id, t.thread_type, t.goal, t.status, t.waiting_reason, t.result, t.error, t.agent_name, t.head_stitch_id, t.stitch_count, t.lease_owner, t.lease_expires_at, t.created_at, t.updated_at, t.last_activity_at, t.finished_at FROM threads t
 JOIN slack_thread_metadata s ON s.thread_id = t.thread_id
