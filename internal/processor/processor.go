@@ -58,8 +58,9 @@ type Config struct {
 	// the age at which a turn job left running by a replica that died is
 	// retried; the sweep resumes such turns well before (stuckTurnGrace).
 	TurnTimeout time.Duration
-	// LeaseWait is how long a turn that finds its thread busy waits before
-	// trying again: the running turn will usually have answered by then.
+	// LeaseWait is the least a turn that finds its thread busy waits before
+	// trying again; it waits until the busy turn's lease would lapse, up to
+	// 5 s (the running turn answers the new input itself, unless it dies).
 	LeaseWait time.Duration
 	// SweepInterval is how often the leader looks for stranded work.
 	SweepInterval time.Duration

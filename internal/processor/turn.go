@@ -40,8 +40,9 @@ type turnWorker struct {
 
 // Work runs one turn on the job's thread under the thread's lease. It
 // reads the thread first and takes the lease only when there is input to
-// answer; a thread busy with another turn is tried again shortly (that turn
-// usually answers this input too, and then this one finds nothing to do).
+// answer; a thread busy with another turn is tried again when that turn's
+// lease would lapse (see leaseWait): that turn answers this input too,
+// unless its replica dies, and then this one finds nothing to do.
 func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err error) {
 	p := w.p
 	id := j.Args.ThreadID
@@ -65,7 +66,7 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 	switch {
 	case errors.Is(err, thread.ErrLeaseHeld):
 		p.cfg.Metrics.Turn(metrics.TurnBusy)
-		return river.JobSnooze(p.cfg.LeaseWait)
+		return river.JobSnooze(p.leaseWait(store.heldUntil))
 	case errors.Is(err, thread.ErrNotFound):
 		p.cfg.Metrics.Turn(metrics.TurnIdle)
 		return nil
@@ -155,6 +156,23 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 		return p.waitOut(ctx, j, store, un)
 	}
 	return err
+}
+
+// maxLeaseWait caps a busy thread's wait: River makes a job snoozed for
+// no longer than its scheduler's interval (5 s) available at once, and
+// leaves a longer snooze to the leader's scheduler, which a leader that
+// died with the lease's holder no longer runs.
+const maxLeaseWait = 5 * time.Second
+
+// leaseWait is how long a turn job that found its thread's lease held
+// until until waits before it looks again: till the lease would lapse,
+// when a dead holder's thread is to be taken over, between LeaseWait and
+// maxLeaseWait. Sooner would find the lease held again: a live holder
+// answers input that arrives meanwhile itself (its last step does not
+// settle over it), and one waiting out a model outage holds the lease for
+// the whole wait.
+func (p *Processor) leaseWait(until time.Time) time.Duration {
+	return max(p.cfg.LeaseWait, min(time.Until(until), maxLeaseWait))
 }
 
 // snoozeLeaseGrace is how long a waiting turn's lease outlives its snooze:
@@ -253,6 +271,9 @@ type turnStore struct {
 	surface *outbox.Surface
 	// released is set once a step's write gave the lease up.
 	released bool
+	// heldUntil is when the lease that another turn held, as start read
+	// it, lapses.
+	heldUntil time.Time
 	// steps counts the model calls the turn recorded.
 	steps int
 }
@@ -281,6 +302,9 @@ func (s *turnStore) start(ctx context.Context, id uuid.UUID) (*thread.Thread, []
 		th, err := s.p.store.StartTurn(ctx, id, ts)
 		if errors.Is(err, thread.ErrConflict) && !errors.Is(err, thread.ErrLeaseHeld) && reads < maxStartReads {
 			continue
+		}
+		if errors.Is(err, thread.ErrLeaseHeld) {
+			s.heldUntil = st.Thread.LeaseExpires
 		}
 		if err != nil {
 			return nil, nil, err
