@@ -7,6 +7,7 @@ import (
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
 
@@ -38,14 +39,18 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp
 	history.Discord = dis.history()
 	history.Slack = sl.backfill()
 	contexts := []agent.ContextProvider{history}
+	sources := map[thread.Platform]tools.DiscoverySource{}
 	if dis.on() {
-		discovery, search := discordContext(dis.client, store, provider, cfg.FastModel, cfg.Discovery, cfg.Discord.AllowedGuilds, logger)
-		contexts = append(contexts, discovery)
+		discovery, search := discordContext(dis.client, store, provider, cfg.FastModel, cfg.Discord.AllowedGuilds, logger)
+		sources[thread.PlatformDiscord] = discovery
 		for _, t := range search {
 			if err := registry.Register(t); err != nil {
 				return nil, err
 			}
 		}
+	}
+	if len(sources) > 0 {
+		contexts = append(contexts, newDiscovery(sources, provider, cfg.FastModel, cfg.Discovery, logger))
 	}
 	return &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps, RetryWindow: cfg.LLMRetryWindow,
 		Context: contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer}, nil
