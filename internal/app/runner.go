@@ -14,7 +14,7 @@ import (
 // newRunner builds the agent that works turns: the model, the tools (memory,
 // get-thread-replies, continue_in_discord through continuer, and Discord's
 // search tools) and the context providers (platform thread history and, with
-// Discord on, relevant thread discovery).
+// Discord or Slack on, relevant thread discovery).
 func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp, dis *discordApp, sl *slackApp,
 	rep *replies.Service, continuer *tools.Continuer, tel *telemetry) (*agent.Runner, error) {
 	provider, err := llm.New(llm.Config{Provider: cfg.LLMProvider, APIKey: cfg.LLMAPIKey, BaseURL: cfg.LLMBaseURL})
@@ -48,6 +48,9 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp
 				return nil, err
 			}
 		}
+	}
+	if sl.on() {
+		sources[thread.PlatformSlack] = sl.discovery(store)
 	}
 	if len(sources) > 0 {
 		contexts = append(contexts, newDiscovery(sources, provider, cfg.FastModel, cfg.Discovery, logger))

@@ -33,6 +33,9 @@ type ChannelMessage struct {
 	Text     string
 	At       time.Time
 	Edited   bool
+	// NoReplies is set when the platform says nobody replied to it in a
+	// thread (Slack's reply_count), so there is no thread to read.
+	NoReplies bool
 }
 
 // DiscordReader reads Discord through its API; cmd/weft adapts
