@@ -355,3 +355,22 @@ func TestSlackMentionDiscoversThroughServe(t *testing.T) {
 	require.True(t, ranked, "the fast model was asked to rank the channel")
 	require.True(t, answered, "the answer's prompt holds the channel's context")
 }
+
+func TestSlackChannelMessageNoReplies(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		m    slack.Message
+		want bool
+	}{
+		{"Alone", slack.Message{TS: "1700000000.000100"}, true},
+		{"ThreadRoot", slack.Message{TS: "1700000000.000100", ThreadTS: "1700000000.000100", ReplyCount: 2}, false},
+		{"BroadcastReply", slack.Message{TS: "1700000000.000300", ThreadTS: "1700000000.000100", Subtype: "thread_broadcast"}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, slackChannelMessage(tc.m).NoReplies)
+		})
+	}
+}

@@ -107,8 +107,11 @@ func slackChannelMessage(m slack.Message) tools.ChannelMessage {
 	if who == "" {
 		who = m.BotID
 	}
+	// A reply broadcast to the channel is no thread's root: its thread's
+	// root is in the channel too.
+	noReplies := m.ThreadTS == "" && m.ReplyCount == 0 || m.ThreadTS != "" && m.ThreadTS != m.TS
 	return tools.ChannelMessage{ID: m.TS, AuthorID: who, Author: who, Bot: m.BotID != "", Text: m.Text,
-		At: slack.ParseTS(m.TS), Edited: m.EditedTS != "", NoReplies: m.ThreadTS == "" && m.ReplyCount == 0}
+		At: slack.ParseTS(m.TS), Edited: m.EditedTS != "", NoReplies: noReplies}
 }
 
 // slackReadError marks Slack's rate limits and missing conversations in

@@ -24,7 +24,8 @@ type DiscordChannel struct {
 }
 
 // ChannelMessage is a Discord message as the Discord tools see it, fetched
-// from Discord or read from what weft stored.
+// from Discord or read from what weft stored; discovery reads Slack's
+// messages as ChannelMessages too (the id is then the message's ts).
 type ChannelMessage struct {
 	ID       string
 	AuthorID string
