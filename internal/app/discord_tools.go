@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/db"
-	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/thread"
@@ -17,23 +16,32 @@ import (
 )
 
 // discordContext builds what Discord adds to the agent's context, on one
-// REST client: relevant thread discovery (a context provider, for mentions
-// in a channel) and the five Discord search tools. fast with fastModel is
-// the fast model (WEFT_FAST_MODEL) that ranks and summarizes; a nil fast
-// leaves keyword ranking and no summaries. guilds is DISCORD_ALLOWED_GUILDS,
-// which bounds what conversations outside Discord may search.
+// REST client: the source of relevant thread discovery (for mentions in a
+// channel) and the five Discord search tools. fast with fastModel is the
+// fast model (WEFT_FAST_MODEL) that summarizes; a nil fast leaves no
+// summaries. guilds is DISCORD_ALLOWED_GUILDS, which bounds what
+// conversations outside Discord may search.
 func discordContext(c *discord.Client, store *db.Store, fast llm.Provider, fastModel string,
-	cfg tools.DiscoveryConfig, guilds []string, logger *slog.Logger) (agent.ContextProvider, []tools.Tool) {
+	guilds []string, logger *slog.Logger) (tools.DiscoverySource, []tools.Tool) {
 	reader := discordReader{c}
-	var model tools.FastModel
-	if fast != nil {
-		model = fastLLM{p: fast, model: fastModel}
+	src := &tools.DiscordChannels{Reader: reader, Store: store, Post: discoveryNotice(c, logger.With("component", "discovery"))}
+	search := &tools.DiscordSearch{Reader: reader, Store: store, Fast: fastModelOf(fast, fastModel), Guilds: guilds}
+	return src, search.Tools()
+}
+
+// newDiscovery is relevant thread discovery over the platforms' sources,
+// ranking with the fast model (keywords only with a nil fast).
+func newDiscovery(sources map[thread.Platform]tools.DiscoverySource, fast llm.Provider, fastModel string,
+	cfg tools.DiscoveryConfig, logger *slog.Logger) *tools.Discovery {
+	return &tools.Discovery{Sources: sources, Fast: fastModelOf(fast, fastModel), Config: cfg, Logger: logger.With("component", "discovery")}
+}
+
+// fastModelOf is the fast model as the tools ask it; nil without one.
+func fastModelOf(fast llm.Provider, model string) tools.FastModel {
+	if fast == nil {
+		return nil
 	}
-	logger = logger.With("component", "discovery")
-	discovery := &tools.Discovery{Reader: reader, Store: store, Fast: model, Config: cfg,
-		Notify: discoveryNotice(c, logger), Logger: logger}
-	search := &tools.DiscordSearch{Reader: reader, Store: store, Fast: model, Guilds: guilds}
-	return discovery, search.Tools()
+	return fastLLM{p: fast, model: model}
 }
 
 // loadDiscoveryConfig reads the origin design's settings:

@@ -158,7 +158,7 @@ func TestDiscoveryBringsRelevantThreadsIntoThePrompt(t *testing.T) {
 			{"id": "123456789012345678", "reason": "made up", "score": 0.99}]`, b.coldStarts.ID, b.runtime.ID, b.pizza.ID)},
 		llmtest.Reply{Text: "Yes: team_abc123 has 9 s cold starts since Tuesday."},
 	)
-	discovery, _ := discordContext(w.client, w.store, w.fast, "fast-model", tools.DiscoveryConfig{}, nil, logtest.New(t))
+	discovery := discordDiscovery(t, w.client, w.store, w.fast)
 	runner := &agent.Runner{LLM: w.fast, Model: "main-model", Context: []agent.ContextProvider{discovery}, Logger: logtest.New(t)}
 	chain, err := w.store.Stitches(ctx, th.ID, db.StitchPage{})
 	require.NoError(t, err)
@@ -231,7 +231,7 @@ func TestDiscoveryFallsBackToKeywords(t *testing.T) {
 			b := w.busyChannel()
 			th := w.mention("is team_abc123 affected by the cold starts?")
 			w.llm.Enqueue(tc.reply)
-			discovery, _ := discordContext(w.client, w.store, w.fast, "fast-model", tools.DiscoveryConfig{}, nil, logtest.New(t))
+			discovery := discordDiscovery(t, w.client, w.store, w.fast)
 
 			secs := discovery.PromptSections(ctx, th, w.chain(th.ID))
 			require.Len(t, secs, 1)
@@ -261,7 +261,7 @@ func TestDiscoveryCaches(t *testing.T) {
 		defer mu.Unlock()
 		now = now.Add(d)
 	}
-	provider, _ := discordContext(w.client, w.store, w.fast, "fast-model", tools.DiscoveryConfig{}, nil, logtest.New(t))
+	provider := discordDiscovery(t, w.client, w.store, w.fast)
 	discovery := provider.(*tools.Discovery)
 	discovery.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 
@@ -332,7 +332,7 @@ func TestDiscoverySkipped(t *testing.T) {
 				w.busyChannel()
 			}
 			th := tc.thread(w)
-			discovery, _ := discordContext(w.client, w.store, w.fast, "fast-model", tools.DiscoveryConfig{}, nil, logtest.New(t))
+			discovery := discordDiscovery(t, w.client, w.store, w.fast)
 			before := len(w.fake.Requests())
 
 			require.Empty(t, discovery.PromptSections(ctx, th, w.chain(th.ID)))
@@ -374,4 +374,10 @@ func TestLoadDiscoveryConfig(t *testing.T) {
 			require.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// discordDiscovery is discovery over Discord alone, as serve builds it.
+func discordDiscovery(t *testing.T, c *discord.Client, store *db.Store, fast llm.Provider) agent.ContextProvider {
+	src, _ := discordContext(c, store, fast, "fast-model", nil, logtest.New(t))
+	return newDiscovery(map[thread.Platform]tools.DiscoverySource{thread.PlatformDiscord: src}, fast, "fast-model", tools.DiscoveryConfig{}, logtest.New(t))
 }

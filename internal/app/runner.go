@@ -7,6 +7,7 @@ import (
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
 
@@ -17,7 +18,8 @@ type continuers struct{ discord, slack *tools.Continuer }
 // newRunner builds the agent that works turns: the model, the tools (memory,
 // get-thread-replies, continue_in_discord and continue_in_slack through the
 // continuers, and Discord's search tools) and the context providers
-// (platform thread history and, with Discord on, relevant thread discovery).
+// (platform thread history and, with Discord or Slack on, relevant thread
+// discovery).
 func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp, dis *discordApp, sl *slackApp,
 	rep *replies.Service, c continuers, tel *telemetry) (*agent.Runner, error) {
 	provider, err := llm.New(llm.Config{Provider: cfg.LLMProvider, APIKey: cfg.LLMAPIKey, BaseURL: cfg.LLMBaseURL})
@@ -45,14 +47,21 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp
 	history.Discord = dis.history()
 	history.Slack = sl.backfill()
 	contexts := []agent.ContextProvider{history}
+	sources := map[thread.Platform]tools.DiscoverySource{}
 	if dis.on() {
-		discovery, search := discordContext(dis.client, store, provider, cfg.FastModel, cfg.Discovery, cfg.Discord.AllowedGuilds, logger)
-		contexts = append(contexts, discovery)
+		discovery, search := discordContext(dis.client, store, provider, cfg.FastModel, cfg.Discord.AllowedGuilds, logger)
+		sources[thread.PlatformDiscord] = discovery
 		for _, t := range search {
 			if err := registry.Register(t); err != nil {
 				return nil, err
 			}
 		}
+	}
+	if sl.on() {
+		sources[thread.PlatformSlack] = sl.discovery(store)
+	}
+	if len(sources) > 0 {
+		contexts = append(contexts, newDiscovery(sources, provider, cfg.FastModel, cfg.Discovery, logger))
 	}
 	return &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps, RetryWindow: cfg.LLMRetryWindow,
 		Context: contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer}, nil

@@ -2,7 +2,10 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
+	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
@@ -45,4 +48,80 @@ func (a *slackApp) backfill() tools.SlackBackfill {
 		return nil
 	}
 	return slackBackfill{a.client}
+}
+
+// discovery is Slack's source for relevant thread discovery.
+func (a *slackApp) discovery(store *db.Store) *tools.SlackChannels {
+	return &tools.SlackChannels{Reader: slackChannels{a.client}, Store: store, Logger: a.logger.With("component", "discovery")}
+}
+
+// slackChannels adapts *slack.Client to discovery's reader.
+type slackChannels struct{ c *slack.Client }
+
+var _ tools.SlackChannelReader = slackChannels{}
+
+// Team implements tools.SlackChannelReader.
+func (r slackChannels) Team(ctx context.Context) (string, error) {
+	id, err := r.c.Identity(ctx)
+	return id.TeamID, err
+}
+
+// TopLevel implements tools.SlackChannelReader. History pages come newest
+// first; messages that are no one's words (joins, topic changes) are left
+// out.
+func (r slackChannels) TopLevel(ctx context.Context, channelID string, n int) ([]tools.ChannelMessage, error) {
+	pg, err := r.c.History(ctx, channelID, slack.ReadOptions{Limit: n})
+	if err != nil {
+		return nil, slackReadError(err)
+	}
+	out := make([]tools.ChannelMessage, 0, len(pg.Messages))
+	for _, m := range slices.Backward(pg.Messages) {
+		switch m.Subtype {
+		case "", "thread_broadcast", "bot_message", "file_share", "me_message":
+			out = append(out, slackChannelMessage(m))
+		}
+	}
+	return out, nil
+}
+
+// Replies implements tools.SlackChannelReader.
+func (r slackChannels) Replies(ctx context.Context, channelID, threadTS, latest string, n int) ([]tools.ChannelMessage, error) {
+	pg, err := r.c.Replies(ctx, channelID, threadTS, slack.ReadOptions{Limit: n, Latest: latest})
+	if err != nil {
+		return nil, slackReadError(err)
+	}
+	out := make([]tools.ChannelMessage, len(pg.Messages))
+	for i, m := range pg.Messages {
+		out[i] = slackChannelMessage(m)
+	}
+	return out, nil
+}
+
+// SetStatus implements tools.SlackChannelReader.
+func (r slackChannels) SetStatus(ctx context.Context, channelID, threadTS, status string) error {
+	return r.c.SetStatus(ctx, channelID, threadTS, status)
+}
+
+func slackChannelMessage(m slack.Message) tools.ChannelMessage {
+	who := m.User
+	if who == "" {
+		who = m.BotID
+	}
+	// A reply broadcast to the channel is no thread's root: its thread's
+	// root is in the channel too.
+	noReplies := m.ThreadTS == "" && m.ReplyCount == 0 || m.ThreadTS != "" && m.ThreadTS != m.TS
+	return tools.ChannelMessage{ID: m.TS, AuthorID: who, Author: who, Bot: m.BotID != "", Text: m.Text,
+		At: slack.ParseTS(m.TS), Edited: m.EditedTS != "", NoReplies: noReplies}
+}
+
+// slackReadError marks Slack's rate limits and missing conversations in
+// the tools' terms, keeping Slack's error.
+func slackReadError(err error) error {
+	switch {
+	case slack.IsKind(err, slack.KindRateLimited):
+		return fmt.Errorf("%w: %w", tools.ErrSlackRateLimited, err)
+	case slack.IsKind(err, slack.KindNotFound):
+		return fmt.Errorf("%w: %w", thread.ErrNotFound, err)
+	}
+	return err
 }

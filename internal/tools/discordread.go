@@ -24,7 +24,8 @@ type DiscordChannel struct {
 }
 
 // ChannelMessage is a Discord message as the Discord tools see it, fetched
-// from Discord or read from what weft stored.
+// from Discord or read from what weft stored; discovery reads Slack's
+// messages as ChannelMessages too (the id is then the message's ts).
 type ChannelMessage struct {
 	ID       string
 	AuthorID string
@@ -33,6 +34,9 @@ type ChannelMessage struct {
 	Text     string
 	At       time.Time
 	Edited   bool
+	// NoReplies is set when the platform says nobody replied to it in a
+	// thread (Slack's reply_count), so there is no thread to read.
+	NoReplies bool
 }
 
 // DiscordReader reads Discord through its API; cmd/weft adapts

@@ -60,19 +60,47 @@ func (c DiscoveryConfig) withDefaults() DiscoveryConfig {
 	return c
 }
 
-// DiscoveryNotice tells the person who mentioned weft that it is searching
-// the channel's threads, since that adds a second or two before the answer.
-type DiscoveryNotice struct {
-	ThreadID        uuid.UUID
-	DiscordThreadID string // the conversation's Discord thread: post it there
-	MentionID       string // the mention's message id, an idempotency key
-	Text            string
+// DiscoveryChannel is the channel a mention was made in, as a
+// DiscoverySource names it.
+type DiscoveryChannel struct {
+	// Key names the channel among every platform's and workspace's: its
+	// history's cache key.
+	Key string
+	// ID is the channel's id on its platform; Team its Slack workspace.
+	ID, Team string
+	// ThreadID is the weft thread the mention opened; Reply where it is
+	// answered on the platform (a Discord thread id, a Slack thread ts).
+	ThreadID uuid.UUID
+	Reply    string
+	// MentionID is the mention's message id, in the channel's ids.
+	MentionID string
+	// Org is the mention's organisation, the bound of what is read.
+	Org string
 }
 
-// DiscordAttachments finds a thread's Discord attachment. *db.Store
-// implements it.
-type DiscordAttachments interface {
-	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
+// DiscoverySource is one platform's side of relevant thread discovery:
+// where a mention was made, the channel's top-level messages and the
+// threads under them. Message ids are the platform's and order as posted.
+type DiscoverySource interface {
+	// Platform names the platform in the prompt ("Discord").
+	Platform() string
+	// Channel returns the channel of a mention outside any thread, or nil
+	// when mention is not one (a message in a thread, a direct message):
+	// discovery is skipped then.
+	Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*DiscoveryChannel, error)
+	// Before reports whether message a was posted before message b.
+	Before(a, b string) bool
+	// TopLevel returns the channel's newest n top-level messages, oldest
+	// first.
+	TopLevel(ctx context.Context, ch *DiscoveryChannel, n int) ([]ChannelMessage, error)
+	// Thread returns the newest n messages of the thread under a top-level
+	// message, oldest first (the root itself may be among them). A message
+	// nobody replied to has none.
+	Thread(ctx context.Context, ch *DiscoveryChannel, root ChannelMessage, n int) ([]ChannelMessage, error)
+	// Notify tells the person who mentioned weft that it is searching the
+	// channel's threads, since that adds a second or two before the
+	// answer. It should return quickly; the turn waits for it.
+	Notify(ctx context.Context, ch *DiscoveryChannel)
 }
 
 // Discovery brings the channel's relevant earlier threads into the prompt
@@ -81,23 +109,19 @@ type DiscordAttachments interface {
 // channel's last 100 top-level messages, has the fast model rank them for
 // relevance to the mention (keyword matching when the model fails or
 // answers badly), fetches the best threads in parallel under a timeout, and
-// adds the channel overview and those threads to the system prompt. It is
-// an agent.ContextProvider; a failure only logs.
+// adds the channel overview and those threads to the system prompt. One
+// Discovery serves every platform, each through its DiscoverySource, keyed
+// by the platform of the mention's stitch. It is an agent.ContextProvider;
+// a failure only logs.
 type Discovery struct {
-	Reader DiscordReader
-	Store  DiscordAttachments
-	Fast   FastModel // nil: keyword ranking only
-	Config DiscoveryConfig
-	// Notify, if set, is called once per mention, before ranking, with a
-	// notice for the person who asked. cmd/weft posts it in the Discord
-	// thread with the mention id as the nonce, so a retried turn does not
-	// post it twice. It should return quickly; the turn waits for it.
-	Notify func(ctx context.Context, n DiscoveryNotice)
-	Now    func() time.Time // nil: time.Now; tests move the clock
-	Logger *slog.Logger
+	Sources map[thread.Platform]DiscoverySource
+	Fast    FastModel // nil: keyword ranking only
+	Config  DiscoveryConfig
+	Now     func() time.Time // nil: time.Now; tests move the clock
+	Logger  *slog.Logger
 
-	channels ttlCache[[]ChannelMessage] // by channel id
-	threads  ttlCache[[]ChannelMessage] // replies, by thread id
+	channels ttlCache[[]ChannelMessage] // by channel key
+	threads  ttlCache[[]ChannelMessage] // replies, by channel key and root id
 	// sections keeps each mention's result for its turn: PromptSections runs
 	// before every model call of a turn, and ranking once is enough. Only
 	// the mention's own turn asks, so the result is kept for sectionTTL,
@@ -111,25 +135,30 @@ const sectionTTL = 2 * time.Minute
 
 // PromptSections implements agent.ContextProvider.
 func (d *Discovery) PromptSections(ctx context.Context, th *thread.Thread, chain []thread.Stitch) []string {
-	mention := mentionInChannel(chain)
-	if mention == nil {
+	mention := latestInput(chain)
+	if mention == nil || mention.Type != thread.StitchInitialPrompt {
+		return nil
+	}
+	src := d.Sources[mention.Source]
+	if src == nil {
 		return nil
 	}
 	cfg := d.Config.withDefaults()
-	if sec, ok := d.sections.get(mention.ExternalID, d.now()); ok {
+	key := string(mention.Source) + ":" + mention.ExternalID
+	if sec, ok := d.sections.get(key, d.now()); ok {
 		return nonEmpty(sec)
 	}
-	att, err := d.Store.DiscordAttachment(ctx, th.ID)
-	if errors.Is(err, thread.ErrNotFound) {
+	ch, err := src.Channel(ctx, th, mention)
+	if err == nil && ch == nil {
 		return nil
 	}
 	if err == nil {
 		var sec string
-		if sec, err = d.discover(ctx, cfg, th, att, mention); err == nil {
+		if sec, err = d.discover(ctx, cfg, src, ch, mention); err == nil {
 			// A turn cancelled midway got a degraded result; its resumption
 			// should search again, not reuse that.
 			if ctx.Err() == nil {
-				d.sections.put(mention.ExternalID, sec, d.now(), sectionTTL)
+				d.sections.put(key, sec, d.now(), sectionTTL)
 			}
 			return nonEmpty(sec)
 		}
@@ -139,62 +168,44 @@ func (d *Discovery) PromptSections(ctx context.Context, th *thread.Thread, chain
 	return nil
 }
 
-// mentionInChannel returns the input discovery answers: a mention of weft
-// in a channel, outside any thread. weft's Discord sink opens a thread on
-// such a mention and makes the mention the new weft thread's initial prompt,
-// sourced from Discord, with the mention's message id; the attachment names
-// the channel. Everything said inside a thread (replies after the mention,
-// messages in a tracked thread) is a discord_message stitch, and a
-// conversation continued from Linear has a Linear or API initial prompt, so
-// this is false there and discovery is skipped: the thread's own history
-// is the context then.
-func mentionInChannel(chain []thread.Stitch) *thread.Stitch {
-	cur := latestInput(chain)
-	if cur == nil || cur.Type != thread.StitchInitialPrompt || cur.Source != thread.PlatformDiscord || !thread.IsSnowflake(cur.ExternalID) {
-		return nil
-	}
-	return cur
-}
-
 // discover builds the section for a mention; "" when the channel had
 // nothing before it.
-func (d *Discovery) discover(ctx context.Context, cfg DiscoveryConfig, th *thread.Thread, att *thread.DiscordAttachment, mention *thread.Stitch) (string, error) {
-	history, err := d.cached(ctx, &d.channels, att.ChannelID, cfg.ChannelTTL, channelScan)
+func (d *Discovery) discover(ctx context.Context, cfg DiscoveryConfig, src DiscoverySource, ch *DiscoveryChannel, mention *thread.Stitch) (string, error) {
+	history, err := cached(d, &d.channels, ch.Key, cfg.ChannelTTL, func() ([]ChannelMessage, error) {
+		return src.TopLevel(ctx, ch, channelScan)
+	})
 	if err != nil {
-		return "", fmt.Errorf("read channel %s: %w", att.ChannelID, err)
+		return "", fmt.Errorf("read channel %s: %w", ch.ID, err)
 	}
 	// Only what was posted before the mention: the cache may hold newer
 	// messages, and the mention itself is the question.
 	var earlier []ChannelMessage
 	for _, m := range history {
-		if thread.CompareSnowflakes(m.ID, mention.ExternalID) < 0 && strings.TrimSpace(m.Text) != "" {
+		if src.Before(m.ID, ch.MentionID) && strings.TrimSpace(m.Text) != "" {
 			earlier = append(earlier, m)
 		}
 	}
 	if len(earlier) == 0 {
 		return "", nil
 	}
-	if d.Notify != nil {
-		d.Notify(ctx, DiscoveryNotice{ThreadID: th.ID, DiscordThreadID: att.DiscordThreadID, MentionID: mention.ExternalID,
-			Text: "🔎 Searching this channel's recent threads for context…"})
-	}
-	picks, how := d.rank(ctx, cfg, mention.Content, earlier)
-	found := d.fetchThreads(ctx, cfg, picks)
-	return render(earlier, found, how), nil
+	src.Notify(ctx, ch)
+	picks, how := d.rank(ctx, cfg, src.Platform(), mention.Content, earlier)
+	found := d.fetchThreads(ctx, cfg, src, ch, picks)
+	return render(src.Platform(), earlier, found, how), nil
 }
 
 // cached returns a channel's or thread's latest messages, oldest first,
-// from cache while fresh. A thread that does not exist (a message nobody
-// replied to in a thread) reads as no messages, and is cached as such.
-func (d *Discovery) cached(ctx context.Context, c *ttlCache[[]ChannelMessage], id string, ttl time.Duration, n int) ([]ChannelMessage, error) {
-	if msgs, ok := c.get(id, d.now()); ok {
+// from cache while fresh, else from read. A thread that does not exist (a
+// message nobody replied to) reads as no messages, and is cached as such.
+func cached(d *Discovery, c *ttlCache[[]ChannelMessage], key string, ttl time.Duration, read func() ([]ChannelMessage, error)) ([]ChannelMessage, error) {
+	if msgs, ok := c.get(key, d.now()); ok {
 		return msgs, nil
 	}
-	msgs, err := d.Reader.MessagesBefore(ctx, id, "", n)
+	msgs, err := read()
 	if err != nil && !errors.Is(err, thread.ErrNotFound) {
 		return nil, err
 	}
-	c.put(id, msgs, d.now(), ttl)
+	c.put(key, msgs, d.now(), ttl)
 	return msgs, nil
 }
 
@@ -207,7 +218,7 @@ type found struct {
 // fetchThreads reads the picks' threads in parallel under the fetch
 // timeout. Threads not read in time, or whose read failed, keep only their
 // root: partial results beat none.
-func (d *Discovery) fetchThreads(ctx context.Context, cfg DiscoveryConfig, picks []pick) []found {
+func (d *Discovery) fetchThreads(ctx context.Context, cfg DiscoveryConfig, src DiscoverySource, ch *DiscoveryChannel, picks []pick) []found {
 	ctx, cancel := context.WithTimeout(ctx, cfg.FetchTimeout)
 	defer cancel()
 	type result struct {
@@ -219,7 +230,9 @@ func (d *Discovery) fetchThreads(ctx context.Context, cfg DiscoveryConfig, picks
 	results := make(chan result, len(picks))
 	for i, p := range picks {
 		go func() {
-			replies, err := d.cached(ctx, &d.threads, p.msg.ID, cfg.ThreadTTL, maxThreadReplies)
+			replies, err := cached(d, &d.threads, ch.Key+"/"+p.msg.ID, cfg.ThreadTTL, func() ([]ChannelMessage, error) {
+				return src.Thread(ctx, ch, p.msg, maxThreadReplies)
+			})
 			results <- result{i, replies, err}
 		}()
 	}
@@ -231,7 +244,7 @@ func (d *Discovery) fetchThreads(ctx context.Context, cfg DiscoveryConfig, picks
 		select {
 		case r := <-results:
 			if r.err != nil {
-				d.Logger.WarnContext(ctx, "relevant thread not read", slog.String("discord_thread_id", picks[r.i].msg.ID), slog.Any("error", r.err))
+				d.Logger.WarnContext(ctx, "relevant thread not read", slog.String("channel_id", ch.ID), slog.String("message_id", picks[r.i].msg.ID), slog.Any("error", r.err))
 			}
 			out[r.i].replies = r.replies
 		case <-ctx.Done():
@@ -244,9 +257,10 @@ func (d *Discovery) fetchThreads(ctx context.Context, cfg DiscoveryConfig, picks
 
 // render is the prompt section: the channel overview, then the relevant
 // threads as the origin formats them.
-func render(earlier []ChannelMessage, threads []found, how string) string {
+func render(platform string, earlier []ChannelMessage, threads []found, how string) string {
+	tag := strings.ToLower(platform) + "_channel_context"
 	var b strings.Builder
-	b.WriteString("<discord_channel_context>\nRecent messages in this channel, oldest first:\n")
+	b.WriteString("<" + tag + ">\nRecent messages in this channel, oldest first:\n")
 	for _, m := range earlier[max(0, len(earlier)-overviewMessages):] {
 		fmt.Fprintf(&b, "[%s] %s: %s\n", stamp(m.At), orUnknown(m.Author), clipText(m.Text, maxText))
 	}
@@ -266,7 +280,7 @@ func render(earlier []ChannelMessage, threads []found, how string) string {
 			}
 		}
 	}
-	b.WriteString("</discord_channel_context>")
+	b.WriteString("</" + tag + ">")
 	return b.String()
 }
 

@@ -83,6 +83,11 @@ func (conversation) DiscordAttachment(_ context.Context, id uuid.UUID) (*thread.
 	return &thread.DiscordAttachment{ThreadID: id, DiscordThreadID: mentionID, ChannelID: channelID, GuildID: "120000000000000000"}, nil
 }
 
+// discordSource is Discovery's sources with Discord's on dc alone.
+func discordSource(dc *memDiscord, post func(context.Context, tools.DiscoveryNotice)) map[thread.Platform]tools.DiscoverySource {
+	return map[thread.Platform]tools.DiscoverySource{thread.PlatformDiscord: &tools.DiscordChannels{Reader: dc, Store: conversation{}, Post: post}}
+}
+
 func mentionChain() []thread.Stitch {
 	return []thread.Stitch{
 		{Type: thread.StitchSystemPrompt, Content: "persona", Seq: 1},
@@ -113,7 +118,7 @@ func TestDiscoveryPartialResultsOnTimeout(t *testing.T) {
 	t.Parallel()
 	dc := newMemDiscord()
 	dc.hang[rootB] = true
-	d := &tools.Discovery{Reader: dc, Store: conversation{}, Logger: logtest.New(t),
+	d := &tools.Discovery{Sources: discordSource(dc, nil), Logger: logtest.New(t),
 		// The timeout is the setting under test, not a wait for sync.
 		Config: tools.DiscoveryConfig{FetchTimeout: 50 * time.Millisecond},
 		Fast: fastFunc(func(string, string) (string, error) {
@@ -153,7 +158,7 @@ func TestDiscoveryRankingAnswers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d := &tools.Discovery{Reader: newMemDiscord(), Store: conversation{}, Logger: logtest.New(t),
+			d := &tools.Discovery{Sources: discordSource(newMemDiscord(), nil), Logger: logtest.New(t),
 				Config: tools.DiscoveryConfig{MaxThreads: tc.max},
 				Fast:   fastFunc(func(string, string) (string, error) { return tc.answer, tc.err })}
 			secs := d.PromptSections(context.Background(), &thread.Thread{ID: uuid.New()}, mentionChain())
@@ -180,9 +185,9 @@ func TestDiscoveryNotifiesOnce(t *testing.T) {
 	ctx := context.Background()
 	var notices []tools.DiscoveryNotice
 	var ranked atomic.Int32
-	d := &tools.Discovery{Reader: newMemDiscord(), Store: conversation{}, Logger: logtest.New(t),
-		Fast:   fastFunc(func(string, string) (string, error) { ranked.Add(1); return `[]`, nil }),
-		Notify: func(_ context.Context, n tools.DiscoveryNotice) { notices = append(notices, n) }}
+	d := &tools.Discovery{Logger: logtest.New(t),
+		Sources: discordSource(newMemDiscord(), func(_ context.Context, n tools.DiscoveryNotice) { notices = append(notices, n) }),
+		Fast:    fastFunc(func(string, string) (string, error) { ranked.Add(1); return `[]`, nil })}
 	th := &thread.Thread{ID: uuid.New()}
 	first := d.PromptSections(ctx, th, mentionChain())
 	require.Equal(t, first, d.PromptSections(ctx, th, mentionChain()))
@@ -199,8 +204,8 @@ func TestDiscoveryChannelUnreadable(t *testing.T) {
 	dc.hang[channelID] = true
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the read fails with the turn's context
-	d := &tools.Discovery{Reader: dc, Store: conversation{}, Logger: logtest.New(t),
-		Fast:   fastFunc(func(string, string) (string, error) { panic("no ranking without a channel") }),
-		Notify: func(context.Context, tools.DiscoveryNotice) { panic("no notice without a search") }}
+	d := &tools.Discovery{Logger: logtest.New(t),
+		Sources: discordSource(dc, func(context.Context, tools.DiscoveryNotice) { panic("no notice without a search") }),
+		Fast:    fastFunc(func(string, string) (string, error) { panic("no ranking without a channel") })}
 	require.Empty(t, d.PromptSections(ctx, &thread.Thread{ID: uuid.New()}, mentionChain()))
 }

@@ -25,11 +25,11 @@ type pick struct {
 // rank picks the messages most relevant to prompt, best first, at most
 // MaxThreads: by the fast model, or by keywords when the model fails or
 // answers with anything but the JSON asked for. how says which.
-func (d *Discovery) rank(ctx context.Context, cfg DiscoveryConfig, prompt string, cands []ChannelMessage) ([]pick, string) {
+func (d *Discovery) rank(ctx context.Context, cfg DiscoveryConfig, platform, prompt string, cands []ChannelMessage) ([]pick, string) {
 	if d.Fast != nil {
 		// A slow model is a failed one: the person is waiting for the answer.
 		rankCtx, cancel := context.WithTimeout(ctx, rankTimeout)
-		picks, err := d.rankByModel(rankCtx, cfg, prompt, cands)
+		picks, err := d.rankByModel(rankCtx, cfg, platform, prompt, cands)
 		cancel()
 		if err == nil {
 			return picks, "the fast model"
@@ -43,30 +43,31 @@ func (d *Discovery) rank(ctx context.Context, cfg DiscoveryConfig, prompt string
 // take over; the origin expects it to take about a second.
 const rankTimeout = 15 * time.Second
 
-const rankSystem = "You find the Discord messages relevant to a request. Answer with a JSON array only, no prose."
+const rankSystem = "You find the %s messages relevant to a request. Answer with a JSON array only, no prose."
 
-// rankPrompt is the origin's prompt, for Discord message ids.
-const rankPrompt = `You are analyzing a Discord channel to find messages relevant to this request:
+// rankPrompt is the origin's prompt, for the platform's message ids.
+const rankPrompt = `You are analyzing a %s channel to find messages relevant to this request:
 %q
 
 Here are the recent channel messages, as [message id] author: text:
 %s
 Return a JSON array of relevant message ids with reasoning:
 [
-  {"id": "1234567890123456789", "reason": "Mentions team_abc123", "score": 0.9},
-  {"id": "1234567890123456790", "reason": "Discusses cold start performance", "score": 0.8}
+  {"id": %q, "reason": "Mentions team_abc123", "score": 0.9},
+  {"id": %q, "reason": "Discusses cold start performance", "score": 0.8}
 ]
 
 Only include messages with score >= %g. Answer [] if none is relevant.`
 
-func (d *Discovery) rankByModel(ctx context.Context, cfg DiscoveryConfig, prompt string, cands []ChannelMessage) ([]pick, error) {
+func (d *Discovery) rankByModel(ctx context.Context, cfg DiscoveryConfig, platform, prompt string, cands []ChannelMessage) ([]pick, error) {
 	var list strings.Builder
 	byID := make(map[string]ChannelMessage, len(cands))
 	for _, m := range cands {
 		byID[m.ID] = m
 		fmt.Fprintf(&list, "[%s] %s: %s\n", m.ID, orUnknown(m.Author), clipText(m.Text, maxText))
 	}
-	reply, err := d.Fast.Ask(ctx, rankSystem, fmt.Sprintf(rankPrompt, prompt, list.String(), cfg.ScoreThreshold))
+	reply, err := d.Fast.Ask(ctx, fmt.Sprintf(rankSystem, platform), fmt.Sprintf(rankPrompt, platform, prompt, list.String(),
+		exampleID(cands[0].ID, 0), exampleID(cands[0].ID, 1), cfg.ScoreThreshold))
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +85,24 @@ func (d *Discovery) rankByModel(ctx context.Context, cfg DiscoveryConfig, prompt
 	}
 	slices.SortStableFunc(picks, func(a, b pick) int { return cmp.Compare(b.score, a.score) })
 	return picks[:min(len(picks), cfg.MaxThreads)], nil
+}
+
+// exampleID is a made-up id of id's shape (a Discord snowflake, a Slack
+// ts), so the model sees the form to answer in without a real message
+// being suggested: the digits counted up from 1, the last one plus k.
+func exampleID(id string, k int) string {
+	b := []byte(id)
+	n, last := 0, -1
+	for i, c := range b {
+		if c >= '0' && c <= '9' {
+			n++
+			b[i], last = byte('0'+n%10), i
+		}
+	}
+	if last >= 0 {
+		b[last] = byte('0' + (int(b[last]-'0')+k)%10)
+	}
+	return string(b)
 }
 
 // ranking is one entry of the model's answer.

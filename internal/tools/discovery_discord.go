@@ -1,0 +1,85 @@
+package tools
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// DiscordAttachments finds a thread's Discord attachment. *db.Store
+// implements it.
+type DiscordAttachments interface {
+	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
+}
+
+// DiscoveryNotice is discovery's notice for the person who mentioned weft
+// in a Discord channel.
+type DiscoveryNotice struct {
+	ThreadID        uuid.UUID
+	DiscordThreadID string // the conversation's Discord thread: post it there
+	MentionID       string // the mention's message id, an idempotency key
+	Text            string
+}
+
+// DiscordChannels is Discovery's source for Discord: the mention's channel
+// and its threads, read through the REST API.
+type DiscordChannels struct {
+	Reader DiscordReader
+	Store  DiscordAttachments
+	// Post, if set, posts discovery's notice. cmd/weft posts it in the Discord
+	// thread with the mention id as the nonce, so a retried turn does not
+	// post it twice.
+	Post func(ctx context.Context, n DiscoveryNotice)
+}
+
+var _ DiscoverySource = (*DiscordChannels)(nil)
+
+// Platform implements DiscoverySource.
+func (*DiscordChannels) Platform() string { return "Discord" }
+
+// Channel implements DiscoverySource. weft's Discord sink opens a thread on
+// a mention in a channel and makes the mention the new weft thread's
+// initial prompt, sourced from Discord, with the mention's message id; the
+// attachment names the channel. Everything said inside a thread is a
+// discord_message stitch, and a conversation continued from Linear has a
+// Linear or API initial prompt, so discovery is skipped there: the
+// thread's own history is the context then.
+func (s *DiscordChannels) Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*DiscoveryChannel, error) {
+	if !thread.IsSnowflake(mention.ExternalID) {
+		return nil, nil
+	}
+	att, err := s.Store.DiscordAttachment(ctx, th.ID)
+	if errors.Is(err, thread.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &DiscoveryChannel{Key: "discord:" + att.ChannelID, ID: att.ChannelID, ThreadID: th.ID,
+		Reply: att.DiscordThreadID, MentionID: mention.ExternalID}, nil
+}
+
+// Before implements DiscoverySource.
+func (*DiscordChannels) Before(a, b string) bool { return thread.CompareSnowflakes(a, b) < 0 }
+
+// TopLevel implements DiscoverySource.
+func (s *DiscordChannels) TopLevel(ctx context.Context, ch *DiscoveryChannel, n int) ([]ChannelMessage, error) {
+	return s.Reader.MessagesBefore(ctx, ch.ID, "", n)
+}
+
+// Thread implements DiscoverySource: a thread started from a message has
+// the message's id.
+func (s *DiscordChannels) Thread(ctx context.Context, _ *DiscoveryChannel, root ChannelMessage, n int) ([]ChannelMessage, error) {
+	return s.Reader.MessagesBefore(ctx, root.ID, "", n)
+}
+
+// Notify implements DiscoverySource.
+func (s *DiscordChannels) Notify(ctx context.Context, ch *DiscoveryChannel) {
+	if s.Post != nil {
+		s.Post(ctx, DiscoveryNotice{ThreadID: ch.ThreadID, DiscordThreadID: ch.Reply, MentionID: ch.MentionID,
+			Text: "🔎 Searching this channel's recent threads for context…"})
+	}
+}
