@@ -52,10 +52,7 @@ func (x Echo) Mirror(surface *Surface, attached []Surface, chain []thread.Stitch
 	if answer.Text == "" {
 		return nil, nil
 	}
-	var from thread.Platform
-	if surface != nil {
-		from = surface.Platform
-	}
+	from := askedIn(chain, surface)
 	var rows []thread.Outbox
 	var jobs []river.InsertManyParams
 	for _, s := range attached {
@@ -81,6 +78,20 @@ func (x Echo) Mirror(surface *Surface, attached []Surface, chain []thread.Stitch
 			Kind: thread.OutboxResponse, Body: thread.OutboxBody{Text: text, Echo: true}.JSON()})
 	}
 	return rows, jobs
+}
+
+// askedIn is the platform the newest input came from: surface's, or, when
+// the answer goes nowhere (an archived Discord thread), the input's own.
+func askedIn(chain []thread.Stitch, surface *Surface) thread.Platform {
+	if surface != nil {
+		return surface.Platform
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		if chain[i].Type.IsInput() {
+			return chain[i].Source
+		}
+	}
+	return ""
 }
 
 // answerOf is a step's answer (a response, or a question back) and the

@@ -66,9 +66,9 @@ func TestMirror(t *testing.T) {
 		{name: "None", policies: everyone(thread.EchoNone), surface: &discord, e: answer},
 		{name: "Unset", policies: nil, surface: &discord, e: answer},
 		{name: "NotAnAnswer", policies: everyone(thread.EchoEverything), surface: &discord, e: thought},
-		{name: "FromNoPlatform", policies: everyone(thread.EchoAnswers), surface: nil, e: answer,
-			want: map[Surface]string{linear: "In another place, weft answered:\n\nthen this", discord: "In another place, weft answered:\n\nthen this",
-				slack: "In another place, weft answered:\n\nthen this"}},
+		{name: "AskedWhereNoAnswerGoes", policies: everyone(thread.EchoAnswers), surface: nil, e: answer,
+			want: map[Surface]string{linear: "In Discord, weft answered:\n\nthen this", discord: "In Discord, weft answered:\n\nthen this",
+				slack: "In Discord, weft answered:\n\nthen this"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
