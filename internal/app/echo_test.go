@@ -158,3 +158,34 @@ func TestEchoSummaryWhenIdle(t *testing.T) {
 	}
 	require.Equal(t, 1, n, "one summary row in the outbox")
 }
+
+// TestEchoDefaults: by default a Discord thread continuing a Linear session
+// hears the answers given in Linear, and the session's summary of the
+// Discord exchange is dropped once the conversation moved back to Linear
+// before it went idle.
+func TestEchoDefaults(t *testing.T) {
+	t.Parallel()
+	w := newDiscordWorldEnv(t, nil)
+	opts, id, discordThread := continuedInDiscord(t, w)
+	before := len(w.linear.Activities(opts.SessionID))
+
+	w.discord.PostUserMessage(discordThread, w.ada, "what did you find so far?")
+	w.sent(t, discordThread, 2)
+	w.settled(t, id)
+	require.Len(t, w.linear.Activities(opts.SessionID), before, "Linear waits for the conversation to go idle")
+	require.Equal(t, map[string]int{"scheduled": 1}, w.summaryJobs(t, id))
+
+	w.deliver(t, w.signer.Prompted(opts, uuid.NewString(), "Which file exactly?"))
+	acts := w.activities(t, opts.SessionID, before+1)
+	require.Equal(t, "response", acts[len(acts)-1].Type)
+	require.Contains(t, acts[len(acts)-1].Body, "Which file exactly?", "answered where it was asked")
+	echo := w.sent(t, discordThread, 3)[2].Content
+	require.True(t, strings.HasPrefix(echo, "In Linear, weft answered:\n\n"), echo)
+	require.Contains(t, echo, "Which file exactly?")
+	w.settled(t, id)
+	require.Equal(t, map[string]int{"scheduled": 1}, w.summaryJobs(t, id), "Linear asked last: no summary for it")
+
+	w.runSummaries(t, id, 1)
+	w.settled(t, id)
+	require.Len(t, w.linear.Activities(opts.SessionID), before+1, "the summary of the Discord exchange is moot")
+}
