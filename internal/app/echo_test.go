@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
+	"github.com/weft-dev/weft/internal/slack/slacktest"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -188,4 +189,35 @@ func TestEchoDefaults(t *testing.T) {
 	w.runSummaries(t, id, 1)
 	w.settled(t, id)
 	require.Len(t, w.linear.Activities(opts.SessionID), before+1, "the summary of the Discord exchange is moot")
+}
+
+// TestEchoToSlack: a Slack thread attached to the same conversation (as
+// continuing it in Slack does) hears of the exchange in Discord as
+// WEFT_ECHO_SLACK says, through the Slack client and the outbox, once.
+func TestEchoToSlack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fake := slacktest.NewServer(t)
+	const channel = "C0ENG"
+	fake.AddChannel(channel, "channel")
+	w := newDiscordWorldEnv(t, map[string]string{
+		"SLACK_BOT_TOKEN": slacktest.BotToken, "SLACK_SIGNING_SECRET": slacktest.SigningSecret, "SLACK_API_URL": fake.APIURL(),
+		"WEFT_ECHO_SLACK": "everything", "WEFT_ECHO_LINEAR": "none",
+	})
+	_, id, discordThread := continuedInDiscord(t, w)
+	parent := fake.Post(slacktest.User{ID: "U0ADA", Name: "ada"}, channel, "", "weft, keep us posted here")
+	require.NoError(t, w.store.AttachSlack(ctx, thread.SlackAttachment{ThreadID: id, TeamID: slacktest.TeamID, ChannelID: channel,
+		ThreadTS: parent.TS, ChannelType: "channel", CreatedBy: "U0ADA"}))
+
+	w.discord.PostUserMessage(discordThread, w.ada, "what did you find so far?")
+	w.sent(t, discordThread, 2)
+	w.settled(t, id)
+	var echoes []slacktest.Message
+	for _, m := range fake.BotMessages(channel) {
+		if m.ThreadTS == parent.TS {
+			echoes = append(echoes, m)
+		}
+	}
+	require.Len(t, echoes, 1)
+	require.Equal(t, "ada asked in Discord:\n&gt; what did you find so far?\n\nweft answered in Discord:\n\nAnswer to: ada: what did you find so far?", echoes[0].Text)
 }
