@@ -1,7 +1,7 @@
 // Package outbox records a step of a thread (its effects) in the caller's
 // transaction: the stitches, an outbox row per output for the surface the
 // thread's latest input came from, a delivery job per row, and the status
-// change. The turn processor and the ingester both write through it, so a
+// change; and (Echo) what the thread's other surfaces hear of an answer. The turn processor and the ingester both write through it, so a
 // post is always committed with the stitch it comes from and the job that
 // sends it.
 package outbox
