@@ -26,8 +26,8 @@ func TestRefusedEchoLeavesTheThreadAnswered(t *testing.T) {
 	h.waitStatus(t, th.ID, thread.StatusWaiting)
 	att := dbtest.DiscordAttachment()
 	att.ThreadID = th.ID
-	require.NoError(t, h.ingest.ContinueInDiscord(ctx, *att, "continued from Linear", "Continued in Discord", "https://discord.com/channels/1/2"))
-	before := len(h.waitSent(t, th.ID, 4))
+	require.NoError(t, h.store.AttachDiscord(ctx, *att)) // as continuing in Discord does
+	before := len(h.waitSent(t, th.ID, 1))
 	h.sender.mu.Lock()
 	h.sender.refuseEchoes = true
 	h.sender.mu.Unlock()
