@@ -20,6 +20,9 @@ type TurnState struct {
 	Chain    []thread.Stitch
 	Platform thread.Platform
 	Target   string
+	// Attached are the thread's live attachments, on every platform (the
+	// input's surface among them): where echoes of the conversation go.
+	Attached []thread.Surface
 }
 
 // TurnState reads a thread's turn state in one round trip (more only for a
@@ -38,7 +41,11 @@ func (q *Queries) TurnState(ctx context.Context, threadID uuid.UUID) (*TurnState
 		return err
 	})
 	p.add(func(q *dbsqlc.Queries) (err error) {
-		st.Platform, st.Target, err = inputSurfaceOf(q.InputSurface(ctx, threadID))
+		r, err := q.InputSurface(ctx, threadID)
+		st.Platform, st.Target, err = inputSurfaceOf(r, err)
+		if err == nil {
+			st.Attached = attachedOf(r)
+		}
 		return err
 	})
 	if err := p.run(ctx, q.db); err != nil {

@@ -150,3 +150,19 @@ func inputSurfaceOf(r dbsqlc.InputSurfaceRow, err error) (thread.Platform, strin
 	}
 	return "", "", nil
 }
+
+// attachedOf lists the live attachments in InputSurface's row.
+func attachedOf(r dbsqlc.InputSurfaceRow) []thread.Surface {
+	var out []thread.Surface
+	if r.SessionID != nil {
+		out = append(out, thread.Surface{Platform: thread.PlatformLinear, Target: *r.SessionID})
+	}
+	if r.DiscordThreadID != nil && r.IsActive != nil && *r.IsActive {
+		out = append(out, thread.Surface{Platform: thread.PlatformDiscord, Target: *r.DiscordThreadID})
+	}
+	if r.SlackTeamID != nil && r.SlackActive != nil && *r.SlackActive {
+		out = append(out, thread.Surface{Platform: thread.PlatformSlack,
+			Target: thread.SlackTarget{TeamID: *r.SlackTeamID, ChannelID: *r.SlackChannelID, ThreadTS: *r.SlackThreadTs}.String()})
+	}
+	return out
+}

@@ -496,3 +496,42 @@ func TestInputSurface(t *testing.T) {
 		require.Empty(t, target)
 	})
 }
+
+// TestTurnStateAttached: a turn learns every live attachment of its thread,
+// where echoes of its answer go, in the read it starts from.
+func TestTurnStateAttached(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	meta := dbtest.LinearAttachment()
+	d := linearDraft(t, meta)
+	_, err := write(t, store, db.Write{New: d})
+	require.NoError(t, err)
+	id := d.Thread.ID
+	linear := thread.Surface{Platform: thread.PlatformLinear, Target: meta.SessionID}
+	st, err := store.TurnState(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, []thread.Surface{linear}, st.Attached)
+
+	dm := dbtest.DiscordAttachment()
+	dm.ThreadID = id
+	require.NoError(t, store.AttachDiscord(ctx, *dm))
+	sl := thread.SlackAttachment{ThreadID: id, TeamID: "T1", ChannelID: "C1", ThreadTS: "1700000000.000100", ChannelType: "channel", CreatedBy: "U1"}
+	require.NoError(t, store.AttachSlack(ctx, sl))
+	discord := thread.Surface{Platform: thread.PlatformDiscord, Target: dm.DiscordThreadID}
+	slack := thread.Surface{Platform: thread.PlatformSlack, Target: thread.SlackTarget{TeamID: "T1", ChannelID: "C1", ThreadTS: "1700000000.000100"}.String()}
+	st, err = store.TurnState(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, []thread.Surface{linear, discord, slack}, st.Attached)
+	require.Equal(t, thread.PlatformLinear, st.Platform, "the input's surface is among them")
+
+	// An archived Discord thread hears nothing.
+	require.NoError(t, store.SetDiscordActive(ctx, dm.DiscordThreadID, false))
+	st, err = store.TurnState(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, []thread.Surface{linear, slack}, st.Attached)
+
+	none, err := store.TurnState(ctx, dbtest.Thread(ctx, t, store, nil).ID)
+	require.NoError(t, err)
+	require.Empty(t, none.Attached, "an autonomous thread has none")
+}

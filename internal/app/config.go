@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/weft-dev/weft/internal/outbox"
+	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
 
@@ -68,6 +70,10 @@ type Config struct {
 	Discovery tools.DiscoveryConfig
 	// Tracing is OpenTelemetry's (telemetry.go).
 	Tracing TracingConfig
+	// Echo is what a thread's other surfaces hear of a conversation going on
+	// elsewhere (WEFT_ECHO_LINEAR, WEFT_ECHO_DISCORD, WEFT_ECHO_SLACK,
+	// WEFT_ECHO_IDLE).
+	Echo outbox.Echo
 
 	// Set by the caller, not the environment.
 
@@ -166,6 +172,9 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 			}
 		}
 	}
+	if cfg.Echo, err = loadEcho(getenv); err != nil {
+		return nil, err
+	}
 	cfg.Tracing = loadTracing(getenv)
 	if cfg.Persona, err = loadPersona(getenv); err != nil {
 		return nil, err
@@ -192,6 +201,31 @@ func loadPersona(getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("WEFT_PERSONA_FILE: %s is empty", file)
 	}
 	return persona, nil
+}
+
+// loadEcho reads the echo policy of each platform and the idle delay of
+// summaries; unset, outbox.DefaultEcho's.
+func loadEcho(getenv func(string) string) (outbox.Echo, error) {
+	echo := outbox.DefaultEcho()
+	for key, p := range map[string]thread.Platform{
+		"WEFT_ECHO_LINEAR": thread.PlatformLinear, "WEFT_ECHO_DISCORD": thread.PlatformDiscord, "WEFT_ECHO_SLACK": thread.PlatformSlack,
+	} {
+		if v := getenv(key); v != "" {
+			policy, err := thread.ParseEchoPolicy(v)
+			if err != nil {
+				return outbox.Echo{}, fmt.Errorf("%s: %w", key, err)
+			}
+			echo.Policies[p] = policy
+		}
+	}
+	if v := getenv("WEFT_ECHO_IDLE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return outbox.Echo{}, fmt.Errorf("WEFT_ECHO_IDLE: %q is not a positive duration", v)
+		}
+		echo.Idle = d
+	}
+	return echo, nil
 }
 
 // intakeDB is the configuration the intake's pool is opened with.

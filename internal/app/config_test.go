@@ -4,8 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 func TestConfigPools(t *testing.T) {
@@ -64,6 +67,44 @@ func TestConfigPersona(t *testing.T) {
 			}
 			require.NoError(t, err)
 			require.Equal(t, tc.want, cfg.Persona)
+		})
+	}
+}
+
+func TestConfigEcho(t *testing.T) {
+	t.Parallel()
+	type policies = map[thread.Platform]thread.EchoPolicy
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		want    policies
+		idle    time.Duration
+		wantErr string
+	}{
+		{name: "Defaults", idle: 10 * time.Minute,
+			want: policies{thread.PlatformLinear: thread.EchoSummary, thread.PlatformDiscord: thread.EchoAnswers, thread.PlatformSlack: thread.EchoAnswers}},
+		{name: "Set", env: map[string]string{"WEFT_ECHO_LINEAR": "everything", "WEFT_ECHO_DISCORD": "None", "WEFT_ECHO_SLACK": " summary ", "WEFT_ECHO_IDLE": "90s"},
+			idle: 90 * time.Second,
+			want: policies{thread.PlatformLinear: thread.EchoEverything, thread.PlatformDiscord: thread.EchoNone, thread.PlatformSlack: thread.EchoSummary}},
+		{name: "OneSet", env: map[string]string{"WEFT_ECHO_DISCORD": "summary"}, idle: 10 * time.Minute,
+			want: policies{thread.PlatformLinear: thread.EchoSummary, thread.PlatformDiscord: thread.EchoSummary, thread.PlatformSlack: thread.EchoAnswers}},
+		{name: "UnknownPolicy", env: map[string]string{"WEFT_ECHO_LINEAR": "all"},
+			wantErr: `WEFT_ECHO_LINEAR: invalid: echo policy "all" is not everything, answers, summary or none`},
+		{name: "UnknownSlackPolicy", env: map[string]string{"WEFT_ECHO_SLACK": "answer"}, wantErr: `WEFT_ECHO_SLACK: invalid: echo policy "answer"`},
+		{name: "IdleNotADuration", env: map[string]string{"WEFT_ECHO_IDLE": "10"}, wantErr: `WEFT_ECHO_IDLE: "10" is not a positive duration`},
+		{name: "IdleNegative", env: map[string]string{"WEFT_ECHO_IDLE": "-1m"}, wantErr: `WEFT_ECHO_IDLE: "-1m" is not a positive duration`},
+		{name: "IdleZero", env: map[string]string{"WEFT_ECHO_IDLE": "0s"}, wantErr: `WEFT_ECHO_IDLE: "0s" is not a positive duration`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := LoadConfig(func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, cfg.Echo.Policies)
+			require.Equal(t, tc.idle, cfg.Echo.Idle)
 		})
 	}
 }

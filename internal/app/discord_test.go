@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -36,6 +37,12 @@ type discordWorld struct {
 
 func newDiscordWorld(t *testing.T) *discordWorld {
 	t.Helper()
+	return newDiscordWorldEnv(t, nil)
+}
+
+// newDiscordWorldEnv is newDiscordWorld with more environment for weft.
+func newDiscordWorldEnv(t *testing.T, extra map[string]string) *discordWorld {
+	t.Helper()
 	const token, secret = "lin_api_e2e", "whsec-e2e"
 	fake := discordtest.NewServer(t)
 	w := &discordWorld{
@@ -53,14 +60,16 @@ func newDiscordWorld(t *testing.T) *discordWorld {
 	w.base = "http://" + addr
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	vars := map[string]string{
+		"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LOG_LEVEL": "warn",
+		"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": w.llm.OpenAIBaseURL(),
+		"LINEAR_WEBHOOK_SECRET": secret, "LINEAR_ACCESS_TOKEN": token, "LINEAR_API_URL": w.linear.URL(),
+		"DISCORD_BOT_TOKEN": discordtest.Token, "DISCORD_API_URL": fake.URL(), "DISCORD_PUBLIC_KEY": w.keys.PublicKeyHex(),
+		"DISCORD_APPLICATION_ID": fake.ApplicationID(), "DISCORD_ALLOWED_GUILDS": w.guild,
+	}
+	maps.Copy(vars, extra)
 	go func() {
-		done <- runServe(ctx, env(map[string]string{
-			"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LOG_LEVEL": "warn",
-			"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": w.llm.OpenAIBaseURL(),
-			"LINEAR_WEBHOOK_SECRET": secret, "LINEAR_ACCESS_TOKEN": token, "LINEAR_API_URL": w.linear.URL(),
-			"DISCORD_BOT_TOKEN": discordtest.Token, "DISCORD_API_URL": fake.URL(), "DISCORD_PUBLIC_KEY": w.keys.PublicKeyHex(),
-			"DISCORD_APPLICATION_ID": fake.ApplicationID(), "DISCORD_ALLOWED_GUILDS": w.guild,
-		}), &bytes.Buffer{})
+		done <- runServe(ctx, env(vars), &bytes.Buffer{})
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -119,3 +119,23 @@ func uniqueWhileQueued() river.UniqueOpts {
 		rivertype.JobStateRetryable, rivertype.JobStateScheduled,
 	}}
 }
+
+// EchoSummary asks for a summary of a thread's conversation to be posted on
+// one of its surfaces once the conversation has gone idle: scheduled with
+// each answer for the surfaces whose echo policy is summary, it posts
+// nothing if input arrived after After (the newer answer's job will).
+type EchoSummary struct {
+	ThreadID uuid.UUID `json:"thread_id"`
+	Platform string    `json:"platform"`
+	Target   string    `json:"target"`
+	// After is the chain's length once the answer was recorded.
+	After int64 `json:"after"`
+}
+
+// Kind implements river.JobArgs.
+func (EchoSummary) Kind() string { return "weft_echo_summary" }
+
+// InsertOpts puts it on the deliveries queue: a short write.
+func (EchoSummary) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: DeliveryMaxAttempts}
+}

@@ -1,7 +1,7 @@
 // Package outbox records a step of a thread (its effects) in the caller's
 // transaction: the stitches, an outbox row per output for the surface the
 // thread's latest input came from, a delivery job per row, and the status
-// change. The turn processor and the ingester both write through it, so a
+// change; and (Echo) what the thread's other surfaces hear of an answer. The turn processor and the ingester both write through it, so a
 // post is always committed with the stitch it comes from and the job that
 // sends it.
 package outbox
@@ -20,10 +20,7 @@ import (
 )
 
 // Surface is where a thread's outputs go now.
-type Surface struct {
-	Platform thread.Platform
-	Target   string // a Linear session id, a Discord thread (channel) id, a thread.SlackTarget
-}
+type Surface = thread.Surface
 
 // Route finds the surface of the thread's newest input: an answer goes where
 // the question was asked. Autonomous threads, and input from the API or the
@@ -109,11 +106,11 @@ func Plan(threadID uuid.UUID, surface *Surface, e thread.Effects) db.Write {
 	return w
 }
 
-// Commit sends w with a delivery job per outbox row: on the pool in one
-// round trip (an implicit transaction) when it has no rows, else in a
-// transaction with the jobs.
-func Commit(ctx context.Context, store *db.Store, ins job.Inserter, w db.Write) (*db.Written, error) {
-	if len(w.Outbox) == 0 {
+// Commit sends w with a delivery job per outbox row, and jobs: on the pool
+// in one round trip (an implicit transaction) when it has neither, else in
+// a transaction with the jobs.
+func Commit(ctx context.Context, store *db.Store, ins job.Inserter, w db.Write, jobs ...river.InsertManyParams) (*db.Written, error) {
+	if len(w.Outbox) == 0 && len(jobs) == 0 {
 		return store.Write(ctx, w)
 	}
 	var got *db.Written
@@ -121,6 +118,11 @@ func Commit(ctx context.Context, store *db.Store, ins job.Inserter, w db.Write) 
 		var err error
 		if got, err = tx.Write(ctx, w); err != nil {
 			return err
+		}
+		if len(jobs) > 0 {
+			if _, err := ins.InsertManyTx(ctx, tx.Pgx(), jobs); err != nil {
+				return fmt.Errorf("enqueue: %w", err)
+			}
 		}
 		return enqueue(ctx, tx, ins, got.Outbox)
 	})

@@ -196,7 +196,7 @@ func (w *deliveryWorker) NextRetry(j *river.Job[job.Delivery]) time.Time {
 // answer that could not be posted (a response, a question) fails, with the
 // error posted once more as an error (a platform may take that kind when
 // it refused the other), so it does not rest silently waiting. A refused
-// error post is not posted again.
+// error post, or echo, is not posted again.
 func (p *Processor) failDelivery(ctx context.Context, o *thread.Outbox, cause error) error {
 	return p.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
 		th, err := tx.LockThread(ctx, o.ThreadID)
@@ -208,7 +208,10 @@ func (p *Processor) failDelivery(ctx context.Context, o *thread.Outbox, cause er
 		}
 		msg := fmt.Sprintf("Could not post a %s to %s: %v", o.Kind, o.Platform, cause)
 		e := thread.Effects{Stitches: []thread.Stitch{{Type: thread.StitchError, Content: msg, Metadata: thread.Meta{OutboxID: o.ID.String()}.JSON()}}}
-		answer := o.Kind == thread.OutboxResponse || o.Kind == thread.OutboxElicitation
+		// An echo refused is only a note: the answer itself went out where
+		// the question was asked.
+		body, _ := o.Content() // a body that does not decode is no echo
+		answer := (o.Kind == thread.OutboxResponse || o.Kind == thread.OutboxElicitation) && !body.Echo
 		if answer && th.Status == thread.StatusWaiting {
 			e.Stitches[0].Metadata = thread.Meta{OutboxID: o.ID.String(), AnsweredThrough: th.StitchCount}.JSON()
 			e.Outputs = []thread.Output{{Kind: thread.OutboxError, OutboxBody: thread.OutboxBody{Text: msg}}}

@@ -218,6 +218,8 @@ type recordingSender struct {
 	permanent error
 	// refuse is a kind of post the platform refuses for good.
 	refuse thread.OutboxKind
+	// refuseEchoes refuses every echo (thread.OutboxBody.Echo) for good.
+	refuseEchoes bool
 }
 
 func newRecordingSender() *recordingSender {
@@ -233,6 +235,9 @@ func (s *recordingSender) Send(_ context.Context, o thread.Outbox) (string, erro
 	}
 	if o.Kind == s.refuse {
 		return "", fmt.Errorf("%w: %s refused", thread.ErrInvalid, o.Kind)
+	}
+	if b, _ := o.Content(); s.refuseEchoes && b.Echo {
+		return "", fmt.Errorf("%w: echo refused", thread.ErrInvalid)
 	}
 	if s.failFirst > 0 {
 		s.failFirst--

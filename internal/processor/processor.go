@@ -24,6 +24,7 @@ import (
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/job"
 	"github.com/weft-dev/weft/internal/metrics"
+	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tracing"
 )
@@ -100,6 +101,9 @@ type Config struct {
 	// answer, with the turn's context; the func it returns is called as the
 	// turn ends. The Discord typing indicator hangs on it.
 	OnTurn func(ctx context.Context, threadID uuid.UUID) (done func())
+	// Echo is what a thread's other surfaces hear of an answer; the zero
+	// value echoes nothing.
+	Echo outbox.Echo
 }
 
 // Gate admits turns; release gives the slot back.
@@ -186,6 +190,7 @@ func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[
 		river.AddWorker(workers, &deliveryWorker{p: p})
 		river.AddWorker(workers, &sweepWorker{p: p})
 		river.AddWorker(workers, &reclaimWorker{p: p})
+		river.AddWorker(workers, &echoSummaryWorker{p: p})
 		if starter, ok := senders[thread.PlatformLinear].(IssueStarter); ok {
 			river.AddWorker(workers, NewStartIssueWorker(starter, logger))
 		}

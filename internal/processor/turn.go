@@ -269,6 +269,8 @@ type turnStore struct {
 	// its newest input came from.
 	count   int64
 	surface *outbox.Surface
+	// attached are the thread's live attachments, where echoes go.
+	attached []thread.Surface
 	// released is set once a step's write gave the lease up.
 	released bool
 	// heldUntil is when the lease that another turn held, as start read
@@ -317,6 +319,7 @@ func (s *turnStore) start(ctx context.Context, id uuid.UUID) (*thread.Thread, []
 func (s *turnStore) saw(st *db.TurnState) {
 	s.count = int64(len(st.Chain))
 	s.surface = outbox.SurfaceOf(st.Platform, st.Target)
+	s.attached = st.Attached
 }
 
 // Record writes a step in one round trip (one transaction more when it has
@@ -334,7 +337,11 @@ func (s *turnStore) Record(ctx context.Context, threadID uuid.UUID, chain []thre
 	}
 	w := outbox.Plan(threadID, s.surface, e)
 	w.Turn = &db.TurnHold{Owner: s.owner, Release: last, Count: s.count + int64(len(w.Stitches))}
-	got, err := outbox.Commit(ctx, s.p.store, s.p.client, w)
+	// The thread's other surfaces hear of the answer in the same write:
+	// an echo is committed with the answer, or not at all.
+	echoes, jobs := s.p.cfg.Echo.Mirror(s.surface, s.attached, chain, w, e, w.Turn.Count)
+	w.Outbox = append(w.Outbox, echoes...)
+	got, err := outbox.Commit(ctx, s.p.store, s.p.client, w, jobs...)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,10 @@ type OutboxBody struct {
 	// session_update).
 	ExternalURL      string `json:"external_url,omitempty"`
 	ExternalURLLabel string `json:"external_url_label,omitempty"`
+	// Echo marks a post mirroring the conversation on another surface of
+	// the thread (EchoPolicy): one the platform refuses is noted on the
+	// thread but never fails it, since the answer itself went out.
+	Echo bool `json:"echo,omitempty"`
 }
 
 // Effects is one step of a thread's life, recorded all together or not at

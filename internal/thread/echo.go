@@ -1,0 +1,42 @@
+package thread
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Surface is a place on a platform a thread's outputs can go: a Linear
+// session, a Discord thread (its channel id), a Slack thread (a
+// SlackTarget).
+type Surface struct {
+	Platform Platform
+	Target   string
+}
+
+// EchoPolicy is what a surface a thread is attached to hears of the
+// conversation while it goes on elsewhere (on another surface of the
+// thread).
+type EchoPolicy string
+
+// Echo policies.
+const (
+	// EchoEverything mirrors each exchange: the questions asked elsewhere,
+	// attributed, with their answer.
+	EchoEverything EchoPolicy = "everything"
+	// EchoAnswers mirrors each answer.
+	EchoAnswers EchoPolicy = "answers"
+	// EchoSummary posts one digest of what happened once the conversation
+	// has been idle for a while.
+	EchoSummary EchoPolicy = "summary"
+	// EchoNone says nothing.
+	EchoNone EchoPolicy = "none"
+)
+
+// ParseEchoPolicy reads a policy's name (case and surrounding space aside).
+func ParseEchoPolicy(s string) (EchoPolicy, error) {
+	switch p := EchoPolicy(strings.ToLower(strings.TrimSpace(s))); p {
+	case EchoEverything, EchoAnswers, EchoSummary, EchoNone:
+		return p, nil
+	}
+	return "", fmt.Errorf("%w: echo policy %q is not everything, answers, summary or none", ErrInvalid, s)
+}
