@@ -35,7 +35,8 @@ func handleReplies(logger *slog.Logger, svc RepliesGetter) http.Handler {
 
 // handleSlackReplies is get-thread-replies for a Slack thread, named and
 // answered as get-thread-replies.md says: {channel} and {ts} are its
-// channelId and threadTs; limit, cursor and order are query parameters.
+// channelId and threadTs; teamId (the workspace, when weft cannot tell it
+// from the channel), limit, cursor and order are query parameters.
 func handleSlackReplies(logger *slog.Logger, svc RepliesGetter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit, err := intParam(r, "limit")
@@ -45,7 +46,7 @@ func handleSlackReplies(logger *slog.Logger, svc RepliesGetter) http.Handler {
 		}
 		q := r.URL.Query()
 		resp, err := svc.GetSlack(r.Context(), replies.SlackRequest{
-			ChannelID: chi.URLParam(r, "channel"), ThreadTS: chi.URLParam(r, "ts"),
+			TeamID: q.Get("teamId"), ChannelID: chi.URLParam(r, "channel"), ThreadTS: chi.URLParam(r, "ts"),
 			Limit: limit, Cursor: q.Get("cursor"), Order: replies.Order(q.Get("order")),
 		})
 		if err != nil {

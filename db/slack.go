@@ -61,6 +61,16 @@ func (q *Queries) ThreadBySlackLink(ctx context.Context, channelID, threadTS, or
 	return t, nil
 }
 
+// SlackChannelTeam returns the workspace of a channel weft has a Slack
+// thread in, or thread.ErrNotFound.
+func (q *Queries) SlackChannelTeam(ctx context.Context, channelID string) (string, error) {
+	team, err := q.gen.SlackChannelTeam(ctx, channelID)
+	if err != nil {
+		return "", fmt.Errorf("slack channel team: %w", translate(err))
+	}
+	return team, nil
+}
+
 // SetSlackActive marks a Slack attachment active or not; a Slack thread weft
 // does not track fails with thread.ErrNotFound.
 func (q *Queries) SetSlackActive(ctx context.Context, t thread.SlackTarget, active bool) error {

@@ -24,3 +24,10 @@ SELECT * FROM threads WHERE thread_id = (
     WHERE channel_id = @channel_id AND thread_ts = @thread_ts
       AND tenant_organisation('slack', team_id) = @organisation::text
     ORDER BY updated_at DESC LIMIT 1);
+
+-- name: SlackChannelTeam :one
+-- SlackChannelTeam is the workspace of a channel weft has a thread in: a
+-- channel id alone names no workspace. Rare (a Slack thread read or opened
+-- by its channel), so it scans like ThreadBySlackLink.
+SELECT team_id FROM slack_thread_metadata WHERE channel_id = @channel_id
+ORDER BY updated_at DESC LIMIT 1;

@@ -105,10 +105,10 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.discord, err = newDiscordApp(cfg.Discord, a.store, logger); err != nil {
 		return nil, err
 	}
-	if a.slack, err = newSlackApp(cfg.Slack, logger); err != nil {
+	if a.slackOAuth, a.slackTokens, err = newSlackOAuth(cfg.SlackInstall, a.store, logger); err != nil {
 		return nil, err
 	}
-	if a.slackOAuth, a.slackTokens, err = newSlackOAuth(cfg.SlackInstall, a.store, logger); err != nil {
+	if a.slack, err = newSlackApp(cfg.Slack, a.slackTokens, logger); err != nil {
 		return nil, err
 	}
 	if a.telemetry, err = newTelemetry(ctx, cfg, a.intake, logger); err != nil {

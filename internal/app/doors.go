@@ -47,9 +47,15 @@ func (a *App) doors() []door {
 		dis = door{name: "discord", on: true, why: strings.Join(how, "; ")}
 	}
 
-	sl := door{name: "slack", why: "set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET (Events API) or SLACK_APP_TOKEN (Socket Mode)"}
+	sl := door{name: "slack", why: "set SLACK_BOT_TOKEN or SLACK_CLIENT_ID (OAuth installs) with SLACK_SIGNING_SECRET (Events API) or SLACK_APP_TOKEN (Socket Mode)"}
 	if a.slack.on() {
-		how := []string{"posting with SLACK_BOT_TOKEN"}
+		var how []string
+		if a.slackTokens != nil {
+			how = append(how, "installed workspaces with their own tokens (/oauth/slack/install)")
+		}
+		if c.Slack.BotToken != "" {
+			how = append(how, "SLACK_BOT_TOKEN's workspace with it")
+		}
 		if c.Slack.SigningSecret == "" {
 			how = append(how, "events off: SLACK_SIGNING_SECRET is not set")
 		} else {

@@ -26,7 +26,11 @@ func RunMCP(ctx context.Context, cfg *Config, logger *slog.Logger, stdin io.Read
 	if err != nil {
 		return err
 	}
-	sl, err := newSlackApp(cfg.Slack, logger)
+	_, installs, err := newSlackOAuth(cfg.SlackInstall, store, logger)
+	if err != nil {
+		return err
+	}
+	sl, err := newSlackApp(cfg.Slack, installs, logger)
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func newReplies(store *db.Store, dis *discordApp, sl *slackApp, reg prometheus.R
 		cfg.Discord = fromdiscord.New(dis.client)
 	}
 	if sl.on() {
-		cfg.Slack = fromslack.New(sl.client)
+		cfg.Slack = fromslack.New(sl.ws, store)
 	}
 	return replies.New(cfg)
 }

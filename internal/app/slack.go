@@ -10,18 +10,21 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/slackinstall"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
 )
 
-// SlackConfig is Slack's part of the configuration, for one workspace.
+// SlackConfig is Slack's part of the configuration (the OAuth installs'
+// is SlackInstallConfig).
 type SlackConfig struct {
 	// SigningSecret verifies the Events API and slash commands
 	// (SLACK_SIGNING_SECRET); without it those doors stay closed.
 	SigningSecret string
-	// BotToken is the workspace's bot token (SLACK_BOT_TOKEN); Slack is
-	// off without it.
+	// BotToken is one workspace's bot token (SLACK_BOT_TOKEN), for that
+	// workspace when it has no OAuth installation. Slack is off without it
+	// and without OAuth installs.
 	BotToken string
 	// AppToken is the app-level token (SLACK_APP_TOKEN) that opens Socket
 	// Mode, the door for a workspace without a public URL.
@@ -45,12 +48,13 @@ func loadSlack(getenv func(string) string) SlackConfig {
 	}
 }
 
-// slackApp is Slack, built: the Web API client, the outbox's sender, the
-// thinking status, and the doors once the ingester exists.
+// slackApp is Slack, built: the Web API clients (one per workspace), the
+// outbox's sender, the thinking status, and the doors once the ingester
+// exists.
 type slackApp struct {
 	cfg    SlackConfig
 	logger *slog.Logger
-	client *slack.Client
+	ws     *slack.Workspaces
 	sender *slack.Sender
 	conv   *slack.Conversations
 	socket *slack.Socket
@@ -59,23 +63,38 @@ type slackApp struct {
 	cancel context.CancelFunc
 }
 
-func newSlackApp(cfg SlackConfig, logger *slog.Logger) (*slackApp, error) {
+// newSlackApp builds Slack on SLACK_BOT_TOKEN and the OAuth installs'
+// tokens (installs; nil without OAuth): off with neither.
+func newSlackApp(cfg SlackConfig, installs *slackinstall.Tokens, logger *slog.Logger) (*slackApp, error) {
 	a := &slackApp{cfg: cfg, logger: logger.With("component", "slack")}
-	if cfg.BotToken == "" {
+	var src slack.TokenSource
+	if installs != nil {
+		src = installs
+	} else if cfg.BotToken == "" {
 		return a, nil
 	}
-	c, err := slack.New(slack.Config{Token: cfg.BotToken, AppToken: cfg.AppToken, APIURL: cfg.APIURL, Logger: a.logger})
+	ws, err := slack.NewWorkspaces(a.clientConfig(), src)
 	if err != nil {
 		return nil, fmt.Errorf("slack: %w", err)
 	}
-	a.client, a.sender = c, slack.NewSender(c)
+	a.ws, a.sender = ws, slack.NewSender(ws)
 	return a, nil
 }
 
-var _ tools.SlackThreads = (*slack.Client)(nil)
+func (a *slackApp) clientConfig() slack.Config {
+	return slack.Config{Token: a.cfg.BotToken, AppToken: a.cfg.AppToken, APIURL: a.cfg.APIURL, Logger: a.logger}
+}
 
 // on reports whether Slack is configured.
-func (a *slackApp) on() bool { return a != nil && a.client != nil }
+func (a *slackApp) on() bool { return a != nil && a.ws != nil }
+
+// slackThreads are the workspaces' clients as the continue tools open
+// threads with them.
+type slackThreads struct{ *slack.Workspaces }
+
+func (w slackThreads) Threads(ctx context.Context, teamID string) (tools.SlackThreads, error) {
+	return w.Client(ctx, teamID)
+}
 
 // listen builds the doors' handler of events on rec, and Socket Mode when
 // an app token is set. Events of workspaces allowed refuses are
@@ -84,9 +103,9 @@ func (a *slackApp) listen(rec slack.Recorder, allowed func(teamID string) bool) 
 	if !a.on() {
 		return
 	}
-	a.conv = slack.NewConversations(a.client, rec, a.logger, slack.WithAllowedTeams(allowed))
+	a.conv = slack.NewConversations(a.ws, rec, a.logger, slack.WithAllowedTeams(allowed))
 	if a.cfg.AppToken != "" {
-		a.socket = slack.NewSocket(a.client, a.conv, a.logger)
+		a.socket = slack.NewSocket(a.clientConfig(), a.conv, a.logger)
 	}
 }
 
@@ -110,7 +129,7 @@ func (a *slackApp) continuer(store *db.Store, rec tools.ContinueRecorder,
 	if !a.on() {
 		return nil
 	}
-	return &tools.Continuer{Store: store, Opener: tools.SlackOpener{Store: store, Slack: a.client}, Recorder: rec,
+	return &tools.Continuer{Store: store, Opener: tools.SlackOpener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec,
 		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
 }
 
@@ -128,7 +147,7 @@ func (a *slackApp) onTurn(store *db.Store) func(context.Context, uuid.UUID) func
 	if !a.on() {
 		return nil
 	}
-	return slack.NewStatus(a.client, store, a.logger).Thinking
+	return slack.NewStatus(a.ws, store, a.logger).Thinking
 }
 
 // start runs Socket Mode, if configured, until stop.

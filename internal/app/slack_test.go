@@ -40,6 +40,13 @@ func newSlackWorld(t *testing.T, socket bool) *slackWorld {
 // newSlackWorldEnv is newSlackWorld with more environment.
 func newSlackWorldEnv(t *testing.T, socket bool, extra map[string]string) *slackWorld {
 	t.Helper()
+	return newSlackWorldSetup(t, socket, func(*slacktest.Server) map[string]string { return extra })
+}
+
+// newSlackWorldSetup is newSlackWorld with the fake set up, and more
+// environment given, by setup before weft starts.
+func newSlackWorldSetup(t *testing.T, socket bool, setup func(*slacktest.Server) map[string]string) *slackWorld {
+	t.Helper()
 	fake := slacktest.NewServer(t)
 	w := &slackWorld{llm: llmtest.NewServer(t), slack: fake, channel: "C0GENERAL", ada: slacktest.User{ID: "U0ADA", Name: "ada"}}
 	fake.AddChannel(w.channel, "channel")
@@ -58,7 +65,7 @@ func newSlackWorldEnv(t *testing.T, socket bool, extra map[string]string) *slack
 		fake.EnableSocketMode()
 		vars["SLACK_APP_TOKEN"] = slacktest.AppToken
 	}
-	maps.Copy(vars, extra)
+	maps.Copy(vars, setup(fake))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- runServe(ctx, env(vars), &bytes.Buffer{}) }()

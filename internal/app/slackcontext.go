@@ -16,14 +16,19 @@ import (
 const maxSlackBackfill = 200
 
 // slackBackfill reads the part of a Slack thread weft did not see, through
-// conversations.replies, newest kept when the thread is longer.
-type slackBackfill struct{ c *slack.Client }
+// conversations.replies with its workspace's token, newest kept when the
+// thread is longer.
+type slackBackfill struct{ ws *slack.Workspaces }
 
 func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]tools.HistoryMessage, error) {
+	c, err := b.ws.Client(ctx, att.TeamID)
+	if err != nil {
+		return nil, err
+	}
 	var out []tools.HistoryMessage
 	o := slack.ReadOptions{Latest: beforeTS, Limit: maxSlackBackfill}
 	for {
-		pg, err := b.c.Replies(ctx, att.ChannelID, att.ThreadTS, o)
+		pg, err := c.Replies(ctx, att.ChannelID, att.ThreadTS, o)
 		if err != nil {
 			return nil, err
 		}
@@ -47,7 +52,7 @@ func (a *slackApp) backfill() tools.SlackBackfill {
 	if !a.on() {
 		return nil
 	}
-	return slackBackfill{a.client}
+	return slackBackfill{a.ws}
 }
 
 // discovery is Slack's source for relevant thread discovery.

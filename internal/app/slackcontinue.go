@@ -41,6 +41,8 @@ func slackContinue(c *tools.Continuer, logger *slog.Logger) webhooks.SlackComman
 			return fmt.Sprintf("I found no Linear or Discord conversation for %q in this workspace's organisation.", slack.Escape(cmd.Text)), nil
 		case errors.As(err, &refused) && errors.Is(err, thread.ErrInvalid):
 			return "I cannot continue that conversation here: " + slack.Escape(refused.Msg), nil
+		case errors.Is(err, slack.ErrNotInstalled):
+			return "weft is not installed in this workspace: an admin can install it at /oauth/slack/install.", nil
 		case slack.IsKind(err, slack.KindForbidden) || slack.IsKind(err, slack.KindNotFound):
 			// Slack refused the thread's first post: weft is not in the
 			// channel (or may not post there).

@@ -30,6 +30,7 @@ func TestToolSchemas(t *testing.T) {
 			"thread_id": {"type": "string", "description": "a weft thread id (UUID) or a Discord thread id (snowflake); or give channelId and threadTs"},
 			"channelId": {"type": "string", "description": "a Slack conversation id, with threadTs"},
 			"threadTs": {"type": "string", "description": "the Slack thread's parent message ts, with channelId"},
+			"teamId": {"type": "string", "description": "the Slack workspace id (T…), with channelId; default: the channel's, as weft knows it"},
 			"limit": {"type": "integer", "description": "replies per page: default 50, at most 200"},
 			"cursor": {"type": "string", "description": "next_cursor (nextCursor for a Slack thread) of the previous page"},
 			"order": {"type": "string", "description": "oldest (default) or newest"}

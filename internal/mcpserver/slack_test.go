@@ -25,10 +25,10 @@ import (
 func newSlackServer(t *testing.T, fake *slacktest.Server) *mcpserver.Deps {
 	t.Helper()
 	store := dbtest.NewStore(t)
-	client, err := slack.New(slack.Config{Token: slacktest.BotToken, APIURL: fake.APIURL(), Logger: logtest.New(t),
-		Backoff: retry.Backoff{Base: time.Millisecond}})
+	ws, err := slack.NewWorkspaces(slack.Config{Token: slacktest.BotToken, APIURL: fake.APIURL(), Logger: logtest.New(t),
+		Backoff: retry.Backoff{Base: time.Millisecond}}, nil)
 	require.NoError(t, err)
-	svc, err := replies.New(replies.Config{Store: store, Slack: fromslack.New(client), Registry: prometheus.NewRegistry(),
+	svc, err := replies.New(replies.Config{Store: store, Slack: fromslack.New(ws, store), Registry: prometheus.NewRegistry(),
 		Logger: logtest.New(t)})
 	require.NoError(t, err)
 	return &mcpserver.Deps{Store: store, Replies: svc, Logger: logtest.New(t)}

@@ -31,6 +31,7 @@ type tools struct {
 type repliesArgs struct {
 	ThreadID  string `json:"thread_id,omitempty" jsonschema:"a weft thread id (UUID) or a Discord thread id (snowflake); or give channelId and threadTs"`
 	ChannelID string `json:"channelId,omitempty" jsonschema:"a Slack conversation id, with threadTs"`
+	TeamID    string `json:"teamId,omitempty" jsonschema:"the Slack workspace id (T…), with channelId; default: the channel's, as weft knows it"`
 	ThreadTS  string `json:"threadTs,omitempty" jsonschema:"the Slack thread's parent message ts, with channelId"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"replies per page: default 50, at most 200"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"next_cursor (nextCursor for a Slack thread) of the previous page"`
@@ -124,7 +125,7 @@ func (t *tools) getReplies(ctx context.Context, _ *mcp.CallToolRequest, in repli
 	case slack && in.ThreadID != "":
 		return toolError(httpapi.Invalid("give thread_id, or channelId and threadTs, not both")), nil, nil
 	case slack:
-		resp, err := t.replies.GetSlack(ctx, replies.SlackRequest{ChannelID: in.ChannelID, ThreadTS: in.ThreadTS,
+		resp, err := t.replies.GetSlack(ctx, replies.SlackRequest{TeamID: in.TeamID, ChannelID: in.ChannelID, ThreadTS: in.ThreadTS,
 			Limit: in.Limit, Cursor: in.Cursor, Order: replies.Order(in.Order)})
 		if err != nil {
 			return toolError(httpapi.ErrorOf(err)), nil, nil

@@ -23,6 +23,7 @@ type Slack interface {
 
 // SlackQuery is one conversations.replies call.
 type SlackQuery struct {
+	TeamID    string // the workspace; "" leaves it to the reader to find
 	ChannelID string
 	ThreadTS  string
 	Cursor    string // Slack's next_cursor; "" for the first page
@@ -51,6 +52,10 @@ type SlackMessage struct {
 
 // SlackRequest is get-thread-replies.md's GetThreadRepliesRequest.
 type SlackRequest struct {
+	// TeamID is the workspace, whose token reads the thread; "" means the
+	// workspace of a channel weft has a thread in, else SLACK_BOT_TOKEN's.
+	// (An extension of get-thread-replies.md, for several workspaces.)
+	TeamID    string
 	ChannelID string
 	ThreadTS  string
 	Limit     int    // 0: DefaultLimit; above MaxLimit: InvalidArgument
@@ -71,6 +76,7 @@ type SlackResponse struct {
 var (
 	slackChannelRE = regexp.MustCompile(`^[CGD][A-Z0-9]{2,}$`)
 	slackTSRE      = regexp.MustCompile(`^[0-9]{1,12}\.[0-9]{1,9}$`)
+	slackTeamRE    = regexp.MustCompile(`^[TE][A-Z0-9]{2,}$`)
 )
 
 // subtypeTombstone is what conversations.replies leaves of a deleted parent
@@ -105,7 +111,7 @@ type slackPage struct {
 }
 
 func (p slackPage) scope() string {
-	return "slack " + p.ChannelID + " " + p.ThreadTS + " " + string(p.Order)
+	return "slack " + p.TeamID + " " + p.ChannelID + " " + p.ThreadTS + " " + string(p.Order)
 }
 
 func (p slackPage) next(pos string) *string {
@@ -120,6 +126,8 @@ func validateSlack(req SlackRequest) (slackPage, error) {
 		return p, invalid("channelId %q is not a Slack conversation id", req.ChannelID)
 	case !slackTSRE.MatchString(req.ThreadTS):
 		return p, invalid("threadTs %q is not a Slack message ts", req.ThreadTS)
+	case req.TeamID != "" && !slackTeamRE.MatchString(req.TeamID):
+		return p, invalid("teamId %q is not a Slack workspace id", req.TeamID)
 	}
 	var err error
 	if p.Limit, err = threadview.PageLimit(req.Limit); err != nil {
@@ -152,7 +160,7 @@ func (s *Service) getSlack(ctx context.Context, req SlackRequest) (*SlackRespons
 		return nil, &httpapi.Error{Code: httpapi.CodeUnavailable, Message: "Slack is not configured"}
 	}
 	fetch := func(q SlackQuery) (SlackPage, error) { return s.slack.Replies(ctx, q) }
-	q := SlackQuery{ChannelID: p.ChannelID, ThreadTS: p.ThreadTS, Limit: p.Limit}
+	q := SlackQuery{TeamID: p.TeamID, ChannelID: p.ChannelID, ThreadTS: p.ThreadTS, Limit: p.Limit}
 	if p.Order == Oldest {
 		q.Cursor = p.pos
 		pg, err := fetch(q)
@@ -204,7 +212,7 @@ func (s *Service) withParent(resp *SlackResponse, p slackPage, fetch func(SlackQ
 	if resp.Parent != nil {
 		return resp, nil
 	}
-	pg, err := fetch(SlackQuery{ChannelID: p.ChannelID, ThreadTS: p.ThreadTS, Limit: 1})
+	pg, err := fetch(SlackQuery{TeamID: p.TeamID, ChannelID: p.ChannelID, ThreadTS: p.ThreadTS, Limit: 1})
 	if err != nil {
 		return nil, err
 	}

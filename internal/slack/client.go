@@ -80,11 +80,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.AppToken != "" {
 		opts = append(opts, goslack.OptionAppLevelToken(cfg.AppToken))
 	}
-	if cfg.APIURL != "" {
-		u := cfg.APIURL
-		if !strings.HasSuffix(u, "/") {
-			u += "/"
-		}
+	if u := apiURL(cfg.APIURL); u != "" {
 		opts = append(opts, goslack.OptionAPIURL(u))
 	}
 	logger := cfg.Logger
@@ -115,6 +111,15 @@ func New(cfg Config) (*Client, error) {
 		},
 	}
 	return c, nil
+}
+
+// apiURL is a Web API base URL as slack-go concatenates it: with its
+// trailing slash; "" for Slack's own.
+func apiURL(u string) string {
+	if u != "" && !strings.HasSuffix(u, "/") {
+		u += "/"
+	}
+	return u
 }
 
 // API is the underlying slack-go client, for methods this package does not

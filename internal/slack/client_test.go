@@ -37,6 +37,16 @@ func newClient(t *testing.T, srv *slacktest.Server, token string) (*slack.Client
 	return c, sl
 }
 
+// newWorkspaces is the clients of SLACK_BOT_TOKEN's workspace alone.
+func newWorkspaces(t *testing.T, srv *slacktest.Server) *slack.Workspaces {
+	t.Helper()
+	ws, err := slack.NewWorkspaces(slack.Config{Token: slacktest.BotToken, APIURL: srv.APIURL(), PostInterval: time.Nanosecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
 func TestAuthTest(t *testing.T) {
 	srv := slacktest.NewServer(t)
 	c, _ := newClient(t, srv, slacktest.BotToken)

@@ -32,7 +32,7 @@ type Recorder interface {
 // and deletes update them. weft's own messages are left out, and other
 // bots' are stored but answered only when they mention weft.
 type Conversations struct {
-	client  *Client
+	bots    Bots
 	rec     Recorder
 	logger  *slog.Logger
 	allowed func(teamID string) bool
@@ -48,10 +48,16 @@ func WithAllowedTeams(allowed func(teamID string) bool) ConversationsOption {
 	return func(c *Conversations) { c.allowed = allowed }
 }
 
-// NewConversations returns Conversations recording through rec; client
-// tells it who the bot is (auth.test, asked once).
-func NewConversations(client *Client, rec Recorder, logger *slog.Logger, opts ...ConversationsOption) *Conversations {
-	c := &Conversations{client: client, rec: rec, logger: logger.With("component", "slack_conversations")}
+// Bots tells who weft's bot is in a workspace; an error wrapping
+// ErrNotInstalled means weft has no token there. *Workspaces is one.
+type Bots interface {
+	Identity(ctx context.Context, teamID string) (Identity, error)
+}
+
+// NewConversations returns Conversations recording through rec; bots tells
+// it who the bot is in each workspace.
+func NewConversations(bots Bots, rec Recorder, logger *slog.Logger, opts ...ConversationsOption) *Conversations {
+	c := &Conversations{bots: bots, rec: rec, logger: logger.With("component", "slack_conversations")}
 	for _, o := range opts {
 		o(c)
 	}
@@ -77,7 +83,8 @@ type innerHead struct {
 // Handle records one verified Events API body and returns the challenge of
 // a url_verification (empty otherwise). A body that is not an envelope, or
 // an event_callback without its ids, fails with ErrMalformed and writes
-// nothing; so does, without failing, an event of a workspace not allowed.
+// nothing; so does, without failing, an event of a workspace not allowed
+// or one weft has no token for (neither installed nor SLACK_BOT_TOKEN's).
 // Any other failure means nothing was recorded, for Slack to retry.
 func (c *Conversations) Handle(ctx context.Context, body []byte) (challenge string, err error) {
 	var env envelope
@@ -105,7 +112,17 @@ func (c *Conversations) Handle(ctx context.Context, body []byte) (challenge stri
 		c.logger.InfoContext(ctx, "slack event from a workspace not allowed", slog.String("team_id", env.TeamID), slog.String("event_id", env.EventID))
 		return "", nil
 	}
-	e, err := c.event(ctx, env, head)
+	bot, err := c.bots.Identity(ctx, env.TeamID)
+	if errors.Is(err, ErrNotInstalled) {
+		// Without a token weft could not answer there: acknowledged, so
+		// Slack does not send it again, and dropped.
+		c.logger.WarnContext(ctx, "slack event from a workspace weft is not installed in",
+			slog.String("team_id", env.TeamID), slog.String("event_id", env.EventID), slog.String("type", head.Type))
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("slack: who am i in %s: %w", env.TeamID, err)
+	}
+	e, err := c.event(env, head, bot)
 	if err != nil {
 		return "", err
 	}
@@ -116,7 +133,7 @@ func (c *Conversations) Handle(ctx context.Context, body []byte) (challenge stri
 }
 
 // event is what an inner event means for weft.
-func (c *Conversations) event(ctx context.Context, env envelope, head innerHead) (thread.SlackEvent, error) {
+func (c *Conversations) event(env envelope, head innerHead, bot Identity) (thread.SlackEvent, error) {
 	e := thread.SlackEvent{EventID: env.EventID, EventType: head.Type, Action: thread.SlackIgnore, At: time.Unix(env.EventTime, 0)}
 	if head.Subtype != "" {
 		e.EventType += "." + head.Subtype
@@ -125,10 +142,6 @@ func (c *Conversations) event(ctx context.Context, env envelope, head innerHead)
 	case "app_mention", "message":
 	default:
 		return e, nil // assistant_thread_started and the rest: recorded only
-	}
-	bot, err := c.client.Identity(ctx)
-	if err != nil {
-		return e, fmt.Errorf("slack: who am i: %w", err)
 	}
 	if head.Type == "app_mention" {
 		var m slackevents.AppMentionEvent

@@ -21,7 +21,12 @@ func (r *recorder) SlackEvent(_ context.Context, e thread.SlackEvent) (bool, err
 
 func envelope(t *testing.T, inner map[string]any) []byte {
 	t.Helper()
-	b, err := json.Marshal(map[string]any{"type": "event_callback", "team_id": "T1", "event_id": "Ev1", "event_time": 1764100000, "event": inner})
+	return teamEnvelope(t, slacktest.TeamID, inner)
+}
+
+func teamEnvelope(t *testing.T, team string, inner map[string]any) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"type": "event_callback", "team_id": team, "event_id": "Ev1", "event_time": 1764100000, "event": inner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +36,7 @@ func envelope(t *testing.T, inner map[string]any) []byte {
 // TestConversationsEvents: what each event becomes.
 func TestConversationsEvents(t *testing.T) {
 	bot := "<@" + slacktest.BotUserID + ">"
-	msgID := func(ts string) string { return thread.SlackMessageID("T1", "C1", ts) }
+	msgID := func(ts string) string { return thread.SlackMessageID(slacktest.TeamID, "C1", ts) }
 	tests := []struct {
 		name   string
 		inner  map[string]any
@@ -61,7 +66,7 @@ func TestConversationsEvents(t *testing.T) {
 		{name: "another bot mentioning weft", inner: map[string]any{"type": "message", "user": "U9", "bot_id": "B9", "text": bot + " beep", "ts": "7.000001", "thread_ts": "1.000001", "channel": "C1"},
 			action: thread.SlackMessage, open: true, answer: true, ts: "1.000001", id: msgID("7.000001"), text: "beep"},
 		{name: "direct message", inner: map[string]any{"type": "message", "user": "U1", "text": "psst", "ts": "8.000001", "channel": "D1", "channel_type": "im"},
-			action: thread.SlackMessage, open: true, answer: true, ts: "8.000001", id: thread.SlackMessageID("T1", "D1", "8.000001"), text: "psst"},
+			action: thread.SlackMessage, open: true, answer: true, ts: "8.000001", id: thread.SlackMessageID(slacktest.TeamID, "D1", "8.000001"), text: "psst"},
 		{name: "edit", inner: map[string]any{"type": "message", "subtype": "message_changed", "channel": "C1", "ts": "9.000001",
 			"message": map[string]any{"type": "message", "user": "U1", "text": "more, edited", "ts": "4.000001", "edited": map[string]any{"user": "U1", "ts": "9.000000"}}},
 			action: thread.SlackEdit, id: msgID("4.000001"), text: "more, edited"},
@@ -77,7 +82,7 @@ func TestConversationsEvents(t *testing.T) {
 		{name: "unknown type", inner: map[string]any{"type": "reaction_added", "user": "U1", "reaction": "eyes"}, action: thread.SlackIgnore},
 	}
 	srv := slacktest.NewServer(t)
-	c, _ := newClient(t, srv, slacktest.BotToken)
+	c := newWorkspaces(t, srv)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &recorder{}
@@ -99,14 +104,14 @@ func TestConversationsEvents(t *testing.T) {
 
 func TestConversationsRejects(t *testing.T) {
 	srv := slacktest.NewServer(t)
-	c, _ := newClient(t, srv, slacktest.BotToken)
+	c := newWorkspaces(t, srv)
 	rec := &recorder{}
 	conv := slack.NewConversations(c, rec, slog.New(slog.DiscardHandler))
 	for _, body := range []string{
 		`nope`, `{"type":"event_callback","team_id":"T1","event":{"type":"message"}}`,
 		`{"type":"event_callback","event_id":"Ev1","event":{"type":"message"}}`,
 		`{"type":"event_callback","event_id":"Ev1","team_id":"T1"}`,
-		`{"type":"event_callback","event_id":"Ev1","team_id":"T1","event":{"type":"app_mention","ts":7}}`,
+		`{"type":"event_callback","event_id":"Ev1","team_id":"T0SLACKTEST","event":{"type":"app_mention","ts":7}}`,
 		`{"type":"url_verification"}`, `{"type":"something_else"}`,
 	} {
 		if _, err := conv.Handle(t.Context(), []byte(body)); !errors.Is(err, slack.ErrMalformed) {
@@ -119,5 +124,41 @@ func TestConversationsRejects(t *testing.T) {
 	ch, err := conv.Handle(t.Context(), []byte(`{"type":"url_verification","challenge":"abc","token":"x"}`))
 	if err != nil || ch != "abc" {
 		t.Fatalf("challenge = %q, %v", ch, err)
+	}
+}
+
+// TestConversationsOtherWorkspaces: weft's own post is told apart by the
+// bot user of its workspace, and an event of a workspace weft has no token
+// for is acknowledged and dropped: it could not be answered.
+func TestConversationsOtherWorkspaces(t *testing.T) {
+	srv := slacktest.NewServer(t)
+	other := slacktest.Team{ID: "T0OTHER", Name: "other", BotUserID: "U0OTHERBOT", BotID: "B0OTHERBOT"}
+	srv.AddTeam(other)
+	srv.AddToken(other.ID, "xoxb-other")
+	ws, err := slack.NewWorkspaces(slack.Config{Token: "xoxb-other", APIURL: srv.APIURL()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	conv := slack.NewConversations(ws, rec, slog.New(slog.DiscardHandler))
+	own := map[string]any{"type": "message", "user": other.BotUserID, "bot_id": other.BotID, "text": "an answer", "ts": "1.000002", "thread_ts": "1.000001", "channel": "C1"}
+	if _, err := conv.Handle(t.Context(), teamEnvelope(t, other.ID, own)); err != nil {
+		t.Fatal(err)
+	}
+	// The first workspace's bot user is a stranger here: another bot,
+	// stored but not answered.
+	stranger := map[string]any{"type": "message", "user": slacktest.BotUserID, "bot_id": slacktest.BotID, "text": "hello", "ts": "1.000003", "thread_ts": "1.000001", "channel": "C1"}
+	if _, err := conv.Handle(t.Context(), teamEnvelope(t, other.ID, stranger)); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.got) != 2 || rec.got[0].Action != thread.SlackIgnore || rec.got[1].Action != thread.SlackMessage || rec.got[1].Answer {
+		t.Fatalf("recorded %+v, want its own post ignored and the other bot's stored unanswered", rec.got)
+	}
+	mention := map[string]any{"type": "app_mention", "user": "U1", "text": "<@" + slacktest.BotUserID + "> hi", "ts": "1.000004", "channel": "C1"}
+	if _, err := conv.Handle(t.Context(), teamEnvelope(t, slacktest.TeamID, mention)); err != nil {
+		t.Fatalf("event of a workspace without a token: %v, want it acknowledged", err)
+	}
+	if len(rec.got) != 2 {
+		t.Fatalf("recorded %+v for a workspace without a token", rec.got[2:])
 	}
 }

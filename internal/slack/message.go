@@ -260,12 +260,6 @@ func (c *Client) ThreadURL(ctx context.Context, channel, ts string) (string, err
 	return strings.TrimSuffix(id.URL, "/") + "/archives/" + channel + "/p" + strings.Replace(ts, ".", "", 1), nil
 }
 
-// Team is the workspace the token belongs to.
-func (c *Client) Team(ctx context.Context) (string, error) {
-	id, err := c.Identity(ctx)
-	return id.TeamID, err
-}
-
 // StartThread posts a conversation's parent message at the top of a
 // channel, its goal in bold and a link back to where it comes from
 // (fromLabel, fromURL; either may be empty), and returns its ts (the

@@ -21,11 +21,11 @@ const findSlack = time.Minute
 // post and its commit) first looks in the thread for the parts Slack already
 // has and posts only the others.
 type Sender struct {
-	c *Client
+	ws *Workspaces
 }
 
-// NewSender returns a Sender posting through c.
-func NewSender(c *Client) *Sender { return &Sender{c: c} }
+// NewSender returns a Sender posting with each workspace's own token.
+func NewSender(ws *Workspaces) *Sender { return &Sender{ws: ws} }
 
 // Send posts one outbox row, split at TextLimit, in its target thread and
 // returns the ts of the first part. Rate limits, server and network
@@ -39,6 +39,10 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	target, err := thread.ParseSlackTarget(o.Target)
 	if err != nil {
 		return "", fmt.Errorf("slack: send %s: %w", o.ID, err)
+	}
+	c, err := s.ws.Client(ctx, target.TeamID)
+	if err != nil {
+		return "", sendError(o, err)
 	}
 	body, err := o.Content()
 	if err != nil {
@@ -56,7 +60,7 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 		if o.CreatedAt.IsZero() {
 			since = time.Time{}
 		}
-		if posted, err = s.c.FindPosted(ctx, target.ChannelID, target.ThreadTS, id, since); err != nil {
+		if posted, err = c.FindPosted(ctx, target.ChannelID, target.ThreadTS, id, since); err != nil {
 			return "", sendError(o, err)
 		}
 	}
@@ -64,7 +68,7 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 		if _, ok := posted[i]; ok {
 			continue
 		}
-		ts, err := s.c.PostMessage(ctx, Post{Channel: target.ChannelID, ThreadTS: target.ThreadTS, Text: part, OutboxID: id, Part: i})
+		ts, err := c.PostMessage(ctx, Post{Channel: target.ChannelID, ThreadTS: target.ThreadTS, Text: part, OutboxID: id, Part: i})
 		if err != nil {
 			return "", sendError(o, err)
 		}
@@ -99,9 +103,13 @@ func Render(k thread.OutboxKind, b thread.OutboxBody) string {
 }
 
 // sendError keeps retryable failures as they are and marks the rest
-// invalid: a dead token, a missing scope, an unknown channel or a rejected
-// body does not get better by sending the same row again.
+// invalid: a dead token, a missing scope, an unknown channel, a rejected
+// body or a workspace weft is no longer installed in does not get better
+// by sending the same row again.
 func sendError(o thread.Outbox, err error) error {
+	if errors.Is(err, ErrNotInstalled) {
+		return fmt.Errorf("slack: send %s %s: %w: %w", o.Kind, o.ID, thread.ErrInvalid, err)
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		switch e.Kind {

@@ -27,8 +27,7 @@ func TestSenderResumesParts(t *testing.T) {
 	srv := slacktest.NewServer(t)
 	srv.AddChannel("C1", "channel")
 	parent := srv.Post(slacktest.User{ID: "U1"}, "C1", "", "question")
-	c, _ := newClient(t, srv, slacktest.BotToken)
-	s := slack.NewSender(c)
+	s := slack.NewSender(newWorkspaces(t, srv))
 	para := strings.Repeat("word ", 700) // 3,500 characters
 	o := outboxRow(t, thread.SlackTarget{TeamID: slacktest.TeamID, ChannelID: "C1", ThreadTS: parent.TS}.String(), para+"\n\n"+para+"\n\n"+para, 1)
 
@@ -74,7 +73,8 @@ func TestSenderErrors(t *testing.T) {
 		invalid bool
 	}{
 		{"bad target", "C1", nil, true},
-		{"unknown channel", thread.SlackTarget{TeamID: "T", ChannelID: "C404", ThreadTS: "1.1"}.String(), nil, true},
+		{"unknown channel", thread.SlackTarget{TeamID: slacktest.TeamID, ChannelID: "C404", ThreadTS: "1.1"}.String(), nil, true},
+		{"workspace not installed", thread.SlackTarget{TeamID: "T0ELSEWHERE", ChannelID: "C1", ThreadTS: "1.1"}.String(), nil, true},
 		{"not in channel", "", ptr(slacktest.ErrorCode("not_in_channel")), true},
 		{"revoked", "", ptr(slacktest.ErrorCode("token_revoked")), true},
 		{"429", "", ptr(slacktest.RateLimited(time.Second)), false},
@@ -84,15 +84,14 @@ func TestSenderErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := slacktest.NewServer(t)
 			srv.AddChannel("C1", "channel")
-			c, _ := newClient(t, srv, slacktest.BotToken)
 			target := tt.target
 			if target == "" {
-				target = thread.SlackTarget{TeamID: "T", ChannelID: "C1", ThreadTS: "1.1"}.String()
+				target = thread.SlackTarget{TeamID: slacktest.TeamID, ChannelID: "C1", ThreadTS: "1.1"}.String()
 			}
 			if tt.fault != nil {
 				srv.Fail("chat.postMessage", 1, *tt.fault)
 			}
-			_, err := slack.NewSender(c).Send(t.Context(), outboxRow(t, target, "hi", 1))
+			_, err := slack.NewSender(newWorkspaces(t, srv)).Send(t.Context(), outboxRow(t, target, "hi", 1))
 			if err == nil || errors.Is(err, thread.ErrInvalid) != tt.invalid {
 				t.Fatalf("err = %v, want invalid %v", err, tt.invalid)
 			}

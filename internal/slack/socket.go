@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
+
+	goslack "github.com/slack-go/slack"
 
 	"github.com/slack-go/slack/socketmode"
 )
@@ -20,9 +23,14 @@ type Socket struct {
 	logger *slog.Logger
 }
 
-// NewSocket returns a Socket on c, which must have an AppToken.
-func NewSocket(c *Client, conv *Conversations, logger *slog.Logger) *Socket {
-	return &Socket{sm: socketmode.New(c.api), conv: conv, logger: logger.With("component", "slack_socket")}
+// NewSocket returns a Socket connecting with cfg's AppToken (its bot
+// token, if any, is not used: events of every workspace come over it).
+func NewSocket(cfg Config, conv *Conversations, logger *slog.Logger) *Socket {
+	opts := []goslack.Option{goslack.OptionAppLevelToken(cfg.AppToken), goslack.OptionHTTPClient(&http.Client{Timeout: defaultHTTPTimeout})}
+	if u := apiURL(cfg.APIURL); u != "" {
+		opts = append(opts, goslack.OptionAPIURL(u))
+	}
+	return &Socket{sm: socketmode.New(goslack.New("", opts...)), conv: conv, logger: logger.With("component", "slack_socket")}
 }
 
 // Run connects, reconnecting as Slack asks, and handles envelopes until

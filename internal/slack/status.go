@@ -26,14 +26,14 @@ type Surfaces interface {
 // thread a turn answers in, while it runs. The processor calls Thinking as
 // a turn starts and the func it returns as the turn ends.
 type Status struct {
-	c        *Client
+	ws       *Workspaces
 	surfaces Surfaces
 	logger   *slog.Logger
 }
 
-// NewStatus returns a Status setting statuses through c.
-func NewStatus(c *Client, surfaces Surfaces, logger *slog.Logger) *Status {
-	return &Status{c: c, surfaces: surfaces, logger: logger.With("component", "slack_status")}
+// NewStatus returns a Status setting statuses with each workspace's token.
+func NewStatus(ws *Workspaces, surfaces Surfaces, logger *slog.Logger) *Status {
+	return &Status{ws: ws, surfaces: surfaces, logger: logger.With("component", "slack_status")}
 }
 
 // Thinking sets the status if the thread answers in Slack, refreshes it
@@ -48,10 +48,15 @@ func (s *Status) Thinking(ctx context.Context, threadID uuid.UUID) (stop func())
 	if err != nil {
 		return func() {}
 	}
+	c, err := s.ws.Client(ctx, t.TeamID)
+	if err != nil {
+		s.logger.DebugContext(ctx, "slack status", slog.String("thread_id", threadID.String()), slog.Any("error", err))
+		return func() {}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	set := func(ctx context.Context, status string) {
-		if err := s.c.SetStatus(ctx, t.ChannelID, t.ThreadTS, status); err != nil && ctx.Err() == nil {
+		if err := c.SetStatus(ctx, t.ChannelID, t.ThreadTS, status); err != nil && ctx.Err() == nil {
 			s.logger.DebugContext(ctx, "slack status", slog.String("thread_id", threadID.String()), slog.Any("error", err))
 		}
 	}

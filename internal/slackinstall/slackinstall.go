@@ -23,10 +23,11 @@ import (
 // (Slack's expire after 12 hours).
 const RefreshMargin = 10 * time.Minute
 
-// Errors of Token for workspaces without a working installation.
+// Errors of Token for workspaces without a working installation; both are
+// slack.ErrNotInstalled, so that the clients fall back to SLACK_BOT_TOKEN.
 var (
-	ErrNotInstalled = errors.New("slackinstall: the app is not installed in this workspace")
-	ErrRevoked      = errors.New("slackinstall: the app was uninstalled from this workspace")
+	ErrNotInstalled = fmt.Errorf("slackinstall: %w", slack.ErrNotInstalled)
+	ErrRevoked      = fmt.Errorf("slackinstall: the app was uninstalled from this workspace: %w", slack.ErrNotInstalled)
 )
 
 // Refresher trades a refresh token for a new pair; *slack.OAuth is one.

@@ -36,6 +36,9 @@ type Opener interface {
 // Opening is what an Opener opens a conversation with.
 type Opening struct {
 	ChannelID string
+	// Tenant is the channel's server or workspace when the Continuer knows
+	// it (a command's own channel); zero leaves it to the Opener.
+	Tenant thread.Tenant
 	// By is who asked, recorded as the conversation's creator.
 	By string
 	// Origin links back to where the conversation comes from: its Linear
@@ -129,7 +132,7 @@ func (c *Continuer) ContinueRef(ctx context.Context, ref, channelID string, aske
 	if err != nil {
 		return nil, fmt.Errorf("continue %q: %w", ref, err)
 	}
-	return c.continueThread(ctx, th, org, channelID, by)
+	return c.continueThread(ctx, th, org, channelID, asker, by)
 }
 
 // threadOf is the thread attached to a Discord thread if it is of org:
@@ -158,28 +161,31 @@ func (c *Continuer) Continue(ctx context.Context, id uuid.UUID, channelID, by st
 	if err != nil {
 		return nil, err
 	}
-	return c.continueThread(ctx, th, org, channelID, by)
+	return c.continueThread(ctx, th, org, channelID, thread.Tenant{}, by)
 }
 
 // continueThread continues th in channelID (or the configured channel),
 // which must be in a server or workspace of org unless org is the
-// operator's ("").
-func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, channelID, by string) (*Continued, error) {
+// operator's (""). tenant is channelID's server or workspace when known: a
+// command's channel is in the server or workspace that asked.
+func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, channelID string, tenant thread.Tenant, by string) (*Continued, error) {
 	if url, err := c.Opener.Attached(ctx, th.ID); err == nil {
 		return &Continued{ThreadID: th.ID, URL: url, Existing: true}, nil
 	} else if !errors.Is(err, thread.ErrNotFound) {
 		return nil, err
 	}
 	if c.ChannelID != "" {
-		channelID = c.ChannelID
+		channelID, tenant = c.ChannelID, thread.Tenant{}
 	}
 	if channelID == "" {
 		return nil, ErrNoContinueChannel
 	}
 	if org != "" {
-		tenant, err := c.Opener.Tenant(ctx, channelID)
-		if err != nil {
-			return nil, fmt.Errorf("continue in channel %s: %w", channelID, err)
+		if tenant.ID == "" {
+			var err error
+			if tenant, err = c.Opener.Tenant(ctx, channelID); err != nil {
+				return nil, fmt.Errorf("continue in channel %s: %w", channelID, err)
+			}
 		}
 		theirs, err := c.Store.Organisation(ctx, tenant)
 		if err != nil {
@@ -197,7 +203,7 @@ func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, 
 	if err != nil {
 		return nil, err
 	}
-	got, err := c.Opener.Open(ctx, th, Opening{ChannelID: channelID, By: by, Origin: origin})
+	got, err := c.Opener.Open(ctx, th, Opening{ChannelID: channelID, Tenant: tenant, By: by, Origin: origin})
 	if err != nil {
 		return nil, fmt.Errorf("open %s thread: %w", c.Opener.Platform(), err)
 	}

@@ -48,10 +48,10 @@ func setupSlackContinue(t *testing.T, linked bool) *slackContinueBundle {
 	ing := ingest.New(store, rc, nil, logger)
 	fake := slacktest.NewServer(t)
 	fake.AddChannel(continueChannel, "channel")
-	client, err := slack.New(slack.Config{Token: slacktest.BotToken, APIURL: fake.APIURL(), Logger: logger})
+	ws, err := slack.NewWorkspaces(slack.Config{Token: slacktest.BotToken, APIURL: fake.APIURL(), Logger: logger}, nil)
 	require.NoError(t, err)
 	b := &slackContinueBundle{store: store, ing: ing, fake: fake, linear: dbtest.LinearAttachment()}
-	b.cont = &tools.Continuer{Store: store, Opener: tools.SlackOpener{Store: store, Slack: client}, Recorder: ing,
+	b.cont = &tools.Continuer{Store: store, Opener: tools.SlackOpener{Store: store, Slack: slackThreads{ws}}, Recorder: ing,
 		IssueURLFunc: func(_ context.Context, att *thread.LinearAttachment) (string, error) {
 			return "https://linear.app/acme/issue/" + att.IssueIdentifier, nil
 		}}
@@ -322,4 +322,11 @@ func TestSlackLink(t *testing.T) {
 		require.Equal(t, tt.channel, channel, tt.ref)
 		require.Equal(t, tt.ts, ts, tt.ref)
 	}
+}
+
+// slackThreads are the workspaces' clients as SlackOpener opens threads.
+type slackThreads struct{ *slack.Workspaces }
+
+func (w slackThreads) Threads(ctx context.Context, teamID string) (tools.SlackThreads, error) {
+	return w.Client(ctx, teamID)
 }

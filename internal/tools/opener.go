@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -85,11 +86,9 @@ func threadName(goal string) string {
 	return truncate(name, maxThreadName)
 }
 
-// SlackThreads opens Slack threads. *slack.Client implements it.
+// SlackThreads opens Slack threads in one workspace. *slack.Client
+// implements it.
 type SlackThreads interface {
-	// Team is the workspace the bot token belongs to: every channel weft
-	// reaches is in it.
-	Team(ctx context.Context) (string, error)
 	// StartThread posts a conversation's top-level message in a channel,
 	// naming its goal and linking back to where it comes from (label and
 	// URL, either may be empty), and returns its ts (the thread's) and its
@@ -99,17 +98,27 @@ type SlackThreads interface {
 	ThreadURL(ctx context.Context, channelID, ts string) (string, error)
 }
 
-// SlackAttachments reads a thread's Slack attachment. *db.Store implements
-// it.
+// SlackWorkspaces are weft's Slack clients, one per workspace, each with
+// the workspace's own token.
+type SlackWorkspaces interface {
+	// Threads is a workspace's client; one weft is not installed in fails.
+	Threads(ctx context.Context, teamID string) (SlackThreads, error)
+	// DefaultTeam is SLACK_BOT_TOKEN's workspace; an error without it.
+	DefaultTeam(ctx context.Context) (string, error)
+}
+
+// SlackAttachments reads a thread's Slack attachment and finds a channel's
+// workspace. *db.Store implements it.
 type SlackAttachments interface {
 	SlackAttachment(ctx context.Context, threadID uuid.UUID) (*thread.SlackAttachment, error)
+	SlackChannelTeam(ctx context.Context, channelID string) (string, error)
 }
 
 // SlackOpener opens Slack threads under a message naming the conversation
 // and linking back to where it comes from.
 type SlackOpener struct {
 	Store SlackAttachments
-	Slack SlackThreads
+	Slack SlackWorkspaces
 }
 
 var _ Opener = SlackOpener{}
@@ -123,25 +132,42 @@ func (o SlackOpener) Attached(ctx context.Context, id uuid.UUID) (string, error)
 	if err != nil {
 		return "", err
 	}
-	return o.Slack.ThreadURL(ctx, att.ChannelID, att.ThreadTS)
+	c, err := o.Slack.Threads(ctx, att.TeamID)
+	if err != nil {
+		return "", err
+	}
+	return c.ThreadURL(ctx, att.ChannelID, att.ThreadTS)
 }
 
-// Tenant is the bot's workspace, the only one its token reaches.
-func (o SlackOpener) Tenant(ctx context.Context, _ string) (thread.Tenant, error) {
-	team, err := o.Slack.Team(ctx)
+// Tenant is a channel's workspace: a channel id names none, so it is the
+// one weft has threads in that channel in, else SLACK_BOT_TOKEN's.
+func (o SlackOpener) Tenant(ctx context.Context, channelID string) (thread.Tenant, error) {
+	team, err := o.Store.SlackChannelTeam(ctx, channelID)
+	if errors.Is(err, thread.ErrNotFound) {
+		team, err = o.Slack.DefaultTeam(ctx)
+	}
 	if err != nil {
 		return thread.Tenant{}, err
 	}
 	return thread.SlackTenant(team), nil
 }
 
-// Open posts the thread's parent message in the channel.
+// Open posts the thread's parent message in the channel, with the token of
+// its workspace.
 func (o SlackOpener) Open(ctx context.Context, th *thread.Thread, op Opening) (*thread.Continuation, error) {
-	team, err := o.Slack.Team(ctx)
+	tenant := op.Tenant
+	if tenant.Kind != thread.TenantSlack || tenant.ID == "" {
+		var err error
+		if tenant, err = o.Tenant(ctx, op.ChannelID); err != nil {
+			return nil, err
+		}
+	}
+	team := tenant.ID
+	c, err := o.Slack.Threads(ctx, team)
 	if err != nil {
 		return nil, err
 	}
-	ts, url, err := o.Slack.StartThread(ctx, op.ChannelID, th.Goal, op.Origin.Label, op.Origin.URL)
+	ts, url, err := c.StartThread(ctx, op.ChannelID, th.Goal, op.Origin.Label, op.Origin.URL)
 	if err != nil {
 		return nil, err
 	}

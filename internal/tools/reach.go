@@ -16,6 +16,7 @@ type ReachStore interface {
 	Organisations
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
 	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
+	SlackChannelTeam(ctx context.Context, channelID string) (string, error)
 }
 
 // Organisations finds which organisation a thread or a tenant belongs to.
@@ -70,19 +71,37 @@ func (r *Reach) Check(ctx context.Context, from uuid.UUID, target string) error 
 	return nil
 }
 
-// CheckSlack returns nil when the conversation of thread from may read a
-// Slack thread by its channel and ts, and ErrOutOfReach when it may not:
-// weft reads Slack with one workspace's token, so only a conversation of
-// a Slack workspace, or the operator's, may reach into it.
-func (r *Reach) CheckSlack(ctx context.Context, from uuid.UUID) error {
-	tenant, org, err := r.Store.ThreadTenant(ctx, from)
+// CheckSlack decides whether the conversation of thread from may read a
+// Slack thread in channelID of workspace teamID ("": unknown), and returns
+// the workspace to read it in ("" leaves the choice to the reader, for the
+// operator). The workspace is teamID, else the one weft has threads in that
+// channel in, else the asker's own Slack workspace; it must be of the
+// asker's organisation, or ErrOutOfReach. A conversation on no platform is
+// the operator's and reads any workspace.
+func (r *Reach) CheckSlack(ctx context.Context, from uuid.UUID, teamID, channelID string) (string, error) {
+	tenant, mine, err := r.Store.ThreadTenant(ctx, from)
+	if err != nil || mine == "" {
+		return teamID, err
+	}
+	if teamID == "" {
+		teamID, err = r.Store.SlackChannelTeam(ctx, channelID)
+		switch {
+		case errors.Is(err, thread.ErrNotFound) && tenant.Kind == thread.TenantSlack:
+			teamID = tenant.ID
+		case errors.Is(err, thread.ErrNotFound):
+			return "", ErrOutOfReach // no workspace of its organisation is known to have it
+		case err != nil:
+			return "", err
+		}
+	}
+	theirs, err := r.Store.Organisation(ctx, thread.SlackTenant(teamID))
 	if err != nil {
-		return err
+		return "", err
 	}
-	if org != "" && tenant.Kind != thread.TenantSlack {
-		return ErrOutOfReach
+	if theirs != mine {
+		return "", ErrOutOfReach
 	}
-	return nil
+	return teamID, nil
 }
 
 // resolve finds the organisation of target: a stored thread's, or that of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db/dbtest"
@@ -120,27 +121,56 @@ func TestReach(t *testing.T) {
 	}
 }
 
-// TestReachSlack: weft reads Slack with one workspace's token, so only a
-// Slack conversation, or the operator's, may read a Slack thread by its
-// channel and ts.
+// TestReachSlack: each Slack workspace is read with its own token, so a
+// conversation reads a Slack thread only in a workspace of its own
+// organisation: the one named, else the one weft has threads in that
+// channel in, else (for a Slack conversation) its own.
 func TestReachSlack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store := dbtest.NewStore(t)
 	reach := &tools.Reach{Store: store}
+	slackIn := func(team, channel string) *dbtest.ThreadOpts {
+		return &dbtest.ThreadOpts{Slack: &thread.SlackAttachment{TeamID: team, ChannelID: channel, ThreadTS: "1700000000.000100", CreatedBy: "U0123"}}
+	}
+	// acme is a Discord server, a Linear workspace and two Slack
+	// workspaces; T0OTHER is a workspace of its own.
+	acmeDiscord, lone := dbtest.DiscordAttachment(), dbtest.DiscordAttachment()
+	acmeLinear := dbtest.LinearAttachment()
+	acmeLinear.WorkspaceID = "org-acme"
+	require.NoError(t, store.LinkTenants(ctx, "acme", thread.DiscordTenant(acmeDiscord.GuildID), thread.LinearTenant(acmeLinear.WorkspaceID),
+		thread.SlackTenant("T0ACME1"), thread.SlackTenant("T0ACME2")))
+	dbtest.Thread(ctx, t, store, slackIn("T0ACME2", "C0ACME2")) // weft knows C0ACME2 is in T0ACME2
+	dbtest.Thread(ctx, t, store, slackIn("T0OTHER", "C0OTHER"))
+	fromSlack := dbtest.Thread(ctx, t, store, slackIn("T0ACME1", "C0ACME1"))
+	fromDiscord := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Discord: acmeDiscord})
+	fromLinear := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Linear: acmeLinear})
+	fromLone := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Discord: lone})
+	operator := dbtest.Thread(ctx, t, store, nil)
 	for _, tt := range []struct {
-		name string
-		opts *dbtest.ThreadOpts
-		want error
+		name          string
+		from          uuid.UUID
+		team, channel string
+		want          string // the workspace to read in
+		err           error
 	}{
-		{"Slack", &dbtest.ThreadOpts{Slack: &thread.SlackAttachment{TeamID: "T0123", ChannelID: "C0123", ThreadTS: "1700000000.000100", CreatedBy: "U0123"}}, nil},
-		{"Operator", nil, nil},
-		{"Discord", &dbtest.ThreadOpts{Discord: dbtest.DiscordAttachment()}, tools.ErrOutOfReach},
-		{"Linear", &dbtest.ThreadOpts{Linear: dbtest.LinearAttachment()}, tools.ErrOutOfReach},
+		{"Slack, its own workspace by default", fromSlack.ID, "", "C0NEW", "T0ACME1", nil},
+		{"Slack, a known channel of its organisation", fromSlack.ID, "", "C0ACME2", "T0ACME2", nil},
+		{"Slack, named workspace of its organisation", fromSlack.ID, "T0ACME2", "C0NEW", "T0ACME2", nil},
+		{"Slack, another organisation's named workspace", fromSlack.ID, "T0OTHER", "C0NEW", "", tools.ErrOutOfReach},
+		{"Slack, another organisation's known channel", fromSlack.ID, "", "C0OTHER", "", tools.ErrOutOfReach},
+		{"Discord, a known channel of its organisation", fromDiscord.ID, "", "C0ACME2", "T0ACME2", nil},
+		{"Linear, named workspace of its organisation", fromLinear.ID, "T0ACME1", "C0NEW", "T0ACME1", nil},
+		{"Linear, channel of no known workspace", fromLinear.ID, "", "C0NEW", "", tools.ErrOutOfReach},
+		{"Discord server of no organisation", fromLone.ID, "", "C0ACME2", "", tools.ErrOutOfReach},
+		{"Discord server of no organisation, named workspace", fromLone.ID, "T0ACME1", "C0NEW", "", tools.ErrOutOfReach},
+		{"operator, any", operator.ID, "", "C0OTHER", "", nil},
+		{"operator, named", operator.ID, "T0OTHER", "C0OTHER", "T0OTHER", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			th := dbtest.Thread(ctx, t, store, tt.opts)
-			require.ErrorIs(t, reach.CheckSlack(ctx, th.ID), tt.want)
+			team, err := reach.CheckSlack(ctx, tt.from, tt.team, tt.channel)
+			require.ErrorIs(t, err, tt.err)
+			require.Equal(t, tt.want, team)
 		})
 	}
 }

@@ -23,6 +23,7 @@ type repliesArgs struct {
 	// A Slack thread, named as get-thread-replies.md names it.
 	ChannelID string        `json:"channelId,omitempty" jsonschema:"Slack conversation id of a Slack thread, with threadTs"`
 	ThreadTS  string        `json:"threadTs,omitempty" jsonschema:"ts of the Slack thread's parent message, with channelId"`
+	TeamID    string        `json:"teamId,omitempty" jsonschema:"Slack workspace id (T…) of the channel, when weft may not know it"`
 	Limit     int           `json:"limit,omitempty" jsonschema:"replies per page (default 50)" minimum:"1" maximum:"200"`
 	Cursor    string        `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
 	Order     replies.Order `json:"order,omitempty" jsonschema:"default oldest" enum:"oldest,newest"`
@@ -45,7 +46,7 @@ func Replies(svc RepliesGetter, reach *Reach) Tool {
 			if err != nil {
 				return "", err
 			}
-			slack := args.ChannelID != "" || args.ThreadTS != ""
+			slack := args.ChannelID != "" || args.ThreadTS != "" || args.TeamID != ""
 			if slack && args.ThreadID != "" {
 				return "", fmt.Errorf("%s: give thread_id, or channelId and threadTs, not both", httpapi.CodeInvalidArgument)
 			}
@@ -53,7 +54,7 @@ func Replies(svc RepliesGetter, reach *Reach) Tool {
 				args.ThreadID = c.ThreadID.String()
 			}
 			if slack {
-				err = reach.CheckSlack(ctx, c.ThreadID)
+				args.TeamID, err = reach.CheckSlack(ctx, c.ThreadID, args.TeamID, args.ChannelID)
 			} else {
 				err = reach.Check(ctx, c.ThreadID, args.ThreadID)
 			}
@@ -64,7 +65,7 @@ func Replies(svc RepliesGetter, reach *Reach) Tool {
 			}
 			var resp any
 			if slack {
-				resp, err = svc.GetSlack(ctx, replies.SlackRequest{ChannelID: args.ChannelID, ThreadTS: args.ThreadTS,
+				resp, err = svc.GetSlack(ctx, replies.SlackRequest{TeamID: args.TeamID, ChannelID: args.ChannelID, ThreadTS: args.ThreadTS,
 					Limit: args.Limit, Cursor: args.Cursor, Order: args.Order})
 			} else {
 				resp, err = svc.Get(ctx, replies.Request{ThreadID: args.ThreadID, Limit: args.Limit, Cursor: args.Cursor, Order: args.Order})

@@ -142,6 +142,7 @@ func TestRepliesToolSchema(t *testing.T) {
 			"thread_id": {"type": "string", "description": "weft thread id (UUID) or Discord thread id; default: this thread"},
 			"channelId": {"type": "string", "description": "Slack conversation id of a Slack thread, with threadTs"},
 			"threadTs": {"type": "string", "description": "ts of the Slack thread's parent message, with channelId"},
+			"teamId": {"type": "string", "description": "Slack workspace id (T…) of the channel, when weft may not know it"},
 			"limit": {"type": "integer", "description": "replies per page (default 50)", "minimum": 1, "maximum": 200},
 			"cursor": {"type": "string", "description": "next_cursor of the previous page"},
 			"order": {"type": "string", "description": "default oldest", "enum": ["oldest", "newest"]}

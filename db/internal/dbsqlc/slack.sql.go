@@ -83,6 +83,21 @@ func (q *Queries) SlackAttachment(ctx context.Context, threadID uuid.UUID) (Slac
 	return i, err
 }
 
+const slackChannelTeam = `-- name: SlackChannelTeam :one
+SELECT team_id FROM slack_thread_metadata WHERE channel_id = $1
+ORDER BY updated_at DESC LIMIT 1
+`
+
+// SlackChannelTeam is the workspace of a channel weft has a thread in: a
+// channel id alone names no workspace. Rare (a Slack thread read or opened
+// by its channel), so it scans like ThreadBySlackLink.
+func (q *Queries) SlackChannelTeam(ctx context.Context, channelID string) (string, error) {
+	row := q.db.QueryRow(ctx, slackChannelTeam, channelID)
+	var team_id string
+	err := row.Scan(&team_id)
+	return team_id, err
+}
+
 const threadBySlackLink = `-- name: ThreadBySlackLink :one
 SELECT thread_id, thread_type, goal, status, waiting_reason, result, error, agent_name, head_stitch_id, stitch_count, lease_owner, lease_expires_at, created_at, updated_at, last_activity_at, finished_at FROM threads WHERE thread_id = (
     SELECT thread_id FROM slack_thread_metadata

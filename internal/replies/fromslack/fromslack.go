@@ -11,21 +11,37 @@ import (
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/thread"
 )
 
-// Reader is a *slack.Client as get-thread-replies reads it. The client
-// retries what is transient (up to 3 times, with backoff) and returns a
-// rate limit or an auth failure at once, as the origin design asks.
-type Reader struct{ c *slack.Client }
+// Reader is weft's Slack clients as get-thread-replies reads them, each
+// workspace with its own token. A client retries what is transient (up to
+// 3 times, with backoff) and returns a rate limit or an auth failure at
+// once, as the origin design asks.
+type Reader struct {
+	ws       *slack.Workspaces
+	channels ChannelTeams
+}
+
+// ChannelTeams finds the workspace of a channel weft has a thread in.
+// *db.Store implements it.
+type ChannelTeams interface {
+	SlackChannelTeam(ctx context.Context, channelID string) (string, error)
+}
 
 var _ replies.Slack = Reader{}
 
-// New reads through c.
-func New(c *slack.Client) Reader { return Reader{c} }
+// New reads through ws, finding a channel's workspace in channels when a
+// query names none.
+func New(ws *slack.Workspaces, channels ChannelTeams) Reader { return Reader{ws, channels} }
 
 // Replies implements replies.Slack with conversations.replies.
 func (r Reader) Replies(ctx context.Context, q replies.SlackQuery) (replies.SlackPage, error) {
-	pg, err := r.c.Replies(ctx, q.ChannelID, q.ThreadTS, slack.ReadOptions{Cursor: q.Cursor, Latest: q.Latest, Limit: q.Limit})
+	c, err := r.client(ctx, q)
+	if err != nil {
+		return replies.SlackPage{}, err
+	}
+	pg, err := c.Replies(ctx, q.ChannelID, q.ThreadTS, slack.ReadOptions{Cursor: q.Cursor, Latest: q.Latest, Limit: q.Limit})
 	if err != nil {
 		return replies.SlackPage{}, Failure(err)
 	}
@@ -34,6 +50,30 @@ func (r Reader) Replies(ctx context.Context, q replies.SlackQuery) (replies.Slac
 		out.Messages = append(out.Messages, Message(m))
 	}
 	return out, nil
+}
+
+// client is the client of the query's workspace: named, else the one weft
+// has a thread in that channel in, else SLACK_BOT_TOKEN's.
+func (r Reader) client(ctx context.Context, q replies.SlackQuery) (*slack.Client, error) {
+	team := q.TeamID
+	if team == "" {
+		var err error
+		team, err = r.channels.SlackChannelTeam(ctx, q.ChannelID)
+		if errors.Is(err, thread.ErrNotFound) {
+			team, err = r.ws.DefaultTeam(ctx)
+		}
+		if errors.Is(err, slack.ErrNotInstalled) {
+			return nil, &httpapi.Error{Code: httpapi.CodeNotFound, Err: err,
+				Message: "weft knows no Slack workspace with this channel; name it with teamId"}
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	c, err := r.ws.Client(ctx, team)
+	if errors.Is(err, slack.ErrNotInstalled) {
+		return nil, &httpapi.Error{Code: httpapi.CodeAuthorization, Err: err, Message: "weft is not installed in this Slack workspace"}
+	}
+	return c, err
 }
 
 // Message is a Slack message in get-thread-replies.md's shape; a bot's

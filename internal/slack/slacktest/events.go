@@ -105,16 +105,19 @@ func SignWith(secret string, body []byte, ts time.Time) http.Header {
 	}
 }
 
-// Envelope is an event_callback body around inner, with a new event id.
+// Envelope is an event_callback body around inner, with a new event id,
+// from the workspace of inner's channel (TeamID's when it has none).
 func (s *Server) Envelope(inner map[string]any) (eventID string, body []byte) {
 	s.events.mu.Lock()
 	s.events.next++
 	eventID = fmt.Sprintf("Ev%08d", s.events.next)
 	s.events.mu.Unlock()
+	ch, _ := inner["channel"].(string)
+	team := s.channelTeam(ch)
 	body, _ = json.Marshal(map[string]any{
-		"token": "deprecated-verification-token", "team_id": TeamID, "api_app_id": AppID,
+		"token": "deprecated-verification-token", "team_id": team.ID, "api_app_id": AppID,
 		"event": inner, "type": "event_callback", "event_id": eventID, "event_time": time.Now().Unix(),
-		"authorizations":        []map[string]any{{"team_id": TeamID, "user_id": BotUserID, "is_bot": true, "is_enterprise_install": false}},
+		"authorizations":        []map[string]any{{"team_id": team.ID, "user_id": team.BotUserID, "is_bot": true, "is_enterprise_install": false}},
 		"is_ext_shared_channel": false, "event_context": "EC" + eventID,
 	})
 	return eventID, body
@@ -218,7 +221,7 @@ func (s *Server) messageEvent(m Message) map[string]any {
 	ev["event_ts"] = m.TS
 	ev["channel_type"] = s.channelType(m.Channel)
 	if m.User != "" {
-		ev["team"] = TeamID
+		ev["team"] = s.channelTeam(m.Channel).ID
 	}
 	return ev
 }
@@ -233,7 +236,7 @@ func (s *Server) channelType(id string) string {
 // outside a DM arrives twice, as app_mention then message, with different
 // event ids.
 func (s *Server) messageSent(m Message) {
-	if strings.Contains(m.Text, "<@"+BotUserID+">") && s.channelType(m.Channel) != "im" {
+	if strings.Contains(m.Text, "<@"+s.channelTeam(m.Channel).BotUserID+">") && s.channelType(m.Channel) != "im" {
 		ev := map[string]any{"type": "app_mention", "user": m.User, "text": m.Text, "ts": m.TS, "channel": m.Channel, "event_ts": m.TS}
 		if m.ThreadTS != "" {
 			ev["thread_ts"] = m.ThreadTS

@@ -34,8 +34,28 @@ const (
 	BotID         = "B0WEFTBOT"
 )
 
-// Bot is the app's bot user, as Post takes it to post as weft.
+// Bot is the app's bot user in the fake's first workspace, as Post takes
+// it to post as weft.
 var Bot = User{ID: BotUserID, Name: "weft", BotID: BotID, AppID: AppID}
+
+// Team is a workspace the app is in: its bot user there is its own, as in
+// Slack, where an app's bot user differs from one workspace to the next.
+type Team struct {
+	ID, Name         string
+	BotUserID, BotID string
+}
+
+// Bot is the app's bot user in the workspace.
+func (tm Team) Bot() User { return User{ID: tm.BotUserID, Name: "weft", BotID: tm.BotID, AppID: AppID} }
+
+// plainTeam is a workspace added without AddTeam: its bot user's ids are
+// made from its own.
+func plainTeam(id string) Team {
+	return Team{ID: id, Name: strings.ToLower(id), BotUserID: "U" + id, BotID: "B" + id}
+}
+
+// firstTeam is the workspace every fake starts with, BotToken's.
+var firstTeam = Team{ID: TeamID, Name: TeamName, BotUserID: BotUserID, BotID: BotID}
 
 // User is a person or a bot that posts in the fake.
 type User struct {
@@ -88,11 +108,14 @@ type Server struct {
 
 	mu       sync.Mutex
 	lastTS   int64 // microseconds since the epoch of the last ts handed out
+	teams    map[string]Team
+	tokens   map[string]string // bot token → its team's id
 	channels map[string]*channel
 	faults   map[string][]*faultRule
 	calls    []Call
 	statuses []Status
 	pageCap  int
+	oauth    *OAuth // answers oauth.v2.access, once attached
 
 	closeOnce sync.Once
 	events    *events
@@ -100,6 +123,7 @@ type Server struct {
 }
 
 type channel struct {
+	team     string
 	id       string
 	typ      string // channel, group, im, mpim
 	messages []*Message
@@ -116,6 +140,8 @@ type Status struct {
 func NewServer(t TB) *Server {
 	s := &Server{
 		t:        t,
+		teams:    map[string]Team{TeamID: firstTeam},
+		tokens:   map[string]string{BotToken: TeamID},
 		channels: make(map[string]*channel),
 		faults:   make(map[string][]*faultRule),
 	}
@@ -153,13 +179,51 @@ func (s *Server) logf(format string, args ...any) {
 	}
 }
 
-// AddChannel creates a conversation of type typ: "channel", "group", "im"
-// (a DM with the bot; its id should start with D) or "mpim". Posting in an
-// unknown id creates a "channel".
-func (s *Server) AddChannel(id, typ string) {
+// AddTeam adds a workspace the app is in (the fake starts with TeamID's);
+// it has no bot token until AddToken (or an OAuth install) gives it one.
+func (s *Server) AddTeam(tm Team) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.channelLocked(id).typ = typ
+	s.teams[tm.ID] = tm
+}
+
+// AddToken makes token a bot token of the workspace teamID: calls with it
+// act there, and see only that workspace's channels.
+func (s *Server) AddToken(teamID, token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.teams[teamID]; !ok {
+		s.teams[teamID] = plainTeam(teamID)
+	}
+	s.tokens[token] = teamID
+}
+
+// RevokeToken makes token invalid_auth, as uninstalling the app does.
+func (s *Server) RevokeToken(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.tokens, token)
+}
+
+// TeamOf is a workspace the fake knows.
+func (s *Server) TeamOf(teamID string) (Team, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tm, ok := s.teams[teamID]
+	return tm, ok
+}
+
+// AddChannel creates a conversation of type typ in TeamID's workspace:
+// "channel", "group", "im" (a DM with the bot; its id should start with D)
+// or "mpim". Posting in an unknown id creates a "channel" there.
+func (s *Server) AddChannel(id, typ string) { s.AddTeamChannel(TeamID, id, typ) }
+
+// AddTeamChannel creates a conversation of type typ in a workspace.
+func (s *Server) AddTeamChannel(teamID, id, typ string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.channelLocked(id)
+	ch.typ, ch.team = typ, teamID
 }
 
 func (s *Server) channelLocked(id string) *channel {
@@ -169,10 +233,28 @@ func (s *Server) channelLocked(id string) *channel {
 		if strings.HasPrefix(id, "D") {
 			typ = "im"
 		}
-		ch = &channel{id: id, typ: typ}
+		ch = &channel{team: TeamID, id: id, typ: typ}
 		s.channels[id] = ch
 	}
 	return ch
+}
+
+// channelTeam is the workspace of a channel (TeamID's for one unknown).
+func (s *Server) channelTeam(id string) Team {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	team := TeamID
+	if ch, ok := s.channels[id]; ok {
+		team = ch.team
+	}
+	return s.teams[team]
+}
+
+// visibleLocked reports whether a call of team sees a channel: only its
+// own workspace's, as Slack answers another's with channel_not_found.
+func (s *Server) visibleLocked(team Team, channelID string) bool {
+	ch, ok := s.channels[channelID]
+	return ok && ch.team == team.ID
 }
 
 // SetPageCap caps every read's page size, as Slack does (at 15) for apps
@@ -255,9 +337,10 @@ func (s *Server) Thread(channelID, threadTS string) []Message {
 
 // BotMessages is what the bot posted in a channel, oldest first.
 func (s *Server) BotMessages(channelID string) []Message {
+	bot := s.channelTeam(channelID).BotUserID
 	var out []Message
 	for _, m := range s.Messages(channelID) {
-		if m.User == BotUserID && !m.Deleted {
+		if m.User == bot && !m.Deleted {
 			out = append(out, m)
 		}
 	}
@@ -301,33 +384,40 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.calls = append(s.calls, Call{Method: method, Token: token, Form: form})
+	oauth := s.oauth
 	s.mu.Unlock()
+	if method == "oauth.v2.access" && oauth != nil {
+		oauth.access(w, r) // authenticated by the client's id and secret
+		return
+	}
 
 	h, ok := s.methods()[method]
 	if !ok {
 		writeJSON(w, http.StatusOK, errBody("unknown_method"))
 		return
 	}
-	want := BotToken
+	s.mu.Lock()
+	team, ok := s.teams[s.tokens[token]]
+	s.mu.Unlock()
 	if method == "apps.connections.open" {
-		want = AppToken
+		ok = token == AppToken
 	}
 	switch {
 	case token == "":
 		writeJSON(w, http.StatusOK, errBody("not_authed"))
 		return
-	case token != want:
+	case !ok:
 		writeJSON(w, http.StatusOK, errBody("invalid_auth"))
 		return
 	}
 	if f := s.takeFault(method); f != nil {
 		if f.Apply {
-			h(form, &discard{})
+			h(team, form, &discard{})
 		}
 		s.serveFault(w, r, f)
 		return
 	}
-	h(form, w)
+	h(team, form, w)
 }
 
 // discard is a ResponseWriter that drops the answer of a method applied
@@ -343,7 +433,8 @@ func (d *discard) Header() http.Header {
 func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discard) WriteHeader(int)             {}
 
-type handler func(form url.Values, w http.ResponseWriter)
+// handler answers a method for a token of team.
+type handler func(team Team, form url.Values, w http.ResponseWriter)
 
 func (s *Server) methods() map[string]handler {
 	return map[string]handler{
@@ -356,10 +447,10 @@ func (s *Server) methods() map[string]handler {
 	}
 }
 
-func (s *Server) authTest(_ url.Values, w http.ResponseWriter) {
+func (s *Server) authTest(team Team, _ url.Values, w http.ResponseWriter) {
 	writeJSON(w, http.StatusOK, map[string]any{
-		"ok": true, "url": "https://" + TeamName + ".slack.com/", "team": TeamName, "user": Bot.Name,
-		"team_id": TeamID, "user_id": BotUserID, "bot_id": BotID,
+		"ok": true, "url": "https://" + team.Name + ".slack.com/", "team": team.Name, "user": Bot.Name,
+		"team_id": team.ID, "user_id": team.BotUserID, "bot_id": team.BotID,
 	})
 }
 
@@ -369,7 +460,7 @@ var eventTypeRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // maxText is where Slack truncates a message's text.
 const maxText = 40000
 
-func (s *Server) postMessage(form url.Values, w http.ResponseWriter) {
+func (s *Server) postMessage(team Team, form url.Values, w http.ResponseWriter) {
 	chID, text, threadTS := form.Get("channel"), form.Get("text"), form.Get("thread_ts")
 	if chID == "" {
 		writeJSON(w, http.StatusOK, errBody("channel_not_found"))
@@ -398,12 +489,12 @@ func (s *Server) postMessage(form url.Values, w http.ResponseWriter) {
 		warnings = append(warnings, "message_truncated")
 	}
 	s.mu.Lock()
-	if _, ok := s.channels[chID]; !ok {
+	if !s.visibleLocked(team, chID) {
 		s.mu.Unlock()
 		writeJSON(w, http.StatusOK, errBody("channel_not_found"))
 		return
 	}
-	m := s.storeLocked(Bot, chID, threadTS, text, md)
+	m := s.storeLocked(team.Bot(), chID, threadTS, text, md)
 	s.mu.Unlock()
 	s.messageSent(m)
 	body := map[string]any{"ok": true, "channel": chID, "ts": m.TS, "message": s.render(m, true)}
@@ -430,7 +521,7 @@ func (s *Server) render(m Message, payload bool) map[string]any {
 		out["bot_id"] = m.BotID
 		if m.AppID != "" {
 			out["app_id"] = m.AppID
-			out["bot_profile"] = map[string]any{"id": m.BotID, "app_id": m.AppID, "team_id": TeamID}
+			out["bot_profile"] = map[string]any{"id": m.BotID, "app_id": m.AppID, "team_id": s.channelTeam(m.Channel).ID}
 		}
 	}
 	if m.EditedTS != "" {
@@ -543,7 +634,7 @@ func (s *Server) answerPage(w http.ResponseWriter, msgs []Message, p page, paylo
 	writeJSON(w, http.StatusOK, body)
 }
 
-func (s *Server) replies(form url.Values, w http.ResponseWriter) {
+func (s *Server) replies(team Team, form url.Values, w http.ResponseWriter) {
 	chID, ts := form.Get("channel"), form.Get("ts")
 	p, bad := s.readPage(form, 1000)
 	if bad != "" {
@@ -551,7 +642,7 @@ func (s *Server) replies(form url.Values, w http.ResponseWriter) {
 		return
 	}
 	s.mu.Lock()
-	_, ok := s.channels[chID]
+	ok := s.visibleLocked(team, chID)
 	s.mu.Unlock()
 	if !ok {
 		writeJSON(w, http.StatusOK, errBody("channel_not_found"))
@@ -583,7 +674,7 @@ func (s *Server) replies(form url.Values, w http.ResponseWriter) {
 	s.answerPage(w, msgs, p, truthy(form.Get("include_all_metadata")))
 }
 
-func (s *Server) history(form url.Values, w http.ResponseWriter) {
+func (s *Server) history(team Team, form url.Values, w http.ResponseWriter) {
 	chID := form.Get("channel")
 	p, bad := s.readPage(form, 100)
 	if bad != "" {
@@ -591,7 +682,7 @@ func (s *Server) history(form url.Values, w http.ResponseWriter) {
 		return
 	}
 	s.mu.Lock()
-	_, ok := s.channels[chID]
+	ok := s.visibleLocked(team, chID)
 	s.mu.Unlock()
 	if !ok {
 		writeJSON(w, http.StatusOK, errBody("channel_not_found"))
@@ -610,10 +701,10 @@ func (s *Server) history(form url.Values, w http.ResponseWriter) {
 
 func truthy(v string) bool { return v == "1" || v == "true" }
 
-func (s *Server) setStatus(form url.Values, w http.ResponseWriter) {
+func (s *Server) setStatus(team Team, form url.Values, w http.ResponseWriter) {
 	chID := form.Get("channel_id")
 	s.mu.Lock()
-	_, ok := s.channels[chID]
+	ok := s.visibleLocked(team, chID)
 	if ok {
 		s.statuses = append(s.statuses, Status{Channel: chID, ThreadTS: form.Get("thread_ts"), Status: form.Get("status")})
 	}

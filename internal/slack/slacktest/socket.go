@@ -53,7 +53,7 @@ func (s *Server) DisconnectSockets() {
 	}
 }
 
-func (s *Server) connectionsOpen(_ url.Values, w http.ResponseWriter) {
+func (s *Server) connectionsOpen(_ Team, _ url.Values, w http.ResponseWriter) {
 	s.socket.mu.Lock()
 	on := s.socket.enabled
 	if on {
