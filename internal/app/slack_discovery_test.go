@@ -40,7 +40,7 @@ func newSlackToolsWorld(t *testing.T) *slackToolsWorld {
 	t.Helper()
 	fake := slacktest.NewServer(t)
 	logger, buf := logtest.Recording(t)
-	a, err := newSlackApp(SlackConfig{BotToken: slacktest.BotToken, APIURL: fake.APIURL()}, logger)
+	a, err := newSlackApp(SlackConfig{BotToken: slacktest.BotToken, APIURL: fake.APIURL()}, nil, logger)
 	require.NoError(t, err)
 	model := llmtest.NewServer(t)
 	// No retries: a scripted 500 is the model failing, at once.
@@ -315,8 +315,8 @@ func TestSlackDiscoverySkipped(t *testing.T) {
 			return w.mention("cold starts?", root.TS, "", "channel")
 		}},
 		{"DirectMessage", func(w *slackToolsWorld) *thread.Thread { return w.mention("cold starts?", "", "", "im") }},
-		// weft reads Slack with one workspace's token: a mention elsewhere
-		// may not read this workspace's channels.
+		// Each workspace is read with its own token: a mention in one weft
+		// has none for reads nothing, this workspace's channels least.
 		{"OtherWorkspace", func(w *slackToolsWorld) *thread.Thread { return w.mention("cold starts?", "", "T0OTHER", "channel") }},
 	}
 	for _, tc := range tests {

@@ -57,25 +57,24 @@ func (a *slackApp) backfill() tools.SlackBackfill {
 
 // discovery is Slack's source for relevant thread discovery.
 func (a *slackApp) discovery(store *db.Store) *tools.SlackChannels {
-	return &tools.SlackChannels{Reader: slackChannels{a.client}, Store: store, Logger: a.logger.With("component", "discovery")}
+	return &tools.SlackChannels{Reader: slackChannels{a.ws}, Store: store, Logger: a.logger.With("component", "discovery")}
 }
 
-// slackChannels adapts *slack.Client to discovery's reader.
-type slackChannels struct{ c *slack.Client }
+// slackChannels adapts *slack.Workspaces to discovery's reader: each
+// workspace is read with its own token.
+type slackChannels struct{ ws *slack.Workspaces }
 
 var _ tools.SlackChannelReader = slackChannels{}
-
-// Team implements tools.SlackChannelReader.
-func (r slackChannels) Team(ctx context.Context) (string, error) {
-	id, err := r.c.Identity(ctx)
-	return id.TeamID, err
-}
 
 // TopLevel implements tools.SlackChannelReader. History pages come newest
 // first; messages that are no one's words (joins, topic changes) are left
 // out.
-func (r slackChannels) TopLevel(ctx context.Context, channelID string, n int) ([]tools.ChannelMessage, error) {
-	pg, err := r.c.History(ctx, channelID, slack.ReadOptions{Limit: n})
+func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID string, n int) ([]tools.ChannelMessage, error) {
+	c, err := r.ws.Client(ctx, teamID)
+	if err != nil {
+		return nil, err
+	}
+	pg, err := c.History(ctx, channelID, slack.ReadOptions{Limit: n})
 	if err != nil {
 		return nil, slackReadError(err)
 	}
@@ -90,8 +89,12 @@ func (r slackChannels) TopLevel(ctx context.Context, channelID string, n int) ([
 }
 
 // Replies implements tools.SlackChannelReader.
-func (r slackChannels) Replies(ctx context.Context, channelID, threadTS, latest string, n int) ([]tools.ChannelMessage, error) {
-	pg, err := r.c.Replies(ctx, channelID, threadTS, slack.ReadOptions{Limit: n, Latest: latest})
+func (r slackChannels) Replies(ctx context.Context, teamID, channelID, threadTS, latest string, n int) ([]tools.ChannelMessage, error) {
+	c, err := r.ws.Client(ctx, teamID)
+	if err != nil {
+		return nil, err
+	}
+	pg, err := c.Replies(ctx, channelID, threadTS, slack.ReadOptions{Limit: n, Latest: latest})
 	if err != nil {
 		return nil, slackReadError(err)
 	}
@@ -103,8 +106,12 @@ func (r slackChannels) Replies(ctx context.Context, channelID, threadTS, latest 
 }
 
 // SetStatus implements tools.SlackChannelReader.
-func (r slackChannels) SetStatus(ctx context.Context, channelID, threadTS, status string) error {
-	return r.c.SetStatus(ctx, channelID, threadTS, status)
+func (r slackChannels) SetStatus(ctx context.Context, teamID, channelID, threadTS, status string) error {
+	c, err := r.ws.Client(ctx, teamID)
+	if err != nil {
+		return err
+	}
+	return c.SetStatus(ctx, channelID, threadTS, status)
 }
 
 func slackChannelMessage(m slack.Message) tools.ChannelMessage {

@@ -25,21 +25,20 @@ var ErrSlackRateLimited = errors.New("slack rate limit")
 // on them is one call a minute.
 const slackCooldown = time.Minute
 
-// SlackChannelReader reads a Slack workspace's channels through the Web
-// API with the workspace's bot token; cmd/weft adapts *slack.Client. A
-// rate-limited read fails with an error wrapping ErrSlackRateLimited.
+// SlackChannelReader reads Slack workspaces' channels through the Web API,
+// each with its own workspace's bot token; internal/app adapts
+// *slack.Workspaces. A rate-limited read fails with an error wrapping
+// ErrSlackRateLimited.
 type SlackChannelReader interface {
-	// Team is the workspace the token reads.
-	Team(ctx context.Context) (string, error)
 	// TopLevel returns one page (conversations.history) of the channel's
 	// newest top-level messages, at most n, oldest first.
-	TopLevel(ctx context.Context, channelID string, n int) ([]ChannelMessage, error)
+	TopLevel(ctx context.Context, teamID, channelID string, n int) ([]ChannelMessage, error)
 	// Replies returns one page (conversations.replies) of a thread, parent
 	// first, at most n messages, only those before latest when it is set.
-	Replies(ctx context.Context, channelID, threadTS, latest string, n int) ([]ChannelMessage, error)
+	Replies(ctx context.Context, teamID, channelID, threadTS, latest string, n int) ([]ChannelMessage, error)
 	// SetStatus sets the status line under a thread
 	// (assistant.threads.setStatus).
-	SetStatus(ctx context.Context, channelID, threadTS, status string) error
+	SetStatus(ctx context.Context, teamID, channelID, threadTS, status string) error
 }
 
 // SlackDiscoveryStore is what discovery reads of weft's Slack threads.
@@ -71,7 +70,7 @@ type SlackChannels struct {
 	Now    func() time.Time // nil: time.Now
 
 	mu         sync.Mutex
-	quietUntil time.Time // no Slack reads before this, after a rate limit
+	quietUntil map[string]time.Time // by workspace: no reads before, after a rate limit
 }
 
 var _ DiscoverySource = (*SlackChannels)(nil)
@@ -95,13 +94,6 @@ func (s *SlackChannels) Channel(ctx context.Context, th *thread.Thread, mention 
 	if mention.ExternalID != thread.SlackMessageID(att.TeamID, att.ChannelID, att.ThreadTS) || att.ChannelType == "im" {
 		return nil, nil
 	}
-	team, err := s.Reader.Team(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("slack workspace of the token: %w", err)
-	}
-	if team != att.TeamID {
-		return nil, fmt.Errorf("mention in workspace %s, but weft reads Slack as %s: %w", att.TeamID, team, ErrOutOfReach)
-	}
 	_, org, err := s.Store.ThreadTenant(ctx, th.ID)
 	if err != nil {
 		return nil, err
@@ -115,7 +107,7 @@ func (*SlackChannels) Before(a, b string) bool { return tsBefore(a, b) }
 
 // TopLevel implements DiscoverySource.
 func (s *SlackChannels) TopLevel(ctx context.Context, ch *DiscoveryChannel, n int) ([]ChannelMessage, error) {
-	return slackRead(s, func() ([]ChannelMessage, error) { return s.Reader.TopLevel(ctx, ch.ID, n) })
+	return slackRead(s, ch.Team, func() ([]ChannelMessage, error) { return s.Reader.TopLevel(ctx, ch.Team, ch.ID, n) })
 }
 
 // Thread implements DiscoverySource.
@@ -132,7 +124,7 @@ func (s *SlackChannels) Thread(ctx context.Context, ch *DiscoveryChannel, root C
 	}
 	// What weft did not see: what came before it joined the thread, or
 	// all of a thread it never took part in.
-	before, err := slackRead(s, func() ([]ChannelMessage, error) { return s.Reader.Replies(ctx, ch.ID, root.ID, first, n) })
+	before, err := slackRead(s, ch.Team, func() ([]ChannelMessage, error) { return s.Reader.Replies(ctx, ch.Team, ch.ID, root.ID, first, n) })
 	if err != nil {
 		return nil, err
 	}
@@ -187,12 +179,13 @@ func (s *SlackChannels) stored(ctx context.Context, ch *DiscoveryChannel, rootTS
 	return out, first, nil
 }
 
-// slackRead runs a read unless Slack asked to be left alone, and starts
-// such a pause when it refuses one for its rate limit.
-func slackRead(s *SlackChannels, read func() ([]ChannelMessage, error)) ([]ChannelMessage, error) {
+// slackRead runs a read in a workspace unless Slack asked to be left alone
+// there, and starts such a pause when it refuses one for its rate limit
+// (Slack limits each workspace's reads apart).
+func slackRead(s *SlackChannels, team string, read func() ([]ChannelMessage, error)) ([]ChannelMessage, error) {
 	now := s.now()
 	s.mu.Lock()
-	until := s.quietUntil
+	until := s.quietUntil[team]
 	s.mu.Unlock()
 	if now.Before(until) {
 		return nil, fmt.Errorf("not reading Slack until %s: %w", until.Format(time.TimeOnly), ErrSlackRateLimited)
@@ -204,8 +197,11 @@ func slackRead(s *SlackChannels, read func() ([]ChannelMessage, error)) ([]Chann
 			wait = slackCooldown
 		}
 		s.mu.Lock()
-		if t := now.Add(wait); t.After(s.quietUntil) {
-			s.quietUntil = t
+		if t := now.Add(wait); t.After(s.quietUntil[team]) {
+			if s.quietUntil == nil {
+				s.quietUntil = map[string]time.Time{}
+			}
+			s.quietUntil[team] = t
 		}
 		s.mu.Unlock()
 	}
@@ -219,7 +215,7 @@ const slackSearching = "is searching this channel's threads…"
 // line ("weft is searching…"), which Slack shows under the thread until
 // weft answers, rather than a message of its own in the conversation.
 func (s *SlackChannels) Notify(ctx context.Context, ch *DiscoveryChannel) {
-	if err := s.Reader.SetStatus(ctx, ch.ID, ch.Reply, slackSearching); err != nil {
+	if err := s.Reader.SetStatus(ctx, ch.Team, ch.ID, ch.Reply, slackSearching); err != nil {
 		s.Logger.DebugContext(ctx, "slack discovery status", slog.String("thread_id", ch.ThreadID.String()), slog.Any("error", err))
 	}
 }
