@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -33,7 +34,8 @@ func demoCmd(ctx context.Context, getenv func(string) string, args []string, std
 	fs.SetOutput(stderr)
 	var o demo.Options
 	fs.BoolVar(&o.Exit, "exit", false, "leave after the story instead of serving until Ctrl-C (for scripts)")
-	fs.StringVar(&o.Addr, "addr", "127.0.0.1:8080", "HTTP listen address")
+	// WEFT_ADDR, as serve reads it, so that one setting moves both.
+	fs.StringVar(&o.Addr, "addr", cmp.Or(getenv("WEFT_ADDR"), "127.0.0.1:8080"), "HTTP listen address (WEFT_ADDR, when set, is its default)")
 	// Parse reports a bad flag itself; the usage follows, on stdout when
 	// asked for.
 	fs.Usage = func() {}

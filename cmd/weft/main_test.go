@@ -140,8 +140,13 @@ func TestDemoHelp(t *testing.T) {
 	require.NoError(t, run(context.Background(), []string{"weft", "demo", "-h"}, env(nil), &stdout, &bytes.Buffer{}))
 	require.True(t, strings.HasPrefix(stdout.String(), "Usage: weft demo"))
 	require.Equal(t, 1, strings.Count(stdout.String(), "Usage:"))
-	require.Contains(t, stdout.String(), "-exit")
+	require.Contains(t, stdout.String(), "  -exit\n", "the flags are listed")
 	require.ErrorIs(t, run(context.Background(), []string{"weft", "demo", "extra"}, env(nil), &bytes.Buffer{}, &bytes.Buffer{}), errUsage)
+
+	// The demo listens where WEFT_ADDR says, as serve does.
+	stdout.Reset()
+	require.NoError(t, run(context.Background(), []string{"weft", "demo", "-h"}, env(map[string]string{"WEFT_ADDR": "127.0.0.1:18181"}), &stdout, &bytes.Buffer{}))
+	require.Contains(t, stdout.String(), `(default "127.0.0.1:18181")`)
 }
 
 // TestImportRules keeps the package map's rules (docs/architecture.md): the

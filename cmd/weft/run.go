@@ -90,14 +90,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case cmd == "thread" && (len(rest) > 0 && isHelp(rest[0]) || len(rest) > 1 && isHelp(rest[1])):
 		// Each action prints its own usage, before it needs a configuration.
 		return threadCmd(ctx, &app.Config{}, nil, rest, stdout, stderr)
+	case cmd == "demo":
+		// Its configuration is the fakes', laid over the environment; it
+		// prints its own usage, flags included.
+		return demoCmd(ctx, getenv, rest, stdout, stderr)
 	case len(rest) > 0 && isHelp(rest[0]):
 		fmt.Fprint(stdout, usages[cmd])
 		return nil
 	case cmd == "bench":
 		return bench(rest, stdout, stderr)
-	case cmd == "demo":
-		// Its configuration is the fakes', laid over the environment.
-		return demoCmd(ctx, getenv, rest, stdout, stderr)
 	case (cmd == "serve" || cmd == "mcp") && len(rest) > 0:
 		return badUsage(stderr, cmd)
 	}
