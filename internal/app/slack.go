@@ -55,9 +55,11 @@ type slackApp struct {
 	cfg    SlackConfig
 	logger *slog.Logger
 	ws     *slack.Workspaces
-	sender *slack.Sender
-	conv   *slack.Conversations
-	socket *slack.Socket
+	// installs are the OAuth installations; nil without OAuth.
+	installs *slackinstall.Tokens
+	sender   *slack.Sender
+	conv     *slack.Conversations
+	socket   *slack.Socket
 
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
@@ -66,7 +68,7 @@ type slackApp struct {
 // newSlackApp builds Slack on SLACK_BOT_TOKEN and the OAuth installs'
 // tokens (installs; nil without OAuth): off with neither.
 func newSlackApp(cfg SlackConfig, installs *slackinstall.Tokens, logger *slog.Logger) (*slackApp, error) {
-	a := &slackApp{cfg: cfg, logger: logger.With("component", "slack")}
+	a := &slackApp{cfg: cfg, logger: logger.With("component", "slack"), installs: installs}
 	var src slack.TokenSource
 	if installs != nil {
 		src = installs
@@ -103,7 +105,11 @@ func (a *slackApp) listen(rec slack.Recorder, allowed func(teamID string) bool) 
 	if !a.on() {
 		return
 	}
-	a.conv = slack.NewConversations(a.ws, rec, a.logger, slack.WithAllowedTeams(allowed))
+	opts := []slack.ConversationsOption{slack.WithAllowedTeams(allowed)}
+	if a.installs != nil {
+		opts = append(opts, slack.WithRevoker(a.installs))
+	}
+	a.conv = slack.NewConversations(a.ws, rec, a.logger, opts...)
 	if a.cfg.AppToken != "" {
 		a.socket = slack.NewSocket(a.clientConfig(), a.conv, a.logger)
 	}

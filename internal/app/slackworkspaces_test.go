@@ -161,4 +161,27 @@ func TestSlackInstalledWorkspaces(t *testing.T) {
 	require.Zero(t, w.count(t, "SELECT count(*) FROM webhook_deliveries WHERE delivery_id = ANY($1)", ids))
 	require.Zero(t, w.count(t, "SELECT count(*) FROM slack_thread_metadata WHERE team_id = $1", gamma.ID))
 	require.Empty(t, w.slack.BotMessages("C0GAMMA"))
+
+	// alpha uninstalls weft: its installation is revoked, so a later
+	// mention there is acknowledged and dropped like gamma's, rather than
+	// answered with (or failing on) the dead token.
+	gone := w.slack.Uninstall(alpha.ID)
+	require.Eventually(t, func() bool {
+		return w.count(t, "SELECT count(*) FROM slack_installations WHERE team_id = $1 AND NOT is_active", alpha.ID) == 1
+	}, 30*time.Second, 10*time.Millisecond, "app_uninstalled revokes the installation")
+	require.Equal(t, 1, w.count(t, "SELECT count(*) FROM webhook_deliveries WHERE delivery_id = $1", gone))
+	before = len(w.slack.Deliveries())
+	qa2 := w.slack.Post(ada, "C0ALPHA", "", "<@"+alpha.BotUserID+"> still there?")
+	require.Eventually(t, func() bool {
+		acked := 0
+		for _, d := range w.slack.Deliveries()[before:] {
+			if d.Acked && d.Status == http.StatusOK {
+				acked++
+			}
+		}
+		return acked == 2
+	}, 30*time.Second, 10*time.Millisecond)
+	_, err = w.store.ThreadBySlackThread(ctx, alpha.ID, "C0ALPHA", qa2.TS)
+	require.ErrorIs(t, err, thread.ErrNotFound)
+	require.Len(t, w.slack.BotMessages("C0ALPHA"), 1, "only the answer from before the uninstall")
 }

@@ -36,6 +36,7 @@ type Conversations struct {
 	rec     Recorder
 	logger  *slog.Logger
 	allowed func(teamID string) bool
+	revoker Revoker
 }
 
 // ConversationsOption configures Conversations.
@@ -46,6 +47,20 @@ type ConversationsOption func(*Conversations)
 // not send them again, and dropped. nil accepts every workspace.
 func WithAllowedTeams(allowed func(teamID string) bool) ConversationsOption {
 	return func(c *Conversations) { c.allowed = allowed }
+}
+
+// Revoker forgets a workspace's installation once Slack says the app was
+// uninstalled or its bot token revoked; repeating it is harmless.
+// *slackinstall.Tokens is one.
+type Revoker interface {
+	Revoke(ctx context.Context, teamID string) error
+}
+
+// WithRevoker has app_uninstalled and tokens_revoked (of the bot's token)
+// revoke the workspace's installation through r, so that its token is no
+// longer used.
+func WithRevoker(r Revoker) ConversationsOption {
+	return func(c *Conversations) { c.revoker = r }
 }
 
 // Bots tells who weft's bot is in a workspace; an error wrapping
@@ -112,6 +127,10 @@ func (c *Conversations) Handle(ctx context.Context, body []byte) (challenge stri
 		c.logger.InfoContext(ctx, "slack event from a workspace not allowed", slog.String("team_id", env.TeamID), slog.String("event_id", env.EventID))
 		return "", nil
 	}
+	if head.Type == "app_uninstalled" || head.Type == "tokens_revoked" {
+		// Before asking who the bot is: its token is already dead.
+		return "", c.revoked(ctx, env, head)
+	}
 	bot, err := c.bots.Identity(ctx, env.TeamID)
 	if errors.Is(err, ErrNotInstalled) {
 		// Without a token weft could not answer there: acknowledged, so
@@ -130,6 +149,34 @@ func (c *Conversations) Handle(ctx context.Context, body []byte) (challenge stri
 		return "", err
 	}
 	return "", nil
+}
+
+// revoked handles app_uninstalled and tokens_revoked: the installation is
+// revoked when the bot's token went, then the event is recorded. Revoking
+// first and again on a redelivery is harmless, so a failure to record
+// leaves Slack's retry to finish the job.
+func (c *Conversations) revoked(ctx context.Context, env envelope, head innerHead) error {
+	bot := head.Type == "app_uninstalled"
+	if !bot {
+		var ev struct {
+			Tokens struct {
+				Bot []string `json:"bot"`
+			} `json:"tokens"`
+		}
+		if err := json.Unmarshal(env.Event, &ev); err != nil {
+			return fmt.Errorf("%w: tokens_revoked: %w", ErrMalformed, err)
+		}
+		bot = len(ev.Tokens.Bot) > 0
+	}
+	if bot && c.revoker != nil {
+		if err := c.revoker.Revoke(ctx, env.TeamID); err != nil {
+			return fmt.Errorf("slack: revoke %s: %w", env.TeamID, err)
+		}
+		c.logger.InfoContext(ctx, "slack installation revoked", slog.String("team_id", env.TeamID), slog.String("event", head.Type))
+	}
+	_, err := c.rec.SlackEvent(ctx, thread.SlackEvent{EventID: env.EventID, EventType: head.Type, Action: thread.SlackIgnore,
+		At: time.Unix(env.EventTime, 0)})
+	return err
 }
 
 // event is what an inner event means for weft.

@@ -162,3 +162,52 @@ func TestConversationsOtherWorkspaces(t *testing.T) {
 		t.Fatalf("recorded %+v for a workspace without a token", rec.got[2:])
 	}
 }
+
+type revoker struct{ teams []string }
+
+func (r *revoker) Revoke(_ context.Context, teamID string) error {
+	r.teams = append(r.teams, teamID)
+	return nil
+}
+
+// TestConversationsRevoke: an uninstall, or the bot's token revoked,
+// revokes the workspace's installation before anything asks its dead
+// token who the bot is; a user's token revoked leaves it. Each is
+// recorded once in the ledger.
+func TestConversationsRevoke(t *testing.T) {
+	tests := []struct {
+		name    string
+		inner   map[string]any
+		revoked bool
+	}{
+		{"AppUninstalled", map[string]any{"type": "app_uninstalled"}, true},
+		{"BotTokenRevoked", map[string]any{"type": "tokens_revoked", "tokens": map[string]any{"oauth": []string{"U1"}, "bot": []string{"U0BOT"}}}, true},
+		{"UserTokenRevoked", map[string]any{"type": "tokens_revoked", "tokens": map[string]any{"oauth": []string{"U1"}}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// A workspace weft has no token for: the event must not need one.
+			srv := slacktest.NewServer(t)
+			ws, err := slack.NewWorkspaces(slack.Config{Token: "xoxb-unknown", APIURL: srv.APIURL()}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, rev := &recorder{}, &revoker{}
+			conv := slack.NewConversations(ws, rec, slog.New(slog.DiscardHandler), slack.WithRevoker(rev))
+			if _, err := conv.Handle(t.Context(), teamEnvelope(t, "T0GONE", tc.inner)); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(rev.teams) == 1 && rev.teams[0] == "T0GONE"; got != tc.revoked || len(rev.teams) > 1 {
+				t.Fatalf("revoked %v, want T0GONE revoked: %v", rev.teams, tc.revoked)
+			}
+			if len(rec.got) != 1 || rec.got[0].Action != thread.SlackIgnore || rec.got[0].EventType != tc.inner["type"] {
+				t.Fatalf("recorded %+v, want the event in the ledger only", rec.got)
+			}
+		})
+	}
+	rec := &recorder{}
+	conv := slack.NewConversations(newWorkspaces(t, slacktest.NewServer(t)), rec, slog.New(slog.DiscardHandler), slack.WithRevoker(&revoker{}))
+	if _, err := conv.Handle(t.Context(), envelope(t, map[string]any{"type": "tokens_revoked", "tokens": "all"})); !errors.Is(err, slack.ErrMalformed) {
+		t.Fatalf("malformed tokens_revoked: %v, want ErrMalformed", err)
+	}
+}

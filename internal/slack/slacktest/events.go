@@ -108,12 +108,15 @@ func SignWith(secret string, body []byte, ts time.Time) http.Header {
 // Envelope is an event_callback body around inner, with a new event id,
 // from the workspace of inner's channel (TeamID's when it has none).
 func (s *Server) Envelope(inner map[string]any) (eventID string, body []byte) {
+	ch, _ := inner["channel"].(string)
+	return s.teamEnvelope(s.channelTeam(ch), inner)
+}
+
+func (s *Server) teamEnvelope(team Team, inner map[string]any) (eventID string, body []byte) {
 	s.events.mu.Lock()
 	s.events.next++
 	eventID = fmt.Sprintf("Ev%08d", s.events.next)
 	s.events.mu.Unlock()
-	ch, _ := inner["channel"].(string)
-	team := s.channelTeam(ch)
 	body, _ = json.Marshal(map[string]any{
 		"token": "deprecated-verification-token", "team_id": team.ID, "api_app_id": AppID,
 		"event": inner, "type": "event_callback", "event_id": eventID, "event_time": time.Now().Unix(),
@@ -121,6 +124,26 @@ func (s *Server) Envelope(inner map[string]any) (eventID string, body []byte) {
 		"is_ext_shared_channel": false, "event_context": "EC" + eventID,
 	})
 	return eventID, body
+}
+
+// Uninstall removes the app from a workspace as Slack does: every bot
+// token of the workspace stops working (invalid_auth), then app_uninstalled
+// is delivered. It returns the event's id.
+func (s *Server) Uninstall(teamID string) string {
+	s.mu.Lock()
+	for tok, team := range s.tokens {
+		if team == teamID {
+			delete(s.tokens, tok)
+		}
+	}
+	team, ok := s.teams[teamID]
+	s.mu.Unlock()
+	if !ok {
+		team = plainTeam(teamID)
+	}
+	id, body := s.teamEnvelope(team, map[string]any{"type": "app_uninstalled", "event_ts": fmt.Sprint(time.Now().Unix())})
+	s.dispatch(id, "app_uninstalled", body)
+	return id
 }
 
 // Send delivers an inner event (a fresh envelope) as Slack would and
@@ -132,12 +155,17 @@ func (s *Server) Send(inner map[string]any) string {
 	if st, ok := inner["subtype"].(string); ok {
 		typ += "." + st
 	}
+	s.dispatch(id, typ, body)
+	return id
+}
+
+// dispatch delivers an envelope for the first time.
+func (s *Server) dispatch(id, typ string, body []byte) {
 	e := s.events
 	e.mu.Lock()
 	e.sent[id], e.types[id] = body, typ
 	e.mu.Unlock()
 	e.dispatch(id, 0)
-	return id
 }
 
 // Redeliver sends an event already delivered again, as Slack does after a
