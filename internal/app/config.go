@@ -109,9 +109,11 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		cfg.Addr = ":8080"
 	}
 	cfg.Linear = loadLinear(getenv)
-	cfg.Slack = loadSlack(getenv)
 	cfg.SlackInstall = loadSlackInstall(getenv)
 	var err error
+	if cfg.Slack, err = loadSlack(getenv); err != nil {
+		return nil, err
+	}
 	if cfg.Discord, err = loadDiscord(getenv); err != nil {
 		return nil, err
 	}

@@ -35,9 +35,17 @@ type SlackConfig struct {
 	// open threads (SLACK_CONTINUE_CHANNEL_ID); empty means the channel
 	// the command came from (the tool then has none).
 	ContinueChannelID string
+	// HistoryPerMinute paces conversations.history and .replies in each
+	// workspace (SLACK_HISTORY_PER_MINUTE, 50: Slack's Tier 3; 1 for an
+	// app distributed outside the Marketplace).
+	HistoryPerMinute int
 }
 
-func loadSlack(getenv func(string) string) SlackConfig {
+func loadSlack(getenv func(string) string) (SlackConfig, error) {
+	perMinute, err := intEnv(getenv, "SLACK_HISTORY_PER_MINUTE", 50)
+	if err != nil {
+		return SlackConfig{}, err
+	}
 	return SlackConfig{
 		SigningSecret: getenv("SLACK_SIGNING_SECRET"),
 		BotToken:      getenv("SLACK_BOT_TOKEN"),
@@ -45,7 +53,8 @@ func loadSlack(getenv func(string) string) SlackConfig {
 		APIURL:        getenv("SLACK_API_URL"),
 
 		ContinueChannelID: getenv("SLACK_CONTINUE_CHANNEL_ID"),
-	}
+		HistoryPerMinute:  perMinute,
+	}, nil
 }
 
 // slackApp is Slack, built: the Web API clients (one per workspace), the
@@ -84,7 +93,8 @@ func newSlackApp(cfg SlackConfig, installs *slackinstall.Tokens, logger *slog.Lo
 }
 
 func (a *slackApp) clientConfig() slack.Config {
-	return slack.Config{Token: a.cfg.BotToken, AppToken: a.cfg.AppToken, APIURL: a.cfg.APIURL, Logger: a.logger}
+	return slack.Config{Token: a.cfg.BotToken, AppToken: a.cfg.AppToken, APIURL: a.cfg.APIURL, Logger: a.logger,
+		HistoryPerMinute: a.cfg.HistoryPerMinute}
 }
 
 // on reports whether Slack is configured.

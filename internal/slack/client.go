@@ -7,6 +7,7 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	goslack "github.com/slack-go/slack"
+	"golang.org/x/time/rate"
 
 	"github.com/weft-dev/weft/internal/retry"
 )
@@ -23,6 +25,9 @@ import (
 const (
 	defaultHTTPTimeout  = 20 * time.Second
 	defaultPostInterval = time.Second
+	// defaultHistoryPerMinute is Slack's Tier 3, which the history methods
+	// keep for an app a team creates for itself.
+	defaultHistoryPerMinute = 50
 	// readAttempts is a read's first try and up to 3 retries.
 	readAttempts = 4
 )
@@ -52,6 +57,11 @@ type Config struct {
 	Backoff retry.Backoff
 	// Sleep replaces the wait between read retries (tests); nil sleeps.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// HistoryPerMinute paces conversations.history and .replies, which
+	// Slack limits per workspace: the calls one client makes in a minute,
+	// a minute's worth allowed at once. Zero means 50, Slack's Tier 3; an
+	// app distributed outside the Marketplace gets 1.
+	HistoryPerMinute int
 }
 
 // Client is weft's Slack Web API client for one workspace's bot token.
@@ -61,6 +71,9 @@ type Client struct {
 	logger       *slog.Logger
 	postInterval time.Duration
 	policy       retry.Policy
+
+	// historyReads paces conversations.history and .replies.
+	historyReads *rate.Limiter
 
 	mu       sync.Mutex
 	nextPost map[string]time.Time // per channel: earliest time of the next post
@@ -95,10 +108,15 @@ func New(cfg Config) (*Client, error) {
 	if backoff == (retry.Backoff{}) {
 		backoff = defaultBackoff
 	}
+	perMinute := cfg.HistoryPerMinute
+	if perMinute <= 0 {
+		perMinute = defaultHistoryPerMinute
+	}
 	c := &Client{
 		api:          goslack.New(cfg.Token, opts...),
 		logger:       logger,
 		postInterval: interval,
+		historyReads: rate.NewLimiter(rate.Limit(float64(perMinute)/60), perMinute),
 		nextPost:     make(map[string]time.Time),
 	}
 	c.policy = retry.Policy{
@@ -175,6 +193,27 @@ func read[T any](ctx context.Context, c *Client, op string, call func(context.Co
 		v, err := call(ctx)
 		return v, translate(op, err)
 	})
+}
+
+// paceHistory waits for the history methods' budget. A caller whose
+// deadline comes first is told at once, as Slack would answer, that the
+// methods are rate limited, with how long until the next call may go.
+func (c *Client) paceHistory(ctx context.Context, op string) error {
+	r := c.historyReads.Reserve()
+	wait := r.Delay()
+	if wait == 0 {
+		return nil
+	}
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
+		r.Cancel()
+		return &Error{Kind: KindRateLimited, Op: op, Status: http.StatusTooManyRequests, RetryAfter: wait,
+			Err: errors.New("weft's own pacing of Slack's history methods")}
+	}
+	if err := retry.Sleep(ctx, wait); err != nil {
+		r.Cancel()
+		return err
+	}
+	return nil
 }
 
 // SetStatus sets the "is thinking…" line under a thread

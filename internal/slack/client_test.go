@@ -308,3 +308,32 @@ func TestTS(t *testing.T) {
 		t.Fatal("ParseTS of garbage is not zero")
 	}
 }
+
+// TestHistoryPacing: conversations.history and .replies share one budget
+// per workspace client; a call that would have to wait past its deadline
+// is refused at once as rate limited, without reaching Slack.
+func TestHistoryPacing(t *testing.T) {
+	srv := slacktest.NewServer(t)
+	srv.AddChannel("C1", "channel")
+	parent := srv.Post(slacktest.User{ID: "U1"}, "C1", "", "parent")
+	c, err := slack.New(slack.Config{Token: slacktest.BotToken, APIURL: srv.APIURL(), HistoryPerMinute: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Replies(t.Context(), "C1", parent.TS, slack.ReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.History(t.Context(), "C1", slack.ReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	_, err = c.Replies(ctx, "C1", parent.TS, slack.ReadOptions{})
+	var se *slack.Error
+	if !errors.As(err, &se) || se.Kind != slack.KindRateLimited || se.RetryAfter < 20*time.Second {
+		t.Fatalf("third read in a minute of two: %v, want rate limited for about 30 s", err)
+	}
+	if n := len(srv.Calls("conversations.replies")) + len(srv.Calls("conversations.history")); n != 2 {
+		t.Fatalf("Slack saw %d history calls, want 2", n)
+	}
+}

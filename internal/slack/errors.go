@@ -151,6 +151,10 @@ func translate(op string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("slack: %s: %w", op, err)
 	}
+	var own *Error
+	if errors.As(err, &own) {
+		return err
+	}
 	var rl *goslack.RateLimitedError
 	if errors.As(err, &rl) {
 		return &Error{Kind: KindRateLimited, Op: op, Status: http.StatusTooManyRequests, RetryAfter: max(rl.RetryAfter, minRetryAfter), Err: err}

@@ -88,6 +88,9 @@ type Page struct {
 // failures are retried up to 3 times with backoff.
 func (c *Client) Replies(ctx context.Context, channel, threadTS string, o ReadOptions) (Page, error) {
 	return read(ctx, c, "conversations.replies", func(ctx context.Context) (Page, error) {
+		if err := c.paceHistory(ctx, "conversations.replies"); err != nil {
+			return Page{}, err
+		}
 		msgs, more, cursor, err := c.api.GetConversationRepliesContext(ctx, &goslack.GetConversationRepliesParameters{
 			ChannelID: channel, Timestamp: threadTS, Cursor: o.Cursor, Limit: o.Limit,
 			Oldest: o.Oldest, Latest: o.Latest, Inclusive: o.Inclusive, IncludeAllMetadata: o.IncludeMetadata,
@@ -103,6 +106,9 @@ func (c *Client) Replies(ctx context.Context, channel, threadTS string, o ReadOp
 // (conversations.history), newest first, retried like Replies.
 func (c *Client) History(ctx context.Context, channel string, o ReadOptions) (Page, error) {
 	return read(ctx, c, "conversations.history", func(ctx context.Context) (Page, error) {
+		if err := c.paceHistory(ctx, "conversations.history"); err != nil {
+			return Page{}, err
+		}
 		r, err := c.api.GetConversationHistoryContext(ctx, &goslack.GetConversationHistoryParameters{
 			ChannelID: channel, Cursor: o.Cursor, Limit: o.Limit,
 			Oldest: o.Oldest, Latest: o.Latest, Inclusive: o.Inclusive, IncludeAllMetadata: o.IncludeMetadata,
