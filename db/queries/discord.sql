@@ -20,32 +20,17 @@ WHERE d.thread_id = @thread_id AND d.is_active AND (
     ORDER BY s.seq DESC LIMIT 1) = 'discord';
 
 -- name: StoredDiscordMessagesNewest :many
--- The stored messages of tracked Discord threads: the stitches that came
--- from people's Discord messages, and the bot's own replies (outbox rows
--- sent to the thread, authored 'weft' as a bot); ids are snowflakes (a CHECK
--- constraint on stitches, Discord's answer on the outbox), so ordering by
--- (length, text) is numeric order. A NULL filter does not filter;
--- author_name matches as an ILIKE substring (escaped by the caller).
+-- The stored messages of tracked Discord threads (the view
+-- discord_thread_messages). A NULL filter does not filter; author_name
+-- matches as an ILIKE substring (escaped by the caller).
 -- StoredDiscordMessagesNewest reads newest first, and
 -- StoredDiscordMessagesAfter the oldest after the cursor, oldest first: a
 -- parameter cannot choose the order an index serves, hence two statements.
-SELECT m.message_id::text AS message_id, m.thread_id, d.discord_thread_id, d.channel_id, d.guild_id,
+SELECT m.message_id::text AS message_id, m.thread_id, m.discord_thread_id, m.channel_id, m.guild_id,
     m.author_id, m.author_name, m.author_is_bot, m.content, m.edited_at, m.deleted_at, m.created_at
-FROM discord_thread_metadata d JOIN (
-    SELECT s.external_id AS message_id, s.thread_id, s.author_id, s.author_name, s.author_is_bot, s.content,
-        s.edited_at, s.deleted_at, s.created_at
-    FROM stitches s
-    WHERE s.source_platform = 'discord' AND s.external_id IS NOT NULL
-      AND s.stitch_type IN ('discord_message', 'initial_prompt')
-    UNION ALL
-    SELECT o.external_id, o.thread_id, NULL::text, 'weft'::text, true, coalesce(o.body->>'text', ''),
-        NULL::timestamptz, NULL::timestamptz, o.created_at
-    FROM platform_deliveries o
-    WHERE o.platform = 'discord' AND o.status = 'sent' AND o.external_id IS NOT NULL
-      AND o.kind IN ('response', 'elicitation', 'error', 'message', 'notice')
-) m ON m.thread_id = d.thread_id
-WHERE (sqlc.narg(discord_thread_id)::text IS NULL OR d.discord_thread_id = sqlc.narg(discord_thread_id))
-  AND (sqlc.narg(channel_id)::text IS NULL OR d.channel_id = sqlc.narg(channel_id))
+FROM discord_thread_messages m
+WHERE (sqlc.narg(discord_thread_id)::text IS NULL OR m.discord_thread_id = sqlc.narg(discord_thread_id))
+  AND (sqlc.narg(channel_id)::text IS NULL OR m.channel_id = sqlc.narg(channel_id))
   AND (sqlc.narg(author_id)::text IS NULL OR m.author_id = sqlc.narg(author_id))
   AND (sqlc.narg(author_name)::text IS NULL OR m.author_name ILIKE '%' || sqlc.narg(author_name) || '%')
   AND (sqlc.narg(before)::text IS NULL OR (length(m.message_id), m.message_id) < (length(sqlc.narg(before)), sqlc.narg(before)))
@@ -54,23 +39,11 @@ ORDER BY length(m.message_id) DESC, m.message_id DESC
 LIMIT @max_rows;
 
 -- name: StoredDiscordMessagesAfter :many
-SELECT m.message_id::text AS message_id, m.thread_id, d.discord_thread_id, d.channel_id, d.guild_id,
+SELECT m.message_id::text AS message_id, m.thread_id, m.discord_thread_id, m.channel_id, m.guild_id,
     m.author_id, m.author_name, m.author_is_bot, m.content, m.edited_at, m.deleted_at, m.created_at
-FROM discord_thread_metadata d JOIN (
-    SELECT s.external_id AS message_id, s.thread_id, s.author_id, s.author_name, s.author_is_bot, s.content,
-        s.edited_at, s.deleted_at, s.created_at
-    FROM stitches s
-    WHERE s.source_platform = 'discord' AND s.external_id IS NOT NULL
-      AND s.stitch_type IN ('discord_message', 'initial_prompt')
-    UNION ALL
-    SELECT o.external_id, o.thread_id, NULL::text, 'weft'::text, true, coalesce(o.body->>'text', ''),
-        NULL::timestamptz, NULL::timestamptz, o.created_at
-    FROM platform_deliveries o
-    WHERE o.platform = 'discord' AND o.status = 'sent' AND o.external_id IS NOT NULL
-      AND o.kind IN ('response', 'elicitation', 'error', 'message', 'notice')
-) m ON m.thread_id = d.thread_id
-WHERE (sqlc.narg(discord_thread_id)::text IS NULL OR d.discord_thread_id = sqlc.narg(discord_thread_id))
-  AND (sqlc.narg(channel_id)::text IS NULL OR d.channel_id = sqlc.narg(channel_id))
+FROM discord_thread_messages m
+WHERE (sqlc.narg(discord_thread_id)::text IS NULL OR m.discord_thread_id = sqlc.narg(discord_thread_id))
+  AND (sqlc.narg(channel_id)::text IS NULL OR m.channel_id = sqlc.narg(channel_id))
   AND (sqlc.narg(author_id)::text IS NULL OR m.author_id = sqlc.narg(author_id))
   AND (sqlc.narg(author_name)::text IS NULL OR m.author_name ILIKE '%' || sqlc.narg(author_name) || '%')
   AND (sqlc.narg(before)::text IS NULL OR (length(m.message_id), m.message_id) < (length(sqlc.narg(before)), sqlc.narg(before)))
