@@ -78,11 +78,7 @@ func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain [
 		return h.slackThreadContext(ctx, th, chain, cur)
 	case thread.PlatformDiscord:
 		var d *thread.DiscordAttachment
-		// A mention is the initial prompt of the thread weft just opened on
-		// it: while it is the newest input, that thread holds nothing else
-		// (a message posted there since would be newer input), so there is
-		// no history to read, and one REST call less on the reply's path.
-		if h.Discord == nil || cur.Type == thread.StitchInitialPrompt {
+		if h.Discord == nil {
 			return nil
 		}
 		if d, err = h.Store.DiscordAttachment(ctx, th.ID); err == nil {

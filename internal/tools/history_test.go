@@ -140,16 +140,6 @@ func TestHistorySections(t *testing.T) {
 		require.EqualValues(t, 1, f.calls.Load(), "the second turn used the cache")
 	})
 
-	t.Run("DiscordMentionOpeningItsThreadReadsNothing", func(t *testing.T) {
-		t.Parallel()
-		f := &fetcher{msgs: vms}
-		h := &tools.History{Discord: f, Store: attachments{}, Logger: logtest.New(t)}
-		chain := chainWith(thread.PlatformDiscord, "are they running?", "3")
-		chain[1].Type = thread.StitchInitialPrompt
-		require.Empty(t, h.PromptSections(ctx, th, chain))
-		require.Zero(t, f.calls.Load(), "the thread weft opened on the mention holds nothing else")
-	})
-
 	t.Run("LinearIssueComments", func(t *testing.T) {
 		t.Parallel()
 		h := &tools.History{Linear: &fetcher{msgs: vms[:1]}, Store: attachments{}, Logger: logtest.New(t)}
