@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/internal/slack/slacktest"
@@ -170,17 +171,25 @@ func TestSlackInstalledWorkspaces(t *testing.T) {
 		return w.count(t, "SELECT count(*) FROM slack_installations WHERE team_id = $1 AND NOT is_active", alpha.ID) == 1
 	}, 30*time.Second, 10*time.Millisecond, "app_uninstalled revokes the installation")
 	require.Equal(t, 1, w.count(t, "SELECT count(*) FROM webhook_deliveries WHERE delivery_id = $1", gone))
-	before = len(w.slack.Deliveries())
+	// The mention's two events (app_mention and message), told apart from
+	// any retry of an earlier event by their new ids.
+	seen := map[string]bool{}
+	for _, d := range w.slack.Deliveries() {
+		seen[d.EventID] = true
+	}
 	qa2 := w.slack.Post(ada, "C0ALPHA", "", "<@"+alpha.BotUserID+"> still there?")
-	require.Eventually(t, func() bool {
-		acked := 0
-		for _, d := range w.slack.Deliveries()[before:] {
-			if d.Acked && d.Status == http.StatusOK {
-				acked++
+	acked := func() bool {
+		ids := map[string]bool{}
+		for _, d := range w.slack.Deliveries() {
+			if !seen[d.EventID] && d.Acked && d.Status == http.StatusOK && (d.Type == "app_mention" || d.Type == "message") {
+				ids[d.EventID] = true
 			}
 		}
-		return acked == 2
-	}, 30*time.Second, 10*time.Millisecond)
+		return len(ids) == 2
+	}
+	if !assert.Eventually(t, acked, 30*time.Second, 10*time.Millisecond) {
+		t.Fatalf("the mention's events were not both acknowledged; deliveries: %+v", w.slack.Deliveries())
+	}
 	_, err = w.store.ThreadBySlackThread(ctx, alpha.ID, "C0ALPHA", qa2.TS)
 	require.ErrorIs(t, err, thread.ErrNotFound)
 	require.Len(t, w.slack.BotMessages("C0ALPHA"), 1, "only the answer from before the uninstall")
