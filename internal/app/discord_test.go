@@ -107,18 +107,24 @@ func (w *discordWorld) sent(t *testing.T, channelID string, n int) []discordtest
 	return got
 }
 
-// settled waits until the thread is idle: no turn running, every outbox row
-// sent or failed.
+// settled waits until the thread is idle (waitSettled).
 func (w *discordWorld) settled(t *testing.T, id uuid.UUID) {
+	t.Helper()
+	waitSettled(t, w.store, id)
+}
+
+// waitSettled waits until a thread is idle: no turn running, every outbox
+// row sent or failed. Every end-to-end world waits on it.
+func waitSettled(t *testing.T, store *db.Store, id uuid.UUID) {
 	t.Helper()
 	ctx := context.Background()
 	require.Eventually(t, func() bool {
-		th, err := w.store.Thread(ctx, id)
+		th, err := store.Thread(ctx, id)
 		require.NoError(t, err)
 		if th.Status != thread.StatusWaiting || th.LeaseOwner != "" {
 			return false
 		}
-		rows, err := w.store.ThreadOutbox(ctx, id)
+		rows, err := store.ThreadOutbox(ctx, id)
 		require.NoError(t, err)
 		for _, o := range rows {
 			if o.Status != thread.OutboxSent && o.Status != thread.OutboxFailed {

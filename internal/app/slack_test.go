@@ -125,22 +125,7 @@ func (w *slackWorld) thread(t *testing.T, threadTS string) *thread.Thread {
 // settled waits until no turn runs on the thread and every post is out.
 func (w *slackWorld) settled(t *testing.T, id uuid.UUID) {
 	t.Helper()
-	ctx := context.Background()
-	require.Eventually(t, func() bool {
-		th, err := w.store.Thread(ctx, id)
-		require.NoError(t, err)
-		if th.Status != thread.StatusWaiting || th.LeaseOwner != "" {
-			return false
-		}
-		rows, err := w.store.ThreadOutbox(ctx, id)
-		require.NoError(t, err)
-		for _, o := range rows {
-			if o.Status != thread.OutboxSent && o.Status != thread.OutboxFailed {
-				return false
-			}
-		}
-		return true
-	}, 30*time.Second, 10*time.Millisecond)
+	waitSettled(t, w.store, id)
 }
 
 // inputs are the thread's slack messages (initial prompt included).

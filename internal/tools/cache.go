@@ -69,10 +69,3 @@ func (c *ttlCache[V]) put(key string, v V, now time.Time, ttl time.Duration) {
 	c.m[key] = ttlEntry[V]{v: v, expires: expires}
 	c.puts = append(c.puts, ttlPut{key: key, expires: expires})
 }
-
-// len counts the entries held, expired or not.
-func (c *ttlCache[V]) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}

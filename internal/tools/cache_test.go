@@ -16,7 +16,7 @@ func TestTTLCache(t *testing.T) {
 			c.put(fmt.Sprint(i), i, t0.Add(time.Duration(i)*time.Second), 10*time.Second)
 		}
 		// At t0+99s only what was put in the last 10 s is held.
-		require.Equal(t, 10, c.len())
+		require.Len(t, c.m, 10, "entries held, expired or not")
 		_, ok := c.get("89", t0.Add(99*time.Second))
 		require.False(t, ok, "expired")
 		v, ok := c.get("95", t0.Add(99*time.Second))
@@ -29,7 +29,7 @@ func TestTTLCache(t *testing.T) {
 		for i := range maxCacheEntries + 5 {
 			c.put(fmt.Sprint(i), i, t0, time.Hour)
 		}
-		require.Equal(t, maxCacheEntries, c.len())
+		require.Len(t, c.m, maxCacheEntries)
 		_, ok := c.get("4", t0)
 		require.False(t, ok, "among the oldest, evicted")
 		_, ok = c.get(fmt.Sprint(maxCacheEntries+4), t0)
