@@ -70,11 +70,13 @@ func loadDiscoveryConfig(getenv func(string) string) (tools.DiscoveryConfig, err
 // discoveryNotice posts discovery's "searching threads" notice in the
 // conversation's Discord thread, straight away rather than through the
 // outbox: the outbox sends only the conversation to Discord, and the
-// notice is only worth anything before the answer. Its nonce comes from the
-// mention, so a retried turn does not post it twice.
+// notice is only worth anything before the answer. It is urgent: under a
+// burst of mentions it is the asker's first sign that an answer is coming.
+// Its nonce comes from the mention, so a retried turn does not post it
+// twice.
 func discoveryNotice(c *discord.Client, logger *slog.Logger) func(context.Context, tools.DiscoveryNotice) {
 	return func(ctx context.Context, n tools.DiscoveryNotice) {
-		if _, err := c.Send(ctx, n.DiscordThreadID, n.Text, "discovery/"+n.MentionID); err != nil {
+		if _, err := c.Send(discord.WithPriority(ctx, discord.PriorityUrgent), n.DiscordThreadID, n.Text, "discovery/"+n.MentionID); err != nil {
 			logger.WarnContext(ctx, "discovery notice not posted", slog.String("thread_id", n.ThreadID.String()), slog.Any("error", err))
 		}
 	}

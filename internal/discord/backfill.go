@@ -20,8 +20,10 @@ const maxBackfill = 500
 // the last message stored, through the same path as live messages, so a
 // message seen both ways is stored once, and what was missed is answered by
 // one turn per thread. A thread that fails is logged and skipped; the next
-// reconnect tries it again.
+// reconnect tries it again. Its requests have background priority.
 func (c *Conversations) Connected(ctx context.Context) error {
+	// Catching up yields to live conversations' requests.
+	ctx = WithPriority(ctx, PriorityBackground)
 	atts, err := c.rec.ActiveDiscordThreads(ctx)
 	if err != nil {
 		return err

@@ -162,7 +162,7 @@ func (t *limitTransport) waitTurn(ctx context.Context, route string, noRetry boo
 			return err
 		}
 	}
-	return t.limiter.wait(ctx)
+	return t.limiter.wait(ctx, priorityOf(ctx))
 }
 
 // observe records whether the route's bucket is exhausted.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -15,37 +14,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/require"
 )
-
-func TestWindowLimiter(t *testing.T) {
-	t.Parallel()
-
-	t.Run("BurstThenWindow", func(t *testing.T) {
-		t.Parallel()
-		l := newWindowLimiter(50, time.Second)
-		t0 := time.Unix(1000, 0)
-		for range 50 {
-			require.Equal(t, t0, l.reserve(t0))
-		}
-		require.Equal(t, t0.Add(time.Second), l.reserve(t0), "the 51st waits for the first to leave the window")
-	})
-
-	t.Run("NeverMoreThanNInAnyWindow", func(t *testing.T) {
-		t.Parallel()
-		l := newWindowLimiter(50, time.Second)
-		rng := rand.New(rand.NewPCG(1, 2))
-		now := time.Unix(1000, 0)
-		var grants []time.Time
-		for range 2000 {
-			now = now.Add(time.Duration(rng.IntN(40)) * time.Millisecond)
-			g := l.reserve(now)
-			require.False(t, g.Before(now))
-			grants = append(grants, g)
-		}
-		for i := 50; i < len(grants); i++ {
-			require.GreaterOrEqual(t, grants[i].Sub(grants[i-50]), time.Second, "grant %d", i)
-		}
-	})
-}
 
 func TestRouteKey(t *testing.T) {
 	t.Parallel()
