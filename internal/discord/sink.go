@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/weft-dev/weft/internal/thread"
@@ -44,6 +45,9 @@ type Conversations struct {
 	shardID    int
 	shardCount int
 	logger     *slog.Logger
+
+	mu   sync.Mutex
+	open map[string]chan struct{} // threads being opened; see opening
 }
 
 var _ Sink = (*Conversations)(nil)
@@ -51,7 +55,7 @@ var _ Sink = (*Conversations)(nil)
 // NewConversations returns the Sink for shard shardID of shardCount; rest
 // makes the REST calls (threads, history).
 func NewConversations(rest *Client, rec Recorder, shardID, shardCount int, logger *slog.Logger) *Conversations {
-	return &Conversations{rest: rest, rec: rec, shardID: shardID, shardCount: max(shardCount, 1),
+	return &Conversations{rest: rest, rec: rec, shardID: shardID, shardCount: max(shardCount, 1), open: make(map[string]chan struct{}),
 		logger: logger.With("component", "discord_conversations", "shard_id", shardID)}
 }
 
@@ -66,6 +70,9 @@ func (c *Conversations) MessageCreated(ctx context.Context, m Message) error {
 	s, ok := stitchOf(m)
 	if !ok {
 		return nil
+	}
+	if err := c.awaitOpening(ctx, m.ChannelID); err != nil {
+		return err
 	}
 	// A live message leaves the backfill cursor where it is: one stored
 	// after another that failed must not carry it past that one, which
@@ -95,6 +102,7 @@ func (c *Conversations) startConversation(ctx context.Context, m Message) error 
 	if prompt == "" {
 		prompt = m.Content
 	}
+	defer c.opening(m.ID)()
 	threadID, err := c.rest.StartThread(ctx, m.ChannelID, m.ID, name)
 	var de *Error
 	switch {
@@ -114,10 +122,49 @@ func (c *Conversations) startConversation(ctx context.Context, m Message) error 
 		return err
 	}
 	c.logger.InfoContext(ctx, "discord conversation started", slog.String("discord_thread_id", threadID))
-	// Someone may have posted in the new thread before it was tracked;
-	// those messages were ignored as untracked, so read them now.
-	_, err = c.backfillThread(ctx, threadID, m.ID)
-	return err
+	// Joining is a hedge (see JoinThread): it runs on a lane of its own at
+	// background priority, so neither this channel's next mention nor the
+	// thread's messages nor any conversation's first reply waits for it.
+	return later(ctx, "join:"+threadID, "join thread", func(ctx context.Context) error {
+		c.rest.JoinThread(WithPriority(ctx, PriorityBackground), threadID)
+		return nil
+	})
+}
+
+// opening marks the thread a mention opens (its id is the mention's) as
+// being opened until the returned func is called: someone may post in it
+// as soon as Discord created it, before weft tracks it, and that message's
+// event, on the thread's own lane, must wait for the tracking rather than
+// be ignored as untracked. The thread is opened and its messages arrive on
+// this shard, so the wait is in memory; a crash in between loses the
+// mention as well, as before.
+func (c *Conversations) opening(threadID string) (done func()) {
+	ch := make(chan struct{})
+	c.mu.Lock()
+	c.open[threadID] = ch
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.open, threadID)
+		c.mu.Unlock()
+		close(ch)
+	}
+}
+
+// awaitOpening waits while the thread is being opened.
+func (c *Conversations) awaitOpening(ctx context.Context, threadID string) error {
+	c.mu.Lock()
+	ch, ok := c.open[threadID]
+	c.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // MessageUpdated implements Sink: an edit updates the stored text only.

@@ -2,6 +2,8 @@ package discord
 
 import (
 	"context"
+	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -78,15 +80,10 @@ func (f *fakeRecorder) DiscordTail(context.Context, string, int) ([]thread.Stitc
 func TestConversations(t *testing.T) {
 	t.Parallel()
 
-	t.Run("MessagesPostedBeforeTrackingAreCaughtUp", func(t *testing.T) {
+	t.Run("MentionOpensAThreadAndJoinsIt", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, nil)
 		rec := newFakeRecorder()
-		var early string
-		rec.onStart = func(threadID string) {
-			// Someone answers in the new thread before weft recorded it.
-			early = b.server.PostUserMessage(threadID, b.alice, "also the weekly build").ID
-		}
 		conv := NewConversations(b.client, rec, 0, 1, testLogger(t))
 		m := b.server.PostUserMessage(b.channel, b.alice, "<@"+b.server.BotUser().ID+"> why is the build red?")
 		msg := Message{ID: m.ID, ChannelID: b.channel, GuildID: b.guildID, Author: Author{ID: b.alice.ID, Name: "alice"},
@@ -95,14 +92,39 @@ func TestConversations(t *testing.T) {
 		ch, ok := b.server.Channel(m.ID)
 		require.True(t, ok)
 		require.Equal(t, "why is the build red?", ch.Name)
-		require.Equal(t, 1, rec.stored[early], "the early message was caught up")
+		require.Contains(t, statuses(b.server.Requests(), "/channels/"+m.ID+"/thread-members/@me"), http.StatusNoContent, "joined")
 
 		// The mention again (a redelivery): the thread exists, nothing new.
-		rec.onStart = nil
 		require.NoError(t, conv.MessageCreated(t.Context(), msg))
 		require.Equal(t, 2, rec.convs)
 		require.Equal(t, 1, rec.stored[m.ID])
-		require.Equal(t, 1, rec.stored[early])
+	})
+
+	t.Run("MessagePostedWhileTheThreadOpensWaitsForIt", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil)
+		rec := newFakeRecorder()
+		early := make(chan string, 1)
+		rec.onStart = func(threadID string) {
+			// Someone answers in the new thread before weft recorded it,
+			// and its event is handled before the recording ends.
+			id := b.server.PostUserMessage(threadID, b.alice, "also the weekly build").ID
+			time.Sleep(100 * time.Millisecond)
+			early <- id
+		}
+		shard, err := b.client.ForShard(0, 1, NewConversations(b.client, rec, 0, 1, testLogger(t)))
+		require.NoError(t, err)
+		require.NoError(t, shard.Start(t.Context()))
+		t.Cleanup(func() { require.NoError(t, shard.Stop(context.Background())) })
+		m := b.server.PostUserMessage(b.channel, b.alice, "<@"+b.server.BotUser().ID+"> why is the build red?")
+		id := receive(t, early)
+		joins := "/channels/" + m.ID + "/thread-members/@me"
+		require.Eventually(t, func() bool {
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			return rec.stored[id] == 1 && slices.Contains(statuses(b.server.Requests(), joins), http.StatusNoContent)
+		}, waitTimeout, 10*time.Millisecond, "the early message is stored once, and the thread joined")
+		require.Empty(t, statuses(b.server.Requests(), "/channels/"+m.ID+"/messages"), "no history read")
 	})
 
 	t.Run("UntrackedAndUnmentionedAreIgnored", func(t *testing.T) {

@@ -14,18 +14,20 @@ import (
 const maxThreadName = 100
 
 // StartThread opens a public thread on a message (the thread's id equals the
-// message's) with the channel's default auto-archive duration, joins it, and
-// returns its id. name is cleaned and cut to 100 code points.
+// message's) with the channel's default auto-archive duration and returns
+// its id; the caller joins it (JoinThread) once the thread is tracked, off
+// the path to its first reply. The request is urgent: the thread is where
+// the asker will look for the answer. name is cleaned and cut to 100 code
+// points.
 func (c *Client) StartThread(ctx context.Context, channelID, messageID, name string) (string, error) {
 	clean, err := threadName(name)
 	if err != nil {
 		return "", err
 	}
-	ch, err := c.session.MessageThreadStartComplex(channelID, messageID, &discordgo.ThreadStart{Name: clean}, opts(ctx)...)
+	ch, err := c.session.MessageThreadStartComplex(channelID, messageID, &discordgo.ThreadStart{Name: clean}, opts(WithPriority(ctx, PriorityUrgent))...)
 	if err != nil {
 		return "", translate("start thread", err)
 	}
-	c.joinThread(ctx, ch.ID)
 	return ch.ID, nil
 }
 
@@ -44,15 +46,15 @@ func (c *Client) StartThreadWithoutMessage(ctx context.Context, channelID, name 
 	if err != nil {
 		return "", translate("start thread", err)
 	}
-	c.joinThread(ctx, ch.ID)
+	c.JoinThread(ctx, ch.ID)
 	return ch.ID, nil
 }
 
-// joinThread makes the bot a member of a thread it created. Several projects
+// JoinThread makes the bot a member of a thread it created. Several projects
 // report missing MESSAGE_CREATE in new threads until the bot joined
 // (discord.md §1.2); joining is documented to succeed when already a member.
 // A failure is only logged: the thread exists and is usable.
-func (c *Client) joinThread(ctx context.Context, threadID string) {
+func (c *Client) JoinThread(ctx context.Context, threadID string) {
 	if err := c.session.ThreadJoin(threadID, opts(ctx)...); err != nil {
 		c.logger.WarnContext(ctx, "discord join thread failed", slog.String("thread_id", threadID), slog.Any("error", translate("join thread", err)))
 	}
