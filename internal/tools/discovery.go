@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -122,6 +123,7 @@ type Discovery struct {
 
 	channels ttlCache[[]ChannelMessage] // by channel key
 	threads  ttlCache[[]ChannelMessage] // replies, by channel key and root id
+	reads    singleflight.Group         // reads of either in flight, by key
 	// sections keeps each mention's result for its turn: PromptSections runs
 	// before every model call of a turn, and ranking once is enough. Only
 	// the mention's own turn asks, so the result is kept for sectionTTL,
@@ -197,16 +199,29 @@ func (d *Discovery) discover(ctx context.Context, cfg DiscoveryConfig, src Disco
 // cached returns a channel's or thread's latest messages, oldest first,
 // from cache while fresh, else from read. A thread that does not exist (a
 // message nobody replied to) reads as no messages, and is cached as such.
+//
+// Concurrent misses of one key share one read: a burst of mentions in a
+// channel would otherwise read its history once per mention, each read
+// spending the platform's rate limit before any of them fills the cache.
 func cached(d *Discovery, c *ttlCache[[]ChannelMessage], key string, ttl time.Duration, read func() ([]ChannelMessage, error)) ([]ChannelMessage, error) {
 	if msgs, ok := c.get(key, d.now()); ok {
 		return msgs, nil
 	}
-	msgs, err := read()
-	if err != nil && !errors.Is(err, thread.ErrNotFound) {
+	v, err, _ := d.reads.Do(key, func() (any, error) {
+		if msgs, ok := c.get(key, d.now()); ok {
+			return msgs, nil // filled by the read this one queued behind
+		}
+		msgs, err := read()
+		if err != nil && !errors.Is(err, thread.ErrNotFound) {
+			return nil, err
+		}
+		c.put(key, msgs, d.now(), ttl)
+		return msgs, nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	c.put(key, msgs, d.now(), ttl)
-	return msgs, nil
+	return v.([]ChannelMessage), nil
 }
 
 // found is a relevant message with its thread's replies, if they arrived.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/internal/logtest"
@@ -25,6 +26,7 @@ type memDiscord struct {
 	channels map[string]tools.DiscordChannel
 	msgs     map[string][]tools.ChannelMessage // oldest first
 	hang     map[string]bool                   // reads wait for their context
+	slow     time.Duration                     // every read takes this long
 	reads    map[string]int
 }
 
@@ -43,6 +45,7 @@ func (m *memDiscord) MessagesBefore(ctx context.Context, id, _ string, limit int
 	m.reads[id]++
 	hang, msgs, ok := m.hang[id], m.msgs[id], m.msgs[id] != nil
 	m.mu.Unlock()
+	time.Sleep(m.slow)
 	if hang {
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -208,4 +211,25 @@ func TestDiscoveryChannelUnreadable(t *testing.T) {
 		Sources: discordSource(dc, func(context.Context, tools.DiscoveryNotice) { panic("no notice without a search") }),
 		Fast:    fastFunc(func(string, string) (string, error) { panic("no ranking without a channel") })}
 	require.Empty(t, d.PromptSections(ctx, &thread.Thread{ID: uuid.New()}, mentionChain()))
+}
+
+func TestDiscoveryBurstReadsTheChannelOnce(t *testing.T) {
+	t.Parallel()
+	dc := newMemDiscord()
+	// Reads long enough for the mentions' turns to overlap in them.
+	dc.slow = 200 * time.Millisecond
+	d := &tools.Discovery{Sources: discordSource(dc, nil), Logger: logtest.New(t),
+		Fast: fastFunc(func(string, string) (string, error) { return fmt.Sprintf(`[{"id":%q,"score":0.9}]`, rootA), nil })}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			chain := mentionChain()
+			chain[1].ExternalID = fmt.Sprintf("1100000000000001%02d", i)
+			secs := d.PromptSections(context.Background(), &thread.Thread{ID: uuid.New()}, chain)
+			assert.Len(t, secs, 1)
+		})
+	}
+	wg.Wait()
+	require.Equal(t, 1, dc.reads[channelID], "one read of the channel for the burst")
+	require.Equal(t, 1, dc.reads[rootA], "one read of the thread all of them picked")
 }
