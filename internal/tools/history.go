@@ -99,8 +99,17 @@ func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain [
 		return nil
 	}
 	var msgs []HistoryMessage
-	if err == nil {
-		msgs, err = h.fetch(ctx, string(cur.Source)+":"+ref.ID, fetcher, ref)
+	key := string(cur.Source) + ":" + ref.ID
+	switch {
+	case err != nil:
+	case opened(cur, ref):
+		// weft opened this Discord thread on this mention moments ago, so
+		// it holds nothing the chain lacks: remember it as read rather
+		// than spend a call of the bot's global rate limit, which a burst
+		// of mentions needs for their threads and first replies.
+		h.remember(key, nil)
+	default:
+		msgs, err = h.fetch(ctx, key, fetcher, ref)
 	}
 	if err != nil {
 		h.Logger.WarnContext(ctx, "thread history unavailable; answering without it",
@@ -124,12 +133,14 @@ func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain [
 	return []string{fmt.Sprintf("<%s>\n%s</%s>\nCurrent question: %s", tag, b.String(), tag, cur.Content)}
 }
 
+// opened reports whether cur is the mention a Discord thread was started
+// from (the thread has the message's id): that thread's first turn.
+func opened(cur *thread.Stitch, ref HistoryRef) bool {
+	return cur.Source == thread.PlatformDiscord && cur.Type == thread.StitchInitialPrompt && cur.ExternalID == ref.ID
+}
+
 // fetch returns the history of ref, from the cache while it is fresh.
 func (h *History) fetch(ctx context.Context, key string, f HistoryFetcher, ref HistoryRef) ([]HistoryMessage, error) {
-	ttl := h.TTL
-	if ttl <= 0 {
-		ttl = DefaultHistoryTTL
-	}
 	if msgs, ok := h.cache.get(key, time.Now()); ok {
 		return msgs, nil
 	}
@@ -137,8 +148,17 @@ func (h *History) fetch(ctx context.Context, key string, f HistoryFetcher, ref H
 	if err != nil {
 		return nil, err
 	}
-	h.cache.put(key, msgs, time.Now(), ttl)
+	h.remember(key, msgs)
 	return msgs, nil
+}
+
+// remember caches a history for the TTL.
+func (h *History) remember(key string, msgs []HistoryMessage) {
+	ttl := h.TTL
+	if ttl <= 0 {
+		ttl = DefaultHistoryTTL
+	}
+	h.cache.put(key, msgs, time.Now(), ttl)
 }
 
 // latestInput is the newest input stitch: the question being answered.

@@ -140,6 +140,26 @@ func TestHistorySections(t *testing.T) {
 		require.EqualValues(t, 1, f.calls.Load(), "the second turn used the cache")
 	})
 
+	t.Run("ThreadOpenedOnTheMentionIsNotRead", func(t *testing.T) {
+		t.Parallel()
+		f := &fetcher{msgs: vms}
+		h := &tools.History{Discord: f, Store: attachments{}, Logger: logtest.New(t)}
+		mention := chainWith(thread.PlatformDiscord, "why is the build red?", "111111111111111111")
+		mention[1].Type = thread.StitchInitialPrompt
+		require.Empty(t, h.PromptSections(ctx, th, mention))
+		require.Zero(t, f.calls.Load(), "the thread weft just opened on the mention holds nothing older")
+		// Its follow-ups within the TTL reuse that, as they would a read.
+		require.Empty(t, h.PromptSections(ctx, th, chainWith(thread.PlatformDiscord, "and now?", "111111111111111112")))
+		require.Zero(t, f.calls.Load())
+
+		// A mention in a thread weft did not open on it (a continued
+		// conversation's thread) is read.
+		other := chainWith(thread.PlatformDiscord, "go on", "211111111111111111")
+		other[1].Type = thread.StitchInitialPrompt
+		require.Len(t, (&tools.History{Discord: f, Store: attachments{}, Logger: logtest.New(t)}).PromptSections(ctx, th, other), 1)
+		require.EqualValues(t, 1, f.calls.Load())
+	})
+
 	t.Run("LinearIssueComments", func(t *testing.T) {
 		t.Parallel()
 		h := &tools.History{Linear: &fetcher{msgs: vms[:1]}, Store: attachments{}, Logger: logtest.New(t)}
