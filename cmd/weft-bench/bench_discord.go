@@ -106,7 +106,12 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 	if err != nil {
 		return err
 	}
-	setupRequests := b.discord.Requests()[startup:]
+	// The steady run starts once the mentions' work is all done (answers
+	// after notices, joins), so it times follow-ups alone.
+	setupRequests, answers, err := b.settle(ctx, startup, mentions, *wait)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "Setup: %d mentions at %d/s, %d threads answered:\n", *threads, *rate, len(opened.total))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tmax\ttarget\t")
@@ -115,6 +120,8 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 		ms(opened.own.Percentile(50)), ms(opened.own.Percentile(99)), ms(opened.own.Percentile(100)), targetDiscordReplyP99, verdict(mentionOK))
 	fmt.Fprintf(tw, "  of which end to end (model included)\t%d\t%s\t%s\t%s\t\t\n", len(opened.total),
 		ms(opened.total.Percentile(50)), ms(opened.total.Percentile(99)), ms(opened.total.Percentile(100)))
+	fmt.Fprintf(tw, "mention dispatched → its answer (last reply), our time\t%d\t%s\t%s\t%s\t\t\n", len(answers),
+		ms(answers.Percentile(50)), ms(answers.Percentile(99)), ms(answers.Percentile(100)))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -322,6 +329,45 @@ func (b *discordBench) await(ctx context.Context, posts []discordPost, wait time
 		}
 		if err := retry.Sleep(ctx, 200*time.Millisecond); err != nil {
 			return out, missing, err
+		}
+	}
+}
+
+// settleQuiet is how long the fake Discord must see no request for a
+// mention burst's work to count as done.
+const settleQuiet = 500 * time.Millisecond
+
+// settle waits, up to wait, until every mention's thread is joined and no
+// REST call came for settleQuiet, then returns the requests since startup
+// and each answered mention's time to its last reply (the answer, after
+// any notice), less its model calls.
+func (b *discordBench) settle(ctx context.Context, startup int, mentions []discordPost, wait time.Duration) ([]discordtest.Request, benchmark.Latencies, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		reqs := b.discord.Requests()[startup:]
+		joined := map[string]bool{}
+		last := map[string]time.Time{}
+		for _, r := range reqs {
+			channel, what, ok := channelRequest(r)
+			switch {
+			case r.Method == http.MethodPut && strings.HasSuffix(r.Path, "/thread-members/@me"):
+				joined[strings.Split(strings.TrimPrefix(r.Path, "/channels/"), "/")[0]] = true
+			case ok && r.Method == http.MethodPost && what == "messages" && r.Status < 300:
+				last[channel] = r.At
+			}
+		}
+		quiet := len(reqs) > 0 && time.Since(reqs[len(reqs)-1].At) >= settleQuiet
+		if (quiet && len(joined) >= len(mentions)) || time.Now().After(deadline) {
+			var answers benchmark.Latencies
+			for _, m := range mentions {
+				if at, ok := last[m.channel]; ok {
+					answers = append(answers, at.Sub(m.at)-b.timer.Spent(m.tag))
+				}
+			}
+			return reqs, answers.Sorted(), nil
+		}
+		if err := retry.Sleep(ctx, 100*time.Millisecond); err != nil {
+			return nil, nil, err
 		}
 	}
 }
