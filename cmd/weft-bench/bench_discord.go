@@ -108,7 +108,7 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 	}
 	// The steady run starts once the mentions' work is all done (answers
 	// after notices, joins), so it times follow-ups alone.
-	setupRequests, answers, err := b.settle(ctx, startup, mentions, *wait)
+	setupRequests, burst, err := b.settle(ctx, startup, mentions, *wait)
 	if err != nil {
 		return err
 	}
@@ -120,8 +120,16 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 		ms(opened.own.Percentile(50)), ms(opened.own.Percentile(99)), ms(opened.own.Percentile(100)), targetDiscordReplyP99, verdict(mentionOK))
 	fmt.Fprintf(tw, "  of which end to end (model included)\t%d\t%s\t%s\t%s\t\t\n", len(opened.total),
 		ms(opened.total.Percentile(50)), ms(opened.total.Percentile(99)), ms(opened.total.Percentile(100)))
-	fmt.Fprintf(tw, "mention dispatched → its answer (last reply), our time\t%d\t%s\t%s\t%s\t\t\n", len(answers),
-		ms(answers.Percentile(50)), ms(answers.Percentile(99)), ms(answers.Percentile(100)))
+	for _, r := range []struct {
+		name string
+		l    benchmark.Latencies
+	}{
+		{"  of which → thread opened at fake (gateway, lane, REST)", burst.opened},
+		{"  of which thread opened → first reply (turn, discovery, REST)", burst.first},
+		{"mention dispatched → its answer (last reply), our time", burst.answers},
+	} {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t\t\n", r.name, len(r.l), ms(r.l.Percentile(50)), ms(r.l.Percentile(99)), ms(r.l.Percentile(100)))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -337,37 +345,57 @@ func (b *discordBench) await(ctx context.Context, posts []discordPost, wait time
 // mention burst's work to count as done.
 const settleQuiet = 500 * time.Millisecond
 
+// burstTimes are where a mention burst's time went, per mention.
+type burstTimes struct {
+	opened  benchmark.Latencies // dispatch → thread start at the fake
+	first   benchmark.Latencies // thread start → first reply, less model time
+	answers benchmark.Latencies // dispatch → last reply, less model time
+}
+
 // settle waits, up to wait, until every mention's thread is joined and no
 // REST call came for settleQuiet, then returns the requests since startup
-// and each answered mention's time to its last reply (the answer, after
-// any notice), less its model calls.
-func (b *discordBench) settle(ctx context.Context, startup int, mentions []discordPost, wait time.Duration) ([]discordtest.Request, benchmark.Latencies, error) {
+// and where each answered mention's time went.
+func (b *discordBench) settle(ctx context.Context, startup int, mentions []discordPost, wait time.Duration) ([]discordtest.Request, burstTimes, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		reqs := b.discord.Requests()[startup:]
 		joined := map[string]bool{}
-		last := map[string]time.Time{}
+		started, first, last := map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
 		for _, r := range reqs {
 			channel, what, ok := channelRequest(r)
 			switch {
 			case r.Method == http.MethodPut && strings.HasSuffix(r.Path, "/thread-members/@me"):
 				joined[strings.Split(strings.TrimPrefix(r.Path, "/channels/"), "/")[0]] = true
+			case r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/threads") && r.Status < 300:
+				// /channels/{parent}/messages/{mention}/threads
+				parts := strings.Split(r.Path, "/")
+				started[parts[len(parts)-2]] = r.At
 			case ok && r.Method == http.MethodPost && what == "messages" && r.Status < 300:
+				if _, seen := first[channel]; !seen {
+					first[channel] = r.At
+				}
 				last[channel] = r.At
 			}
 		}
 		quiet := len(reqs) > 0 && time.Since(reqs[len(reqs)-1].At) >= settleQuiet
 		if (quiet && len(joined) >= len(mentions)) || time.Now().After(deadline) {
-			var answers benchmark.Latencies
+			var out burstTimes
 			for _, m := range mentions {
-				if at, ok := last[m.channel]; ok {
-					answers = append(answers, at.Sub(m.at)-b.timer.Spent(m.tag))
+				at, answered := last[m.channel]
+				opened, ok := started[m.channel]
+				if !answered || !ok {
+					continue
 				}
+				model := b.timer.Spent(m.tag)
+				out.opened = append(out.opened, opened.Sub(m.at))
+				out.first = append(out.first, first[m.channel].Sub(opened)-model)
+				out.answers = append(out.answers, at.Sub(m.at)-model)
 			}
-			return reqs, answers.Sorted(), nil
+			out.opened, out.first, out.answers = out.opened.Sorted(), out.first.Sorted(), out.answers.Sorted()
+			return reqs, out, nil
 		}
 		if err := retry.Sleep(ctx, 100*time.Millisecond); err != nil {
-			return nil, nil, err
+			return nil, burstTimes{}, err
 		}
 	}
 }
