@@ -73,8 +73,12 @@ func benchSlack(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	wait := fs.Duration("wait", 30*time.Second, "how long to wait for the setup's and the steady run's replies")
 	keep := fs.Bool("keep", false, "keep the scratch database afterwards")
 	scratch := fs.String("db", "weft_bench_slack", "name of the scratch database (dropped first if it exists)")
+	anchorServe := fs.String("anchor-serve", "", "serve the acknowledgements' anchor on this address (how the bench starts it as its child)")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
+	}
+	if *anchorServe != "" {
+		return serveSlackAnchor(ctx, cfg.DatabaseURL, *anchorServe, cfg.Slack.SigningSecret)
 	}
 	if *rate < 1 || *threads < 1 || *duration <= 0 || *wait <= 0 || *ackRate < 1 || *ackDuration <= 0 {
 		return badFlags(fs, stderr)
@@ -165,17 +169,31 @@ func benchSlack(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 
 	// Acknowledgements: signed deliveries of channel chatter (recorded in
 	// the ledger, answered by no turn), open-loop at the ack rate.
-	acks, failed, ackLag, err := b.acks(ctx, *ackRate, *ackDuration)
+	acks, failed, ackLag, err := b.acks(ctx, b.url, *ackRate, *ackDuration)
 	if err != nil {
 		return err
 	}
 	ackOK := failed == 0 && acks.Percentile(99) <= targetSlackAckP99
 	pass = pass && ackOK
-	fmt.Fprintf(stdout, "\nEvents API at %d/s for %s: %d deliveries, %d not acknowledged with 2xx (generator lag max %s)\n",
-		*ackRate, *ackDuration, len(acks)+failed, failed, ms(ackLag))
+	// The anchor, at the same rate, once weft's run is over: a minimal
+	// signed handler on the same database.
+	anchor, anchorURL, err := startSlackAnchor(ctx, url, slacktest.SigningSecret)
+	if err != nil {
+		return err
+	}
+	anchorAcks, anchorFailed, _, err := b.acks(ctx, anchorURL, *ackRate, *ackDuration)
+	if stopErr := anchor.Stop(15 * time.Second); err == nil {
+		err = stopErr
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nEvents API at %d/s for %s: %d deliveries, %d not acknowledged with 2xx (generator lag max %s); then the anchor, a minimal signed handler (read, verify, one insert, one commit) on the same database, at the same rate: %d not 2xx\n",
+		*ackRate, *ackDuration, len(acks)+failed, failed, ms(ackLag), anchorFailed)
 	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tp99.9\tmax\ttarget\t")
 	row("signed delivery → acknowledgement", acks, fmt.Sprintf("p99 ≤ %s, all 2xx %s", targetSlackAckP99, verdict(ackOK)))
+	row("  the anchor's", anchorAcks, fmt.Sprintf("weft's p99 is %.1f× it", float64(acks.Percentile(99))/float64(max(anchorAcks.Percentile(99), time.Microsecond))))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -327,9 +345,10 @@ func (b *slackBench) await(ctx context.Context, posts []slackPost, wait time.Dur
 // tsAfter orders two Slack ts of the fake (same number of digits).
 func tsAfter(a, b string) bool { return slack.ParseTS(a).After(slack.ParseTS(b)) }
 
-// acks posts signed message events of top-level chatter to weft's door at
-// rate for d, open-loop, and times each to its answer.
-func (b *slackBench) acks(ctx context.Context, rate int, d time.Duration) (benchmark.Latencies, int, time.Duration, error) {
+// acks posts signed message events of top-level chatter to the door at url
+// (weft's, or the anchor's) at rate for d, open-loop, and times each to its
+// answer.
+func (b *slackBench) acks(ctx context.Context, url string, rate int, d time.Duration) (benchmark.Latencies, int, time.Duration, error) {
 	b.slack.AddChannel("C0CHATTER", "channel")
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	n := int(d.Seconds() * float64(rate))
@@ -350,7 +369,7 @@ func (b *slackBench) acks(ctx context.Context, rate int, d time.Duration) (bench
 		_, body := b.slack.Envelope(map[string]any{"type": "message", "channel": "C0CHATTER", "channel_type": "channel",
 			"user": b.user.ID, "text": fmt.Sprintf("chatter %d", i), "ts": ts, "event_ts": ts})
 		go func() {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url, bytes.NewReader(body))
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 			if err != nil {
 				results <- result{}
 				return
