@@ -15,12 +15,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/db/dbbench"
 	"github.com/weft-dev/weft/internal/benchmark"
 	"github.com/weft-dev/weft/internal/console"
 )
@@ -46,6 +48,9 @@ type Result struct {
 	// CPU time the process spent per request (weft's side, Postgres not
 	// included): what the page costs whatever else the machine runs.
 	ThreadCPU, ListCPU time.Duration
+	// The anchors: each page's rows read bare from Postgres, in the same
+	// run, as many times.
+	ThreadAnchorP99, ListAnchorP99 time.Duration
 }
 
 // Pass reports whether both pages met their targets.
@@ -98,6 +103,14 @@ func Run(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, out io.Wr
 	res.ThreadCPU = (cpuTime() - cpu0) / time.Duration(cfg.Samples)
 	thread = thread.Sorted()
 	res.ThreadP50, res.ThreadP99 = thread.Percentile(50), thread.Percentile(99)
+	threadAnchor, err := anchor(cfg.Samples, func(int) error {
+		_, err := dbbench.ThreadRows(ctx, pool, big)
+		return err
+	})
+	if err != nil {
+		return res, err
+	}
+	res.ThreadAnchorP99 = threadAnchor.Percentile(99)
 
 	// Pages anywhere in the list: a cursor at a random thread, as an
 	// operator reaches paging on; a tenth of them the first page, a tenth
@@ -123,9 +136,13 @@ func Run(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, out io.Wr
 		return res, fmt.Errorf("cursors: none sampled")
 	}
 	var list benchmark.Latencies
+	picks := make([]string, cfg.Samples)
+	for i := range picks {
+		picks[i] = cursors[rand.IntN(len(cursors))]
+	}
 	cpu0 = cpuTime()
 	for i := range cfg.Samples {
-		path := console.Prefix + "/?after=" + url.QueryEscape(cursors[rand.IntN(len(cursors))])
+		path := console.Prefix + "/?after=" + url.QueryEscape(picks[i])
 		switch i % 10 {
 		case 0:
 			path = console.Prefix + "/"
@@ -141,13 +158,44 @@ func Run(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, out io.Wr
 	res.ListCPU = (cpuTime() - cpu0) / time.Duration(cfg.Samples)
 	list = list.Sorted()
 	res.ListP50, res.ListP99 = list.Percentile(50), list.Percentile(99)
+	listAnchor, err := anchor(cfg.Samples, func(i int) error {
+		after, afterID, _ := strings.Cut(picks[i], "_")
+		if i%10 == 0 {
+			after, afterID = "", ""
+		}
+		_, err := dbbench.ListRows(ctx, pool, after, afterID, console.PageSize)
+		return err
+	})
+	if err != nil {
+		return res, err
+	}
+	res.ListAnchorP99 = listAnchor.Percentile(99)
 
 	fmt.Fprintf(out, "thread page, %d stitches (%d samples): p50 %s  p99 %s  (target p99 ≤ %s) %s; weft CPU %s per page\n",
 		cfg.Stitches, len(thread), ms(res.ThreadP50), ms(res.ThreadP99), TargetThreadP99, verdict(res.ThreadP99 <= TargetThreadP99), ms(res.ThreadCPU))
+	fmt.Fprintf(out, "  anchor, its rows read bare from Postgres: p50 %s  p99 %s; the page's p99 is %.1f× it\n",
+		ms(threadAnchor.Percentile(50)), ms(res.ThreadAnchorP99), ratio(res.ThreadP99, res.ThreadAnchorP99))
 	fmt.Fprintf(out, "threads list, a page of %d among %d (%d samples): p50 %s  p99 %s  (target p99 ≤ %s) %s; weft CPU %s per page\n",
 		console.PageSize, cfg.Threads, len(list), ms(res.ListP50), ms(res.ListP99), TargetListP99, verdict(res.ListP99 <= TargetListP99), ms(res.ListCPU))
+	fmt.Fprintf(out, "  anchor, the same pages' threads read bare by keyset: p50 %s  p99 %s; the page's p99 is %.1f× it\n",
+		ms(listAnchor.Percentile(50)), ms(res.ListAnchorP99), ratio(res.ListP99, res.ListAnchorP99))
 	return res, nil
 }
+
+// anchor times n calls of read.
+func anchor(n int, read func(i int) error) (benchmark.Latencies, error) {
+	var l benchmark.Latencies
+	for i := range n {
+		t0 := time.Now()
+		if err := read(i); err != nil {
+			return nil, err
+		}
+		l = append(l, time.Since(t0))
+	}
+	return l.Sorted(), nil
+}
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(max(b, time.Microsecond)) }
 
 // session logs in through the handler and returns the Cookie header.
 func session(h http.Handler) (string, error) {

@@ -1,8 +1,10 @@
 package consolebench_test
 
 import (
+	"bytes"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"testing"
 
@@ -25,7 +27,12 @@ var (
 // TestRun runs the bench; its figures are printed, never asserted.
 func TestRun(t *testing.T) {
 	pool := dbtest.NewPool(t)
-	_, err := consolebench.Run(context.Background(), pool, logtest.New(t), os.Stdout,
+	var out bytes.Buffer
+	res, err := consolebench.Run(context.Background(), pool, logtest.New(t), io.MultiWriter(os.Stdout, &out),
 		consolebench.Config{Threads: *threads, Stitches: *stitches, Samples: *samples})
 	require.NoError(t, err)
+	require.Positive(t, res.ThreadAnchorP99)
+	require.Positive(t, res.ListAnchorP99)
+	require.Contains(t, out.String(), "anchor, its rows read bare from Postgres")
+	require.Contains(t, out.String(), "anchor, the same pages' threads read bare by keyset")
 }
