@@ -36,7 +36,9 @@ func TestUUID(t *testing.T) {
 	var ids []uuid.UUID
 	require.NoError(t, conn.QueryRow(ctx, "SELECT $1::uuid[]", []uuid.UUID{u, v}).Scan(&ids))
 	require.Equal(t, []uuid.UUID{u, v}, ids)
-	require.NoError(t, conn.QueryRow(ctx, "SELECT $1::text", u).Scan(new(string)), "a uuid passed as text")
+	var text string
+	require.NoError(t, conn.QueryRow(ctx, "SELECT $1::text", u).Scan(&text), "a uuid passed as text")
+	require.Equal(t, u.String(), text)
 }
 
 // TestUUIDAllocs: an id costs no allocation to encode or scan (pgx alone
