@@ -51,7 +51,8 @@ func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, ing *ingest.I
 		}
 		// The signature is checked on the raw bytes before anything
 		// parses them.
-		if err := linear.Verify(secret, body, r.Header.Get(linear.HeaderSignature), time.Now()); err != nil {
+		ev, err := linear.VerifyParse(secret, body, r.Header.Get(linear.HeaderSignature), time.Now())
+		if err != nil {
 			if errors.Is(err, linear.ErrMalformed) {
 				reject(http.StatusBadRequest, "malformed body", err)
 				return
@@ -64,18 +65,17 @@ func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, ing *ingest.I
 			reject(http.StatusBadRequest, "missing or invalid "+linear.HeaderDelivery+" header", nil)
 			return
 		}
-		ev, err := linear.Parse(body)
-		if err != nil {
-			reject(http.StatusBadRequest, "malformed body", err)
-			return
-		}
 
 		meta := ev.Meta()
 		d := thread.Inbound{
 			DeliveryID: deliveryID, EventKey: clean(ev.IdentityKey()),
 			EventType: clean(meta.Type), Action: clean(meta.Action), Payload: body,
 		}
-		log := logger.With(slog.String("delivery_id", deliveryID), slog.String("event_type", d.EventType), slog.String("action", d.Action))
+		// Made only to log: With formats the attributes at once, and most
+		// deliveries log nothing.
+		log := func() *slog.Logger {
+			return logger.With(slog.String("delivery_id", deliveryID), slog.String("event_type", d.EventType), slog.String("action", d.Action))
+		}
 		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ingestTimeout)
 		defer cancel()
 		ictx, span := tracer.Start(ictx, "ingest linear "+d.EventType+" "+d.Action)
@@ -92,7 +92,7 @@ func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, ing *ingest.I
 		if errors.Is(err, thread.ErrInvalid) {
 			// Signed by Linear but unusable (say, a session without a
 			// workspace): recorded, and not worth a retry.
-			log.WarnContext(ctx, "linear delivery cannot be acted on", slog.Any("error", err))
+			log().WarnContext(ctx, "linear delivery cannot be acted on", slog.Any("error", err))
 			res, err = ing.LinearIgnored(ictx, d)
 			ignored = true
 		}
@@ -103,13 +103,15 @@ func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, ing *ingest.I
 		}
 		tracing.End(span, err)
 		if err != nil {
-			log.ErrorContext(ctx, "linear delivery not recorded", slog.Any("error", err))
+			log().ErrorContext(ctx, "linear delivery not recorded", slog.Any("error", err))
 			noteOutcome(ctx, metrics.EventFailed)
 			w.Header().Set("Retry-After", "60")
 			http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
 			return
 		}
-		log.DebugContext(ctx, "linear delivery recorded", slog.Bool("duplicate", res.Duplicate), slog.String("thread_id", res.ThreadID.String()))
+		if logger.Enabled(ctx, slog.LevelDebug) {
+			log().DebugContext(ctx, "linear delivery recorded", slog.Bool("duplicate", res.Duplicate), slog.String("thread_id", res.ThreadID.String()))
+		}
 		switch {
 		case res.Duplicate:
 			noteOutcome(ctx, metrics.EventDuplicate)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/weft-dev/weft/db"
 )
 
 // Trips counts what a pool sends the server, as a pgx tracer: round trips
@@ -79,6 +81,7 @@ func OpenCounting(ctx context.Context, url string, t *Trips) (*pgxpool.Pool, err
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
+	db.Configure(cfg)
 	cfg.ConnConfig.Tracer = t
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

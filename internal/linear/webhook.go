@@ -43,6 +43,35 @@ const (
 // the signature covers, never from the unsigned Linear-Timestamp header,
 // which an attacker replaying a captured body could set to anything.
 func Verify(secret, body []byte, signatureHex string, now time.Time) error {
+	if err := checkSignature(secret, body, signatureHex); err != nil {
+		return err
+	}
+	var env struct {
+		WebhookTimestamp *float64 `json:"webhookTimestamp"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return checkFresh(env.WebhookTimestamp, now)
+}
+
+// VerifyParse is Verify then Parse, decoding the body once rather than
+// twice: what a webhook handler needs.
+func VerifyParse(secret, body []byte, signatureHex string, now time.Time) (Event, error) {
+	if err := checkSignature(secret, body, signatureHex); err != nil {
+		return nil, err
+	}
+	p, err := decode(body)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFresh(p.WebhookTimestamp, now); err != nil {
+		return nil, err
+	}
+	return p.event(body)
+}
+
+func checkSignature(secret, body []byte, signatureHex string) error {
 	if len(secret) == 0 {
 		return fmt.Errorf("%w: no signing secret configured", ErrBadSignature)
 	}
@@ -55,18 +84,18 @@ func Verify(secret, body []byte, signatureHex string, now time.Time) error {
 	if !hmac.Equal(mac.Sum(nil), got) {
 		return ErrBadSignature
 	}
-	var env struct {
-		WebhookTimestamp *float64 `json:"webhookTimestamp"`
-	}
-	if err := json.Unmarshal(body, &env); err != nil {
-		return fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	if env.WebhookTimestamp == nil {
+	return nil
+}
+
+// checkFresh checks a webhookTimestamp (nil: absent) is within
+// WebhookTolerance of now.
+func checkFresh(webhookTimestamp *float64, now time.Time) error {
+	if webhookTimestamp == nil {
 		return fmt.Errorf("%w: no webhookTimestamp", ErrMalformed)
 	}
 	// Milliseconds, compared as floats so that absurd values cannot
 	// overflow a conversion to int64.
-	skew := float64(now.UnixMilli()) - *env.WebhookTimestamp
+	skew := float64(now.UnixMilli()) - *webhookTimestamp
 	if math.Abs(skew) > float64(WebhookTolerance.Milliseconds()) {
 		return ErrStale
 	}
@@ -78,10 +107,23 @@ func Verify(secret, body []byte, signatureHex string, now time.Time) error {
 // It returns ErrMalformed (wrapped) for a body that is not JSON, has no
 // type, or is an agent session event missing the ids it is identified by.
 func Parse(body []byte) (Event, error) {
+	p, err := decode(body)
+	if err != nil {
+		return nil, err
+	}
+	return p.event(body)
+}
+
+func decode(body []byte) (*payload, error) {
 	var p payload
 	if err := json.Unmarshal(body, &p); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
+	return &p, nil
+}
+
+// event is the Event p describes; body is p's raw JSON.
+func (p *payload) event(body []byte) (Event, error) {
 	if p.Type == "" {
 		return nil, fmt.Errorf("%w: no type", ErrMalformed)
 	}
@@ -106,14 +148,14 @@ func Parse(body []byte) (Event, error) {
 // payload is the union of the webhook bodies Parse reads (linear.md §1.5,
 // §1.7; Linear's AgentSessionEventWebhookPayload and friends).
 type payload struct {
-	Type             string  `json:"type"`
-	Action           string  `json:"action"`
-	OrganizationID   string  `json:"organizationId"`
-	OAuthClientID    string  `json:"oauthClientId"`
-	AppUserID        string  `json:"appUserId"`
-	WebhookID        string  `json:"webhookId"`
-	CreatedAt        string  `json:"createdAt"`
-	WebhookTimestamp float64 `json:"webhookTimestamp"`
+	Type             string   `json:"type"`
+	Action           string   `json:"action"`
+	OrganizationID   string   `json:"organizationId"`
+	OAuthClientID    string   `json:"oauthClientId"`
+	AppUserID        string   `json:"appUserId"`
+	WebhookID        string   `json:"webhookId"`
+	CreatedAt        string   `json:"createdAt"`
+	WebhookTimestamp *float64 `json:"webhookTimestamp"`
 
 	AgentSession     *sessionPayload   `json:"agentSession"`
 	AgentActivity    *activityPayload  `json:"agentActivity"`
@@ -198,8 +240,8 @@ func (p *payload) envelope() Envelope {
 	if t, err := time.Parse(time.RFC3339Nano, p.CreatedAt); err == nil {
 		env.CreatedAt = t
 	}
-	if p.WebhookTimestamp > 0 && p.WebhookTimestamp < math.MaxInt64 {
-		env.Timestamp = time.UnixMilli(int64(p.WebhookTimestamp))
+	if ts := p.WebhookTimestamp; ts != nil && *ts > 0 && *ts < math.MaxInt64 {
+		env.Timestamp = time.UnixMilli(int64(*ts))
 	}
 	return env
 }

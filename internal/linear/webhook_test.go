@@ -55,11 +55,17 @@ func TestVerify(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			err := linear.Verify(tt.secret, tt.body, tt.sig, now)
+			ev, perr := linear.VerifyParse(tt.secret, tt.body, tt.sig, now)
 			if tt.wantErr == nil {
 				require.NoError(t, err)
+				require.NoError(t, perr)
+				want, err := linear.Parse(tt.body)
+				require.NoError(t, err)
+				require.Equal(t, want, ev)
 				return
 			}
 			require.ErrorIs(t, err, tt.wantErr)
+			require.ErrorIs(t, perr, tt.wantErr)
 		})
 	}
 }
@@ -250,9 +256,17 @@ func FuzzVerifyAndParse(f *testing.F) {
 		// says, never for its signature.
 		err := linear.Verify(testSecret, body, signer.Sign(body), now)
 		require.False(t, errors.Is(err, linear.ErrBadSignature), "correctly signed body rejected: %v", err)
-		ev, err := linear.Parse(body)
-		if err != nil {
-			require.ErrorIs(t, err, linear.ErrMalformed)
+		ev, perr := linear.Parse(body)
+		// VerifyParse, one decode, is Verify then Parse.
+		both, bothErr := linear.VerifyParse(testSecret, body, signer.Sign(body), now)
+		if err == nil && perr == nil {
+			require.NoError(t, bothErr)
+			require.Equal(t, ev, both)
+		} else {
+			require.Error(t, bothErr)
+		}
+		if perr != nil {
+			require.ErrorIs(t, perr, linear.ErrMalformed)
 			return
 		}
 		_ = ev.IdentityKey()
