@@ -35,6 +35,16 @@ const (
 
 // serveAnchor serves the anchor on addr until ctx ends.
 func serveAnchor(ctx context.Context, url, addr string, secret []byte) error {
+	return serveMinimal(ctx, url, addr, "/webhooks/linear", func(h http.Header, body []byte) (string, error) {
+		return h.Get(linear.HeaderDelivery), linear.Verify(secret, body, h.Get(linear.HeaderSignature), time.Now())
+	})
+}
+
+// serveMinimal serves a minimal signed-webhook handler at route on addr
+// until ctx ends: read the body, check it (its signature) and take its
+// ledger key, one insert, one commit, 200. The anchors of the benches
+// that time a platform's webhooks are this with the platform's check.
+func serveMinimal(ctx context.Context, url, addr, route string, check func(http.Header, []byte) (string, error)) error {
 	pool, err := db.Open(ctx, url)
 	if err != nil {
 		return err
@@ -45,17 +55,18 @@ func serveAnchor(ctx context.Context, url, addr string, secret []byte) error {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /readyz", func(http.ResponseWriter, *http.Request) {})
-	mux.HandleFunc("POST /webhooks/linear", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST "+route, func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
 		if err != nil {
 			http.Error(w, "unreadable body", http.StatusBadRequest)
 			return
 		}
-		if err := linear.Verify(secret, body, r.Header.Get(linear.HeaderSignature), time.Now()); err != nil {
-			http.Error(w, "invalid signature", http.StatusUnauthorized)
+		key, err := check(r.Header, body)
+		if err != nil {
+			http.Error(w, "refused", http.StatusUnauthorized)
 			return
 		}
-		if err := dbbench.AnchorInsert(r.Context(), pool, r.Header.Get(linear.HeaderDelivery), body); err != nil {
+		if err := dbbench.AnchorInsert(r.Context(), pool, key, body); err != nil {
 			http.Error(w, "not recorded", http.StatusServiceUnavailable)
 			return
 		}
@@ -75,23 +86,33 @@ func serveAnchor(ctx context.Context, url, addr string, secret []byte) error {
 
 // startAnchor starts the anchor as a child on the database at url.
 func startAnchor(ctx context.Context, url string, secret []byte) (*target, error) {
+	p, addr, err := startMinimal(ctx, "linear", []string{"DATABASE_URL=" + url, "LINEAR_WEBHOOK_SECRET=" + string(secret)})
+	if err != nil {
+		return nil, err
+	}
+	return &target{name: "anchor", proc: p, load: benchmark.NewLoad("http://"+addr+"/webhooks/linear", linearDeliveryTimeout, maxInFlight)}, nil
+}
+
+// startMinimal starts `weft-bench BENCH -anchor-serve ADDR` with env and
+// returns it, ready, with its address.
+func startMinimal(ctx context.Context, bench string, env []string) (*benchmark.Process, string, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("find the weft-bench binary: %w", err)
+		return nil, "", fmt.Errorf("find the weft-bench binary: %w", err)
 	}
 	addr, err := freeAddr()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	p, err := benchmark.Start(exe, []string{"linear", "-anchor-serve", addr}, []string{"DATABASE_URL=" + url, "LINEAR_WEBHOOK_SECRET=" + string(secret)})
+	p, err := benchmark.Start(exe, []string{bench, "-anchor-serve", addr}, env)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := p.WaitReady(ctx, "http://"+addr+"/readyz", 30*time.Second); err != nil {
 		_ = p.Stop(5 * time.Second)
-		return nil, fmt.Errorf("%w\nanchor stderr:\n%s", err, p.Stderr())
+		return nil, "", fmt.Errorf("%w\nanchor stderr:\n%s", err, p.Stderr())
 	}
-	return &target{name: "anchor", proc: p, load: benchmark.NewLoad("http://"+addr+"/webhooks/linear", linearDeliveryTimeout, maxInFlight)}, nil
+	return p, addr, nil
 }
 
 // freeAddr picks a free loopback address.
