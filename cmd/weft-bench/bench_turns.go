@@ -213,14 +213,26 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 // turns waiting on a slow model; and it times intake writes (a thread and
 // its turn, what a webhook's ack waits on) on an intake pool of serve's
 // size, at rate a second, first with the processor idle (the anchor) and
-// then while the n turns are in flight. With profile set, it writes a CPU
-// profile of the in-flight part there.
+// then while the n turns are in flight. The n turns are started by
+// enqueuers on a pool of their own, as serve's intake would have started
+// them: the work pool carries only the processor's traffic, as in serve,
+// and the intake pool only the timed writes. With profile set, it writes a
+// CPU profile of the in-flight part there.
 func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, delay time.Duration, rate int, profile string) (bool, error) {
-	intakePool, err := db.Open(ctx, app.WithQuery(b.pool.Config().ConnString(), "pool_max_conns", strconv.Itoa(b.cfg.IntakeDBConns)))
+	const enqueuers = 8
+	open := func(conns int) (*pgxpool.Pool, error) {
+		return db.Open(ctx, app.WithQuery(b.pool.Config().ConnString(), "pool_max_conns", strconv.Itoa(conns)))
+	}
+	intakePool, err := open(b.cfg.IntakeDBConns)
 	if err != nil {
 		return false, err
 	}
 	defer intakePool.Close()
+	startPool, err := open(enqueuers)
+	if err != nil {
+		return false, err
+	}
+	defer startPool.Close()
 	b.delay = delay
 	defer func() { b.delay = 0 }()
 	proc, in, err := b.newProcessor(n)
@@ -228,6 +240,7 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 		return false, err
 	}
 	intake := ingest.New(db.New(intakePool, b.logger), proc.Inserter(), nil, b.logger)
+	starter := ingest.New(db.New(startPool, b.logger), proc.Inserter(), nil, b.logger)
 	probe := func(ctx context.Context, d time.Duration) ([]benchmark.Turn, benchmark.Latencies, error) {
 		var turns []benchmark.Turn
 		var lat benchmark.Latencies
@@ -281,11 +294,11 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 		}
 		turns := make([]benchmark.Turn, n)
 		var wg sync.WaitGroup
-		errs := make([]error, 8)
+		errs := make([]error, enqueuers)
 		for g := range errs {
 			wg.Go(func() {
 				for i := g; i < n && errs[g] == nil; i += len(errs) {
-					turns[i], errs[g] = b.enqueue(ctx, in, keys[i])
+					turns[i], errs[g] = b.enqueue(ctx, starter, keys[i])
 				}
 			})
 		}
@@ -317,8 +330,8 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 		return false, err
 	}
 	after := b.pool.Stat()
-	fmt.Fprintf(stdout, "\nConcurrency: %d turns started at once, %d turn workers, each model call %s; intake writes at %d/s on a %d-connection intake pool, %s idle (anchor) then %s while the turns are in flight:\n",
-		n, n, delay, rate, b.cfg.IntakeDBConns, window, window)
+	fmt.Fprintf(stdout, "\nConcurrency: %d turns started at once (by %d enqueuers on a pool of their own), %d turn workers, each model call %s; intake writes at %d/s on a %d-connection intake pool, %s idle (anchor) then %s while the turns are in flight:\n",
+		n, enqueuers, n, delay, rate, b.cfg.IntakeDBConns, window, window)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tmax\ttarget\t")
 	pass := true
@@ -345,7 +358,7 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 	waited := after.EmptyAcquireCount() - before.EmptyAcquireCount()
 	fmt.Fprintf(stdout, "work pool (%d connections, WEFT_DB_CONNS): %d acquires, %d had to wait, mean acquire %s\n", b.pool.Config().MaxConns, acq, waited,
 		ms((after.AcquireDuration()-before.AcquireDuration())/time.Duration(max(acq, 1))))
-	fmt.Fprintf(stdout, "sent to Postgres on the work pool while the turns ran (intake writes apart), per model call: %s\n", trips.Per(len(r.LLM)))
+	fmt.Fprintf(stdout, "sent to Postgres on the work pool while the turns ran (their starts and the intake writes on pools of their own), per model call: %s\n", trips.Per(len(r.LLM)))
 	ok = peak <= targetRSS
 	pass = pass && ok
 	fmt.Fprintf(stdout, "peak RSS during the run (VmHWM): this process (the processor and the bench) %s (target ≤ %s) %s; the fake model's child process (%d connections) %s\n",
