@@ -155,18 +155,60 @@ func (s *Store) RenewLease(ctx context.Context, threadID uuid.UUID, owner string
 	return status, nil
 }
 
-// TurnStatus returns the thread's status while owner holds its lease, and
-// fails with thread.ErrLeaseHeld once it does not: a running turn's look
-// for an abort, which writes nothing.
-func (q *Queries) TurnStatus(ctx context.Context, threadID uuid.UUID, owner string) (thread.Status, error) {
-	r, err := q.gen.TurnStatus(ctx, dbsqlc.TurnStatusParams{ThreadID: threadID, Owner: owner})
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("turn status: %w", translate(err))
-	case !r.Held:
-		return "", fmt.Errorf("turn status of %s: %w", threadID, thread.ErrLeaseHeld)
+// TurnLease is a running turn's hold on its thread: the thread and the
+// lease's owner.
+type TurnLease struct {
+	ThreadID uuid.UUID
+	Owner    string
+}
+
+// Heartbeat reads the status of the threads of the turns in look and
+// renews (for ttl) the leases of those in renew, all in one round trip: a
+// replica's heartbeat for all its running turns, where a statement per turn
+// would cost as many round trips a second as it has turns in flight. It
+// returns the thread's status for each turn that still holds its lease; a
+// turn missing from it lost the lease, or its thread. Like RenewLease, it
+// does not wait for its commit's flush.
+func (s *Store) Heartbeat(ctx context.Context, look, renew []TurnLease, ttl time.Duration) (map[TurnLease]thread.Status, error) {
+	held := make(map[TurnLease]thread.Status, len(look)+len(renew))
+	args := func(ls []TurnLease) ([]uuid.UUID, []string) {
+		ids, owners := make([]uuid.UUID, len(ls)), make([]string, len(ls))
+		for i, l := range ls {
+			ids[i], owners[i] = l.ThreadID, l.Owner
+		}
+		return ids, owners
 	}
-	return thread.Status(r.Status), nil
+	var p pipeline
+	if len(renew) > 0 {
+		ids, owners := args(renew)
+		p.add(func(q *dbsqlc.Queries) error { return translate(q.SkipCommitFlush(ctx)) })
+		p.add(func(q *dbsqlc.Queries) error {
+			rows, err := q.RenewLeases(ctx, dbsqlc.RenewLeasesParams{TtlMs: ttl.Milliseconds(), ThreadIds: ids, Owners: owners})
+			for _, r := range rows {
+				held[TurnLease{r.ThreadID, r.Owner}] = thread.Status(r.Status)
+			}
+			return translate(err)
+		})
+	}
+	if len(look) > 0 {
+		ids, owners := args(look)
+		p.add(func(q *dbsqlc.Queries) error {
+			rows, err := q.TurnStatuses(ctx, dbsqlc.TurnStatusesParams{ThreadIds: ids, Owners: owners})
+			for _, r := range rows {
+				if r.Held {
+					held[TurnLease{r.ThreadID, r.Owner}] = thread.Status(r.Status)
+				}
+			}
+			return translate(err)
+		})
+	}
+	if p.len() == 0 {
+		return held, nil
+	}
+	if err := p.run(ctx, s.pool); err != nil {
+		return nil, fmt.Errorf("heartbeat: %w", err)
+	}
+	return held, nil
 }
 
 // ReleaseLease gives up owner's lease, if it still holds it.
