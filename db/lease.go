@@ -162,15 +162,21 @@ type TurnLease struct {
 	Owner    string
 }
 
-// Heartbeat reads the status of the threads of the turns in look and
-// renews (for ttl) the leases of those in renew, all in one round trip: a
-// replica's heartbeat for all its running turns, where a statement per turn
-// would cost as many round trips a second as it has turns in flight. It
-// returns the thread's status for each turn that still holds its lease; a
-// turn missing from it lost the lease, or its thread. Like RenewLease, it
-// does not wait for its commit's flush.
-func (s *Store) Heartbeat(ctx context.Context, look, renew []TurnLease, ttl time.Duration) (map[TurnLease]thread.Status, error) {
-	held := make(map[TurnLease]thread.Status, len(look)+len(renew))
+// Heartbeat renews (for ttl) the leases of the turns in renew and then
+// reads the status of the threads of all the turns in turns (renew among
+// them), in one round trip: a replica's heartbeat for all its running
+// turns, where a statement per turn would cost as many round trips a second
+// as it has turns in flight. held has the thread's status for each turn
+// that still holds its lease; a turn missing from it lost the lease, or its
+// thread. renewed has the turns whose lease was renewed: a lease that a
+// write (a step being recorded) held locked is skipped rather than waited
+// for, to be renewed on another beat. Like RenewLease, it does not wait for
+// its commit's flush.
+func (s *Store) Heartbeat(ctx context.Context, turns, renew []TurnLease, ttl time.Duration) (held map[TurnLease]thread.Status, renewed map[TurnLease]bool, err error) {
+	held, renewed = make(map[TurnLease]thread.Status, len(turns)), make(map[TurnLease]bool, len(renew))
+	if len(turns) == 0 {
+		return held, renewed, nil
+	}
 	args := func(ls []TurnLease) ([]uuid.UUID, []string) {
 		ids, owners := make([]uuid.UUID, len(ls)), make([]string, len(ls))
 		for i, l := range ls {
@@ -185,30 +191,25 @@ func (s *Store) Heartbeat(ctx context.Context, look, renew []TurnLease, ttl time
 		p.add(func(q *dbsqlc.Queries) error {
 			rows, err := q.RenewLeases(ctx, dbsqlc.RenewLeasesParams{TtlMs: ttl.Milliseconds(), ThreadIds: ids, Owners: owners})
 			for _, r := range rows {
+				renewed[TurnLease{r.ThreadID, r.Owner}] = true
+			}
+			return translate(err)
+		})
+	}
+	ids, owners := args(turns)
+	p.add(func(q *dbsqlc.Queries) error {
+		rows, err := q.TurnStatuses(ctx, dbsqlc.TurnStatusesParams{ThreadIds: ids, Owners: owners})
+		for _, r := range rows {
+			if r.Held {
 				held[TurnLease{r.ThreadID, r.Owner}] = thread.Status(r.Status)
 			}
-			return translate(err)
-		})
-	}
-	if len(look) > 0 {
-		ids, owners := args(look)
-		p.add(func(q *dbsqlc.Queries) error {
-			rows, err := q.TurnStatuses(ctx, dbsqlc.TurnStatusesParams{ThreadIds: ids, Owners: owners})
-			for _, r := range rows {
-				if r.Held {
-					held[TurnLease{r.ThreadID, r.Owner}] = thread.Status(r.Status)
-				}
-			}
-			return translate(err)
-		})
-	}
-	if p.len() == 0 {
-		return held, nil
-	}
+		}
+		return translate(err)
+	})
 	if err := p.run(ctx, s.pool); err != nil {
-		return nil, fmt.Errorf("heartbeat: %w", err)
+		return nil, nil, fmt.Errorf("heartbeat: %w", err)
 	}
-	return held, nil
+	return held, renewed, nil
 }
 
 // ReleaseLease gives up owner's lease, if it still holds it.

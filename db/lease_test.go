@@ -154,15 +154,16 @@ func TestHeartbeat(t *testing.T) {
 	startOn(t, store, ids[3], "b")
 
 	const ttl = time.Hour
-	look := []db.TurnLease{{ids[0], "a"}, {ids[1], "a"}, {ids[2], "a"}, {uuid.New(), "a"}}
 	renew := []db.TurnLease{{ids[0], "b"}, {ids[3], "b"}, {ids[2], "a"}}
-	held, err := store.Heartbeat(ctx, look, renew, ttl)
+	turns := append([]db.TurnLease{{ids[0], "a"}, {ids[1], "a"}, {uuid.New(), "a"}}, renew...)
+	held, renewed, err := store.Heartbeat(ctx, turns, renew, ttl)
 	require.NoError(t, err)
 	require.Equal(t, map[db.TurnLease]thread.Status{
 		{ids[0], "a"}: thread.StatusRunning,
 		{ids[1], "a"}: thread.StatusAborted, // the turn sees the abort
-		{ids[3], "b"}: thread.StatusRunning, // renewed
+		{ids[3], "b"}: thread.StatusRunning,
 	}, held, "released, another's, and unknown threads' leases are not held")
+	require.Equal(t, map[db.TurnLease]bool{{ids[3], "b"}: true}, renewed)
 
 	for i, id := range ids {
 		th, err := store.Thread(ctx, id)
@@ -174,9 +175,24 @@ func TestHeartbeat(t *testing.T) {
 		}
 	}
 
-	held, err = store.Heartbeat(ctx, nil, nil, ttl)
+	t.Run("ALockedLeaseIsSkipped", func(t *testing.T) {
+		// A step being recorded holds the row: the renewal does not wait.
+		tx, err := store.Pool().Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(ctx) }()
+		_, err = tx.Exec(ctx, "SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE", ids[0])
+		require.NoError(t, err)
+		both := []db.TurnLease{{ids[0], "a"}, {ids[3], "b"}}
+		held, renewed, err := store.Heartbeat(ctx, both, both, ttl)
+		require.NoError(t, err)
+		require.Len(t, held, 2, "still held")
+		require.Equal(t, map[db.TurnLease]bool{{ids[3], "b"}: true}, renewed)
+	})
+
+	held, renewed, err = store.Heartbeat(ctx, nil, nil, ttl)
 	require.NoError(t, err)
 	require.Empty(t, held)
+	require.Empty(t, renewed)
 }
 
 func TestTurnWrite(t *testing.T) {

@@ -14,7 +14,8 @@ import (
 
 // heartbeat is the replica's heartbeat for all its running turns: every
 // Heartbeat it looks for aborts and lost leases, and renews each lease
-// every third of its TTL, in one round trip for all the turns. A statement
+// every third of its TTL (or on the next beat, when a step's write held
+// it locked), in one round trip for all the turns. A statement
 // per turn cost a replica with 1,000 turns waiting on a slow model 1,000
 // round trips a second, which queued every step's writes behind them on
 // the work pool. Its loop runs while turns are in it.
@@ -98,20 +99,19 @@ func (h *heartbeat) beat() {
 	now := time.Now()
 	renewed := make(chan struct{})
 	defer close(renewed)
-	var look, renew []db.TurnLease
+	var turns, renew []db.TurnLease
 	beats := map[db.TurnLease]*beat{}
 	h.mu.Lock()
 	for l, b := range h.turns {
 		beats[l] = b
+		turns = append(turns, l)
 		if now.Sub(b.renewed) >= h.p.cfg.LeaseTTL/3 {
 			b.renewing = renewed
 			renew = append(renew, l)
-		} else {
-			look = append(look, l)
 		}
 	}
 	h.mu.Unlock()
-	if len(look)+len(renew) == 0 {
+	if len(turns) == 0 {
 		return
 	}
 
@@ -119,9 +119,9 @@ func (h *heartbeat) beat() {
 	// is retried on the next beat.
 	ctx, cancel := context.WithTimeout(context.Background(), h.p.cfg.LeaseTTL/3)
 	defer cancel()
-	held, err := h.p.store.Heartbeat(ctx, look, renew, h.p.cfg.LeaseTTL)
+	held, renewedNow, err := h.p.store.Heartbeat(ctx, turns, renew, h.p.cfg.LeaseTTL)
 	if err != nil {
-		h.p.logger.WarnContext(ctx, "turn heartbeat", slog.Int("turns", len(look)+len(renew)), slog.Any("error", err))
+		h.p.logger.WarnContext(ctx, "turn heartbeat", slog.Int("turns", len(turns)), slog.Any("error", err))
 		return
 	}
 	h.mu.Lock()
@@ -130,7 +130,7 @@ func (h *heartbeat) beat() {
 		if h.turns[l] != b {
 			continue // the turn left meanwhile (and its job may have run again)
 		}
-		if b.renewing == renewed {
+		if renewedNow[l] {
 			b.renewed = now
 		}
 		switch status, ok := held[l]; {

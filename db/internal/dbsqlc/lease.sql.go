@@ -131,8 +131,7 @@ const renewLeases = `-- name: RenewLeases :many
 WITH h AS (SELECT unnest($2::uuid[]) AS thread_id, unnest($3::text[]) AS owner),
 held AS (
     SELECT t.thread_id, h.owner FROM threads t JOIN h ON t.thread_id = h.thread_id AND t.lease_owner = h.owner
-    ORDER BY t.thread_id
-    FOR UPDATE OF t
+    FOR NO KEY UPDATE OF t SKIP LOCKED
 )
 UPDATE threads t SET lease_expires_at = now() + $1::bigint * interval '1 millisecond'
 FROM held WHERE t.thread_id = held.thread_id
@@ -152,8 +151,8 @@ type RenewLeasesRow struct {
 }
 
 // RenewLeases is RenewLease for many turns at once: a replica's heartbeat.
-// It locks the rows in thread_id order, so that two heartbeats cannot
-// deadlock, and returns a row for each lease still held.
+// It skips the rows a write holds locked (a step being recorded), so that
+// neither waits on the other, and returns a row for each lease it renewed.
 func (q *Queries) RenewLeases(ctx context.Context, arg RenewLeasesParams) ([]RenewLeasesRow, error) {
 	rows, err := q.db.Query(ctx, renewLeases, arg.TtlMs, arg.ThreadIds, arg.Owners)
 	if err != nil {
