@@ -14,11 +14,11 @@ import (
 
 // heartbeat is the replica's heartbeat for all its running turns: every
 // Heartbeat it looks for aborts and lost leases, and renews each lease
-// every third of its TTL (or on the next beat, when a step's write held
-// it locked), in one round trip for all the turns. A statement
-// per turn cost a replica with 1,000 turns waiting on a slow model 1,000
-// round trips a second, which queued every step's writes behind them on
-// the work pool. Its loop runs while turns are in it.
+// every third of its TTL (or on the next beat, when a step's write held it
+// locked), in one round trip for all the turns. A statement per turn cost a
+// replica with 1,000 turns waiting on a slow model 1,000 round trips a
+// second, which queued every step's writes behind them on the work pool.
+// Its loop runs while turns are in it.
 type heartbeat struct {
 	p *Processor
 
