@@ -155,18 +155,61 @@ func (s *Store) RenewLease(ctx context.Context, threadID uuid.UUID, owner string
 	return status, nil
 }
 
-// TurnStatus returns the thread's status while owner holds its lease, and
-// fails with thread.ErrLeaseHeld once it does not: a running turn's look
-// for an abort, which writes nothing.
-func (q *Queries) TurnStatus(ctx context.Context, threadID uuid.UUID, owner string) (thread.Status, error) {
-	r, err := q.gen.TurnStatus(ctx, dbsqlc.TurnStatusParams{ThreadID: threadID, Owner: owner})
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("turn status: %w", translate(err))
-	case !r.Held:
-		return "", fmt.Errorf("turn status of %s: %w", threadID, thread.ErrLeaseHeld)
+// TurnLease is a running turn's hold on its thread: the thread and the
+// lease's owner.
+type TurnLease struct {
+	ThreadID uuid.UUID
+	Owner    string
+}
+
+// Heartbeat renews (for ttl) the leases of the turns in renew and then
+// reads the status of the threads of all the turns in turns (renew among
+// them), in one round trip: a replica's heartbeat for all its running
+// turns, where a statement per turn would cost as many round trips a second
+// as it has turns in flight. held has the thread's status for each turn
+// that still holds its lease; a turn missing from it lost the lease, or its
+// thread. renewed has the turns whose lease was renewed: a lease that a
+// write (a step being recorded) held locked is skipped rather than waited
+// for, to be renewed on another beat. Like RenewLease, it does not wait for
+// its commit's flush.
+func (s *Store) Heartbeat(ctx context.Context, turns, renew []TurnLease, ttl time.Duration) (held map[TurnLease]thread.Status, renewed map[TurnLease]bool, err error) {
+	held, renewed = make(map[TurnLease]thread.Status, len(turns)), make(map[TurnLease]bool, len(renew))
+	if len(turns) == 0 {
+		return held, renewed, nil
 	}
-	return thread.Status(r.Status), nil
+	args := func(ls []TurnLease) ([]uuid.UUID, []string) {
+		ids, owners := make([]uuid.UUID, len(ls)), make([]string, len(ls))
+		for i, l := range ls {
+			ids[i], owners[i] = l.ThreadID, l.Owner
+		}
+		return ids, owners
+	}
+	var p pipeline
+	if len(renew) > 0 {
+		ids, owners := args(renew)
+		p.add(func(q *dbsqlc.Queries) error { return translate(q.SkipCommitFlush(ctx)) })
+		p.add(func(q *dbsqlc.Queries) error {
+			rows, err := q.RenewLeases(ctx, dbsqlc.RenewLeasesParams{TtlMs: ttl.Milliseconds(), ThreadIds: ids, Owners: owners})
+			for _, r := range rows {
+				renewed[TurnLease{r.ThreadID, r.Owner}] = true
+			}
+			return translate(err)
+		})
+	}
+	ids, owners := args(turns)
+	p.add(func(q *dbsqlc.Queries) error {
+		rows, err := q.TurnStatuses(ctx, dbsqlc.TurnStatusesParams{ThreadIds: ids, Owners: owners})
+		for _, r := range rows {
+			if r.Held {
+				held[TurnLease{r.ThreadID, r.Owner}] = thread.Status(r.Status)
+			}
+		}
+		return translate(err)
+	})
+	if err := p.run(ctx, s.pool); err != nil {
+		return nil, nil, fmt.Errorf("heartbeat: %w", err)
+	}
+	return held, renewed, nil
 }
 
 // ReleaseLease gives up owner's lease, if it still holds it.

@@ -138,30 +138,61 @@ func TestStartTurn(t *testing.T) {
 	})
 }
 
-func TestTurnStatus(t *testing.T) {
+func TestHeartbeat(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store := dbtest.NewStore(t)
-	th := dbtest.Thread(ctx, t, store, nil)
-	startOn(t, store, th.ID, "a")
-
-	status, err := store.TurnStatus(ctx, th.ID, "a")
+	ids := make([]uuid.UUID, 4)
+	for i := range ids {
+		ids[i] = dbtest.Thread(ctx, t, store, nil).ID
+		startOn(t, store, ids[i], "a")
+	}
+	_, err := store.SetStatus(ctx, ids[1], thread.StatusChange{To: thread.StatusAborted})
 	require.NoError(t, err)
-	require.Equal(t, thread.StatusRunning, status)
-	_, err = store.TurnStatus(ctx, th.ID, "b")
-	require.ErrorIs(t, err, thread.ErrLeaseHeld, "b does not hold it")
+	require.NoError(t, store.ReleaseLease(ctx, ids[2], "a"))
+	require.NoError(t, store.ReleaseLease(ctx, ids[3], "a"))
+	startOn(t, store, ids[3], "b")
 
-	_, err = store.SetStatus(ctx, th.ID, thread.StatusChange{To: thread.StatusAborted})
+	const ttl = time.Hour
+	renew := []db.TurnLease{{ids[0], "b"}, {ids[3], "b"}, {ids[2], "a"}}
+	turns := append([]db.TurnLease{{ids[0], "a"}, {ids[1], "a"}, {uuid.New(), "a"}}, renew...)
+	held, renewed, err := store.Heartbeat(ctx, turns, renew, ttl)
 	require.NoError(t, err)
-	status, err = store.TurnStatus(ctx, th.ID, "a")
-	require.NoError(t, err)
-	require.Equal(t, thread.StatusAborted, status, "the turn sees the abort")
+	require.Equal(t, map[db.TurnLease]thread.Status{
+		{ids[0], "a"}: thread.StatusRunning,
+		{ids[1], "a"}: thread.StatusAborted, // the turn sees the abort
+		{ids[3], "b"}: thread.StatusRunning,
+	}, held, "released, another's, and unknown threads' leases are not held")
+	require.Equal(t, map[db.TurnLease]bool{{ids[3], "b"}: true}, renewed)
 
-	require.NoError(t, store.ReleaseLease(ctx, th.ID, "a"))
-	_, err = store.TurnStatus(ctx, th.ID, "a")
-	require.ErrorIs(t, err, thread.ErrLeaseHeld)
-	_, err = store.TurnStatus(ctx, uuid.New(), "a")
-	require.ErrorIs(t, err, thread.ErrNotFound)
+	for i, id := range ids {
+		th, err := store.Thread(ctx, id)
+		require.NoError(t, err)
+		if i == 3 {
+			require.WithinDuration(t, time.Now().Add(ttl), th.LeaseExpires, time.Minute, "b's lease renewed")
+		} else if i != 2 {
+			require.WithinDuration(t, time.Now().Add(leaseTTL), th.LeaseExpires, time.Minute, "a look renews nothing")
+		}
+	}
+
+	t.Run("ALockedLeaseIsSkipped", func(t *testing.T) {
+		// A step being recorded holds the row: the renewal does not wait.
+		tx, err := store.Pool().Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(ctx) }()
+		_, err = tx.Exec(ctx, "SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE", ids[0])
+		require.NoError(t, err)
+		both := []db.TurnLease{{ids[0], "a"}, {ids[3], "b"}}
+		held, renewed, err := store.Heartbeat(ctx, both, both, ttl)
+		require.NoError(t, err)
+		require.Len(t, held, 2, "still held")
+		require.Equal(t, map[db.TurnLease]bool{{ids[3], "b"}: true}, renewed)
+	})
+
+	held, renewed, err = store.Heartbeat(ctx, nil, nil, ttl)
+	require.NoError(t, err)
+	require.Empty(t, held)
+	require.Empty(t, renewed)
 }
 
 func TestTurnWrite(t *testing.T) {

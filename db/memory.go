@@ -2,13 +2,70 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/weft-dev/weft/db/internal/dbsqlc"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
 var _ thread.MemoryReader = (*Queries)(nil)
+
+// MemoryContext is what the memory tools read to find whose memory a
+// thread's is: its tenant, its latest stitches (which name who spoke
+// last) and its attachments (which name who started it).
+type MemoryContext struct {
+	// Tenant is the zero tenant for a thread on no platform.
+	Tenant thread.Tenant
+	// Recent are the thread's latest stitches, in chain order.
+	Recent  []thread.Stitch
+	Linear  *thread.LinearAttachment  // nil: none
+	Discord *thread.DiscordAttachment // nil: none
+}
+
+// MemoryContext reads a thread's memory context, with its latest recent
+// stitches, in one round trip: a memory tool's call is a step of a turn,
+// and the turn waits on it.
+func (q *Queries) MemoryContext(ctx context.Context, threadID uuid.UUID, recent int) (*MemoryContext, error) {
+	mc := &MemoryContext{}
+	var p pipeline
+	p.add(func(q *dbsqlc.Queries) error {
+		row, err := q.ThreadTenant(ctx, threadID)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil
+		case err != nil:
+			return translate(err)
+		}
+		mc.Tenant = thread.Tenant{Kind: thread.TenantKind(row.TenantKind), ID: row.TenantID}
+		return nil
+	})
+	p.add(func(q *dbsqlc.Queries) (err error) {
+		mc.Recent, err = stitchWindow(ctx, q, threadID, StitchPage{Newest: true, Limit: recent}, false)
+		return err
+	})
+	p.add(func(q *dbsqlc.Queries) (err error) {
+		if mc.Linear, err = linearOf(q.LinearAttachment(ctx, threadID)); errors.Is(err, thread.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	p.add(func(q *dbsqlc.Queries) (err error) {
+		if mc.Discord, err = discordOf(q.DiscordAttachment(ctx, threadID)); errors.Is(err, thread.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err := p.run(ctx, q.db); err != nil {
+		return nil, fmt.Errorf("memory context of %s: %w", threadID, err)
+	}
+	slices.Reverse(mc.Recent)
+	return mc, nil
+}
 
 // MemoryBlocks returns the blocks of the scope's organisation, then those of
 // its person, by label.

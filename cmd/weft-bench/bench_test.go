@@ -16,7 +16,8 @@ import (
 
 // TestMain lets the test binary stand in for weft-bench: run with
 // WEFT_TEST_AS_WEFT=1 it is `weft-bench`, so the linear and discord
-// benchmarks can start it as their `weft-bench serve` child.
+// benchmarks can start it as their `weft-bench serve` child, and the turns
+// benchmark as its fake model.
 func TestMain(m *testing.M) {
 	if os.Getenv("WEFT_TEST_AS_WEFT") == "1" {
 		main()
@@ -44,10 +45,12 @@ func runBench(t *testing.T, args ...string) string {
 	return stdout.String()
 }
 
+// TestBenchTurnsPrintsItsFigures cannot run in parallel: the bench starts
+// its fake model as this test binary (see TestBenchLinearPrintsItsFigures).
 func TestBenchTurnsPrintsItsFigures(t *testing.T) {
-	t.Parallel()
+	t.Setenv("WEFT_TEST_AS_WEFT", "1")
 	out := runBench(t, "turns", "-duration", "1s", "-turns", "20", "-rate", "20", "-in-flight", "20", "-slow-model", "200ms")
-	for _, want := range []string{"turns/s", "River no-op jobs/s", "River no-op jobs/s (anchor)", "Concurrency: ", "intake write, turns in flight", "pickup, enqueue commit → turn start",
+	for _, want := range []string{"turns/s", "River no-op jobs/s", "River no-op jobs/s (anchor)", "Concurrency: ", "intake write, turns in flight", "the fake model's child process", "pickup, enqueue commit → turn start",
 		"backend overhead per step, paced", "overall:"} {
 		require.Contains(t, out, want)
 	}

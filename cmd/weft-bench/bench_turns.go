@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -44,7 +45,8 @@ const (
 )
 
 // turnsBench is one `weft bench turns` run's wiring: the scratch store, the
-// fake model behind the real OpenAI adapter, and the clock on both.
+// fake model (a child process) behind the real OpenAI adapter, and the
+// clock on both.
 type turnsBench struct {
 	cfg    *app.Config
 	logger *slog.Logger
@@ -58,8 +60,11 @@ type turnsBench struct {
 	// threads' starts (each with its turn's job), then its turns (River's
 	// fetches and completions included).
 	startTrips, turnTrips dbbench.TripCount
-	// modelDelay is how long the fake model takes to answer (ns).
-	modelDelay atomic.Int64
+	// model is the fake model's child process.
+	model *benchmark.Process
+	// delay is how long the fake model takes to answer the threads
+	// nextKey names from now on.
+	delay time.Duration
 	// seq numbers the threads, whose goals (and so first user messages)
 	// must be unique for the clock to match model calls to turns.
 	seq int
@@ -80,8 +85,13 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	probeRate := fs.Int("probe-rate", 20, "intake writes per second timed before and during the concurrency run")
 	keep := fs.Bool("keep", false, "keep the scratch database afterwards")
 	scratch := fs.String("db", "weft_bench_turns", "name of the scratch database (dropped first if it exists)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the processor and the bench) during the concurrency run to this file")
+	modelServe := fs.String("model-serve", "", "serve the fake model on this address, answering in -steps calls (how the bench starts it as its child)")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
+	}
+	if *modelServe != "" {
+		return serveModel(ctx, *modelServe, *steps)
 	}
 	if *turns < 1 || *rate < 1 || *steps < 1 || *duration <= 0 || *inFlight < 0 || *slowModel < 0 || *probeRate < 1 {
 		return badFlags(fs, stderr)
@@ -104,11 +114,17 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		return err
 	}
 
-	fake := llmtest.NewServer(nil)
-	defer fake.Close()
 	b := &turnsBench{cfg: cfg, logger: logger, pool: pool, store: db.New(pool, logger), trips: trips}
-	fake.SetDefault(scriptSteps(*steps, &b.modelDelay))
-	provider, err := llm.New(llm.Config{Provider: "openai", APIKey: "bench", BaseURL: fake.OpenAIBaseURL()})
+	modelURL, err := b.startModel(ctx, *steps)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := b.model.Stop(5 * time.Second); err != nil {
+			logger.Warn("stop the fake model", slog.Any("error", err))
+		}
+	}()
+	provider, err := llm.New(llm.Config{Provider: "openai", APIKey: "bench", BaseURL: modelURL})
 	if err != nil {
 		return err
 	}
@@ -119,7 +135,7 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	}
 	b.runner = &agent.Runner{LLM: b.clock, Model: "bench-model", Tools: registry, Logger: logger.With("component", "agent")}
 
-	fmt.Fprintf(stdout, "weft-bench turns: scratch database %s; model: llmtest (in-process, instant) through the OpenAI adapter; %d model call(s) per turn\n\n", *scratch, *steps)
+	fmt.Fprintf(stdout, "weft-bench turns: scratch database %s; model: llmtest (child process %d, instant) through the OpenAI adapter; %d model call(s) per turn\n\n", *scratch, b.model.PID(), *steps)
 
 	fmt.Fprintf(stdout, "Turns/s, burning down %d queued turns, beside River burning down %d no-op jobs just before, on the same pool (a turn is a River job: River is its ceiling); ratio = turns / River no-op jobs:\n", *turns, *turns)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -182,7 +198,7 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		}
 	}
 	if *inFlight > 0 {
-		ok, err := b.concurrency(ctx, stdout, *inFlight, *slowModel, *probeRate)
+		ok, err := b.concurrency(ctx, stdout, *inFlight, *slowModel, *probeRate, *cpuProfile)
 		if err != nil {
 			return fmt.Errorf("concurrency run: %w", err)
 		}
@@ -197,20 +213,34 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 // turns waiting on a slow model; and it times intake writes (a thread and
 // its turn, what a webhook's ack waits on) on an intake pool of serve's
 // size, at rate a second, first with the processor idle (the anchor) and
-// then while the n turns are in flight.
-func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, delay time.Duration, rate int) (bool, error) {
-	intakePool, err := db.Open(ctx, app.WithQuery(b.pool.Config().ConnString(), "pool_max_conns", strconv.Itoa(b.cfg.IntakeDBConns)))
+// then while the n turns are in flight. The n turns are started by
+// enqueuers on a pool of their own, as serve's intake would have started
+// them: the work pool carries only the processor's traffic, as in serve,
+// and the intake pool only the timed writes. With profile set, it writes a
+// CPU profile of the in-flight part there.
+func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, delay time.Duration, rate int, profile string) (bool, error) {
+	const enqueuers = 8
+	open := func(conns int) (*pgxpool.Pool, error) {
+		return db.Open(ctx, app.WithQuery(b.pool.Config().ConnString(), "pool_max_conns", strconv.Itoa(conns)))
+	}
+	intakePool, err := open(b.cfg.IntakeDBConns)
 	if err != nil {
 		return false, err
 	}
 	defer intakePool.Close()
-	b.modelDelay.Store(int64(delay))
-	defer b.modelDelay.Store(0)
+	startPool, err := open(enqueuers)
+	if err != nil {
+		return false, err
+	}
+	defer startPool.Close()
+	b.delay = delay
+	defer func() { b.delay = 0 }()
 	proc, in, err := b.newProcessor(n)
 	if err != nil {
 		return false, err
 	}
 	intake := ingest.New(db.New(intakePool, b.logger), proc.Inserter(), nil, b.logger)
+	starter := ingest.New(db.New(startPool, b.logger), proc.Inserter(), nil, b.logger)
 	probe := func(ctx context.Context, d time.Duration) ([]benchmark.Turn, benchmark.Latencies, error) {
 		var turns []benchmark.Turn
 		var lat benchmark.Latencies
@@ -233,7 +263,9 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 	var idle, busy benchmark.Latencies
 	var all []benchmark.Turn
 	before := b.pool.Stat()
-	var peak int64
+	var trips dbbench.TripCount
+	stopProfile := func() error { return nil }
+	defer func() { _ = stopProfile() }()
 	window := min(delay, 5*time.Second)
 	r, err := b.work(ctx, proc, func(ctx context.Context, _ *ingest.Ingester) ([]benchmark.Turn, error) {
 		if err := retry.Sleep(ctx, 500*time.Millisecond); err != nil {
@@ -247,17 +279,26 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 		if err := benchmark.ResetSelfPeak(); err != nil {
 			return nil, err
 		}
+		if err := b.model.ResetPeak(); err != nil {
+			return nil, err
+		}
+		trips = b.trips.Count()
+		if profile != "" {
+			if stopProfile, err = startCPUProfile(profile); err != nil {
+				return nil, err
+			}
+		}
 		keys := make([]string, n)
 		for i := range keys {
 			keys[i] = b.nextKey()
 		}
 		turns := make([]benchmark.Turn, n)
 		var wg sync.WaitGroup
-		errs := make([]error, 8)
+		errs := make([]error, enqueuers)
 		for g := range errs {
 			wg.Go(func() {
 				for i := g; i < n && errs[g] == nil; i += len(errs) {
-					turns[i], errs[g] = b.enqueue(ctx, in, keys[i])
+					turns[i], errs[g] = b.enqueue(ctx, starter, keys[i])
 				}
 			})
 		}
@@ -276,12 +317,21 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 	if err != nil {
 		return false, err
 	}
-	if _, peak, err = benchmark.SelfMemory(); err != nil {
+	trips = b.trips.Count().Sub(trips)
+	if err := stopProfile(); err != nil {
+		return false, err
+	}
+	_, peak, err := benchmark.SelfMemory()
+	if err != nil {
+		return false, err
+	}
+	_, modelPeak, err := b.model.Memory()
+	if err != nil {
 		return false, err
 	}
 	after := b.pool.Stat()
-	fmt.Fprintf(stdout, "\nConcurrency: %d turns started at once, %d turn workers, each model call %s; intake writes at %d/s on a %d-connection intake pool, %s idle (anchor) then %s while the turns are in flight:\n",
-		n, n, delay, rate, b.cfg.IntakeDBConns, window, window)
+	fmt.Fprintf(stdout, "\nConcurrency: %d turns started at once (by %d enqueuers on a pool of their own), %d turn workers, each model call %s; intake writes at %d/s on a %d-connection intake pool, %s idle (anchor) then %s while the turns are in flight:\n",
+		n, enqueuers, n, delay, rate, b.cfg.IntakeDBConns, window, window)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tmax\ttarget\t")
 	pass := true
@@ -308,17 +358,64 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 	waited := after.EmptyAcquireCount() - before.EmptyAcquireCount()
 	fmt.Fprintf(stdout, "work pool (%d connections, WEFT_DB_CONNS): %d acquires, %d had to wait, mean acquire %s\n", b.pool.Config().MaxConns, acq, waited,
 		ms((after.AcquireDuration()-before.AcquireDuration())/time.Duration(max(acq, 1))))
+	fmt.Fprintf(stdout, "sent to Postgres on the work pool while the turns ran (their starts and the intake writes on pools of their own), per model call: %s\n", trips.Per(len(r.LLM)))
 	ok = peak <= targetRSS
 	pass = pass && ok
-	fmt.Fprintf(stdout, "peak RSS of this process during the run (VmHWM; the processor, the fake model's %d connections and the bench): %s (target ≤ %s) %s\n", n, mib(peak), mib(targetRSS), verdict(ok))
+	fmt.Fprintf(stdout, "peak RSS during the run (VmHWM): this process (the processor and the bench) %s (target ≤ %s) %s; the fake model's child process (%d connections) %s\n",
+		mib(peak), mib(targetRSS), verdict(ok), n, mib(modelPeak))
 	return pass, nil
 }
 
+// startModel starts the fake model as a child process (`weft-bench turns
+// -model-serve ADDR`), so that its connections and the request bodies it
+// decodes and keeps are not counted in the processor's memory, and returns
+// its OpenAI base URL.
+func (b *turnsBench) startModel(ctx context.Context, steps int) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the weft-bench binary: %w", err)
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return "", err
+	}
+	b.model, err = benchmark.Start(exe, []string{"turns", "-model-serve", addr, "-steps", strconv.Itoa(steps)}, []string{"WEFT_LOG_LEVEL=error"})
+	if err != nil {
+		return "", err
+	}
+	if err := b.model.WaitListening(ctx, addr, 30*time.Second); err != nil {
+		_ = b.model.Stop(5 * time.Second)
+		return "", fmt.Errorf("%w\nfake model stderr:\n%s", err, b.model.Stderr())
+	}
+	return "http://" + addr + "/v1", nil
+}
+
+// serveModel serves the fake model on addr until ctx ends, answering as
+// scriptSteps does.
+func serveModel(ctx context.Context, addr string, steps int) error {
+	fake, err := llmtest.Start(addr)
+	if err != nil {
+		return err
+	}
+	defer fake.Close()
+	fake.SetDefault(scriptSteps(steps))
+	<-ctx.Done()
+	return nil
+}
+
+// keyDelay introduces the model's delay in a thread's first message.
+const keyDelay = ": answer after "
+
 // scriptSteps answers like a model that takes steps-1 tool rounds (a
-// read_memory call each) and then answers, each call after *delay.
-func scriptSteps(steps int, delay *atomic.Int64) func(llmtest.Request) llmtest.Reply {
+// read_memory call each) and then answers, each call after the delay the
+// thread's first message names (nextKey): the fake is a process of its
+// own, so the bench tells it the delay through the conversation.
+func scriptSteps(steps int) func(llmtest.Request) llmtest.Reply {
 	return func(r llmtest.Request) llmtest.Reply {
-		d := time.Duration(delay.Load())
+		var d time.Duration
+		if _, after, ok := strings.Cut(firstUser(r), keyDelay); ok {
+			d, _ = time.ParseDuration(after) // the bench wrote it
+		}
 		rounds := 0
 		for _, m := range r.Messages {
 			if m.Role == "tool" {
@@ -330,6 +427,16 @@ func scriptSteps(steps int, delay *atomic.Int64) func(llmtest.Request) llmtest.R
 		}
 		return llmtest.Reply{Text: "Done: the bench turn is answered.", Delay: d}
 	}
+}
+
+// firstUser is a request's first user message: the thread's key.
+func firstUser(r llmtest.Request) string {
+	for _, m := range r.Messages {
+		if m.Role == "user" {
+			return m.Content
+		}
+	}
+	return ""
 }
 
 // newProcessor builds a processor with workers turn workers, reporting to
@@ -355,9 +462,31 @@ func (b *turnsBench) enqueue(ctx context.Context, in *ingest.Ingester, key strin
 	return benchmark.Turn{ThreadID: th.ID, Key: key, Committed: time.Now()}, nil
 }
 
+// nextKey names a new thread, and the model's delay for it.
 func (b *turnsBench) nextKey() string {
 	b.seq++
-	return fmt.Sprintf("bench turn %d: answer at once", b.seq)
+	return fmt.Sprintf("bench turn %d%s%s", b.seq, keyDelay, b.delay)
+}
+
+// startCPUProfile profiles this process's CPU into path until stop.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	var once sync.Once
+	var closeErr error
+	return func() error {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			closeErr = f.Close()
+		})
+		return closeErr
+	}, nil
 }
 
 // burnDown queues n turns with no worker running, then starts workers

@@ -31,9 +31,6 @@ UPDATE threads SET lease_expires_at = now() + sqlc.arg(ttl_ms)::bigint * interva
 WHERE thread_id = @thread_id AND lease_owner = sqlc.arg(owner)::text
 RETURNING status;
 
--- name: TurnStatus :one
-SELECT status, lease_owner IS NOT DISTINCT FROM sqlc.arg(owner)::text AS held FROM threads WHERE thread_id = @thread_id;
-
 -- name: ReleaseLease :exec
 UPDATE threads SET lease_owner = NULL, lease_expires_at = NULL
 WHERE thread_id = @thread_id AND lease_owner = sqlc.arg(owner)::text;
@@ -67,3 +64,24 @@ WHERE j.state = 'running' AND j.kind = @kind
   AND (t.lease_expires_at IS NULL OR t.lease_expires_at < now())
   AND (t.lease_owner IS NULL OR t.lease_owner NOT LIKE ('%' || sqlc.arg(owner_job_sep)::text || j.id))
 ORDER BY j.id LIMIT @max_rows;
+
+-- name: TurnStatuses :many
+-- TurnStatuses reads the threads of many turns (thread_ids[i] held by
+-- owners[i]) and whether each turn still holds its lease: a replica's
+-- heartbeat. A thread that no longer exists has no row.
+WITH h AS (SELECT unnest(sqlc.arg(thread_ids)::uuid[]) AS thread_id, unnest(sqlc.arg(owners)::text[]) AS owner)
+SELECT t.thread_id, h.owner::text AS owner, t.status, t.lease_owner IS NOT DISTINCT FROM h.owner AS held
+FROM h JOIN threads t ON t.thread_id = h.thread_id;
+
+-- name: RenewLeases :many
+-- RenewLeases is RenewLease for many turns at once: a replica's heartbeat.
+-- It skips the rows a write holds locked (a step being recorded), so that
+-- neither waits on the other, and returns a row for each lease it renewed.
+WITH h AS (SELECT unnest(sqlc.arg(thread_ids)::uuid[]) AS thread_id, unnest(sqlc.arg(owners)::text[]) AS owner),
+held AS (
+    SELECT t.thread_id, h.owner FROM threads t JOIN h ON t.thread_id = h.thread_id AND t.lease_owner = h.owner
+    FOR NO KEY UPDATE OF t SKIP LOCKED
+)
+UPDATE threads t SET lease_expires_at = now() + sqlc.arg(ttl_ms)::bigint * interval '1 millisecond'
+FROM held WHERE t.thread_id = held.thread_id
+RETURNING t.thread_id, held.owner::text AS owner, t.status;

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -80,6 +81,26 @@ func (p *Process) WaitReady(ctx context.Context, url string, timeout time.Durati
 	}
 }
 
+// WaitListening waits until addr accepts a TCP connection, the child exits,
+// or timeout: for a child that serves no readiness endpoint.
+func (p *Process) WaitListening(ctx context.Context, addr string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	for {
+		if c, err := d.DialContext(ctx, "tcp", addr); err == nil {
+			return c.Close()
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("child exited before it listened: %v", p.err)
+		case <-ctx.Done():
+			return fmt.Errorf("child not listening on %s: %w", addr, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // Memory is the child's resident memory now and at its peak (VmRSS and
 // VmHWM of /proc/PID/status), in bytes.
 func (p *Process) Memory() (rss, peak int64, err error) { return memoryOf(p.PID()) }
@@ -89,8 +110,13 @@ func SelfMemory() (rss, peak int64, err error) { return memoryOf(os.Getpid()) }
 
 // ResetSelfPeak starts this process's peak RSS (VmHWM) over from its
 // current RSS, so that a later SelfMemory's peak is one run's.
-func ResetSelfPeak() error {
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+func ResetSelfPeak() error { return resetPeak("self") }
+
+// ResetPeak is ResetSelfPeak for the child.
+func (p *Process) ResetPeak() error { return resetPeak(strconv.Itoa(p.PID())) }
+
+func resetPeak(pid string) error {
+	if err := os.WriteFile("/proc/"+pid+"/clear_refs", []byte("5"), 0); err != nil {
 		return fmt.Errorf("reset peak rss: %w", err)
 	}
 	return nil

@@ -154,6 +154,7 @@ type Processor struct {
 	// or send cut short then hands its thread or row to another replica at
 	// once (handTurnOver, handRowOver) instead of failing an attempt.
 	cancelling atomic.Bool
+	heartbeat  *heartbeat
 }
 
 // New builds the processor. runner and senders may be nil on an API-only
@@ -166,6 +167,7 @@ func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[
 		logger: logger.With("component", "processor"), tracer: tracing.Tracer(cfg.Tracer),
 		id: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]),
 	}
+	p.heartbeat = &heartbeat{p: p, turns: map[db.TurnLease]*beat{}}
 	rc := &river.Config{
 		Logger: logger.With("component", "river"),
 		// A job of a replica that died stays "running" in River until the

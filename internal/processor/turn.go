@@ -123,11 +123,10 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 	}()
 
 	turnCtx, cancel := context.WithCancelCause(ctx)
-	stopped := make(chan struct{})
-	go p.heartbeat(turnCtx, cancel, stopped, id, store.owner)
+	leave := p.heartbeat.join(id, store.owner, cancel)
 	defer func() {
 		cancel(nil)
-		<-stopped // the heartbeat must not renew a lease released below
+		leave() // the heartbeat must not renew a lease released below
 	}()
 
 	if p.runner == nil {
@@ -151,7 +150,7 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 	var un *agent.Unavailable
 	if errors.As(err, &un) {
 		cancel(nil)
-		<-stopped // the heartbeat must not shorten the lease kept below
+		leave() // the heartbeat must not shorten the lease kept below
 		outcome = metrics.TurnWaiting
 		return p.waitOut(ctx, j, store, un)
 	}
@@ -217,47 +216,6 @@ func (w *turnWorker) Timeout(*river.Job[job.Turn]) time.Duration { return w.p.cf
 // NextRetry retries a failed turn soon: its input is waiting on it.
 func (w *turnWorker) NextRetry(j *river.Job[job.Turn]) time.Time {
 	return time.Now().Add(backoff(w.p.cfg.TurnBackoff).Jittered(j.Attempt))
-}
-
-// heartbeat looks for an abort every Heartbeat and renews the lease every
-// third of its TTL, until ctx ends; it cancels the turn when the thread is
-// aborted or the lease is lost. Looking is a read: a turn waiting seconds on
-// its model writes to the thread once per renewal, not once per look.
-func (p *Processor) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, stopped chan<- struct{}, id uuid.UUID, owner string) {
-	defer close(stopped)
-	t := time.NewTicker(p.cfg.Heartbeat)
-	defer t.Stop()
-	renewed := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		var (
-			status thread.Status
-			err    error
-		)
-		if time.Since(renewed) >= p.cfg.LeaseTTL/3 {
-			if status, err = p.store.RenewLease(ctx, id, owner, p.cfg.LeaseTTL); err == nil {
-				renewed = time.Now()
-			}
-		} else {
-			status, err = p.store.TurnStatus(ctx, id, owner)
-		}
-		switch {
-		case errors.Is(err, thread.ErrLeaseHeld):
-			cancel(errLeaseLost)
-			return
-		case err != nil:
-			if ctx.Err() == nil {
-				p.logger.WarnContext(ctx, "turn heartbeat", slog.String("thread_id", id.String()), slog.Any("error", err))
-			}
-		case status == thread.StatusAborted:
-			cancel(thread.ErrAborted)
-			return
-		}
-	}
 }
 
 // turnStore is the agent's view of the database during one turn: it holds

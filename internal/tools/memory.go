@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -17,11 +16,9 @@ import (
 // and who spoke last (or, failing that, who started it). *db.Store
 // implements it.
 type MemoryStore interface {
-	Attachments
 	MemoryBlocks(ctx context.Context, s thread.MemoryScope) ([]thread.MemoryBlock, error)
 	SaveMemory(ctx context.Context, s thread.MemoryScope, label, content string) error
-	ThreadTenant(ctx context.Context, threadID uuid.UUID) (thread.Tenant, string, error)
-	Stitches(ctx context.Context, threadID uuid.UUID, p db.StitchPage) ([]thread.Stitch, error)
+	MemoryContext(ctx context.Context, threadID uuid.UUID, recent int) (*db.MemoryContext, error)
 }
 
 // Memory scopes save_memory takes.
@@ -123,29 +120,22 @@ func Memory(store MemoryStore) []Tool {
 // and the author of its latest input, else the person who started it (as
 // the thread's prompt was built for).
 func memoryScope(ctx context.Context, store MemoryStore, c Call) (thread.MemoryScope, error) {
-	tenant, _, err := store.ThreadTenant(ctx, c.ThreadID)
+	mc, err := store.MemoryContext(ctx, c.ThreadID, personScan)
 	if err != nil {
 		return thread.MemoryScope{}, fmt.Errorf("memory: %w", err)
 	}
-	chain, err := store.Stitches(ctx, c.ThreadID, db.StitchPage{Newest: true, Limit: personScan})
-	if err != nil {
-		return thread.MemoryScope{}, fmt.Errorf("memory: %w", err)
-	}
-	scope := thread.MemoryScope{Tenant: tenant, Agent: c.AgentName}
-	for i := len(chain) - 1; i >= 0; i-- {
-		if p := thread.Person(chain[i]); chain[i].Type.IsInput() && p != "" {
+	scope := thread.MemoryScope{Tenant: mc.Tenant, Agent: c.AgentName}
+	for i := len(mc.Recent) - 1; i >= 0; i-- {
+		if p := thread.Person(mc.Recent[i]); mc.Recent[i].Type.IsInput() && p != "" {
 			scope.Person = p
 			return scope, nil
 		}
 	}
-	if att, err := store.LinearAttachment(ctx, c.ThreadID); err == nil {
-		scope.Person = thread.PersonOn(thread.PlatformLinear, att.CreatedByUserID)
-	} else if !errors.Is(err, thread.ErrNotFound) {
-		return thread.MemoryScope{}, fmt.Errorf("memory: %w", err)
-	} else if att, err := store.DiscordAttachment(ctx, c.ThreadID); err == nil {
-		scope.Person = thread.PersonOn(thread.PlatformDiscord, att.CreatedBy)
-	} else if !errors.Is(err, thread.ErrNotFound) {
-		return thread.MemoryScope{}, fmt.Errorf("memory: %w", err)
+	switch {
+	case mc.Linear != nil:
+		scope.Person = thread.PersonOn(thread.PlatformLinear, mc.Linear.CreatedByUserID)
+	case mc.Discord != nil:
+		scope.Person = thread.PersonOn(thread.PlatformDiscord, mc.Discord.CreatedBy)
 	}
 	return scope, nil
 }

@@ -127,6 +127,52 @@ func (q *Queries) RenewLease(ctx context.Context, arg RenewLeaseParams) (string,
 	return status, err
 }
 
+const renewLeases = `-- name: RenewLeases :many
+WITH h AS (SELECT unnest($2::uuid[]) AS thread_id, unnest($3::text[]) AS owner),
+held AS (
+    SELECT t.thread_id, h.owner FROM threads t JOIN h ON t.thread_id = h.thread_id AND t.lease_owner = h.owner
+    FOR NO KEY UPDATE OF t SKIP LOCKED
+)
+UPDATE threads t SET lease_expires_at = now() + $1::bigint * interval '1 millisecond'
+FROM held WHERE t.thread_id = held.thread_id
+RETURNING t.thread_id, held.owner::text AS owner, t.status
+`
+
+type RenewLeasesParams struct {
+	TtlMs     int64
+	ThreadIds []uuid.UUID
+	Owners    []string
+}
+
+type RenewLeasesRow struct {
+	ThreadID uuid.UUID
+	Owner    string
+	Status   string
+}
+
+// RenewLeases is RenewLease for many turns at once: a replica's heartbeat.
+// It skips the rows a write holds locked (a step being recorded), so that
+// neither waits on the other, and returns a row for each lease it renewed.
+func (q *Queries) RenewLeases(ctx context.Context, arg RenewLeasesParams) ([]RenewLeasesRow, error) {
+	rows, err := q.db.Query(ctx, renewLeases, arg.TtlMs, arg.ThreadIds, arg.Owners)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []RenewLeasesRow
+	for rows.Next() {
+		var i RenewLeasesRow
+		if err := rows.Scan(&i.ThreadID, &i.Owner, &i.Status); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const skipCommitFlush = `-- name: SkipCommitFlush :exec
 SELECT set_config('synchronous_commit', 'off', true)
 `
@@ -285,23 +331,48 @@ func (q *Queries) StuckTurnJobs(ctx context.Context, arg StuckTurnJobsParams) ([
 	return items, nil
 }
 
-const turnStatus = `-- name: TurnStatus :one
-SELECT status, lease_owner IS NOT DISTINCT FROM $1::text AS held FROM threads WHERE thread_id = $2
+const turnStatuses = `-- name: TurnStatuses :many
+WITH h AS (SELECT unnest($1::uuid[]) AS thread_id, unnest($2::text[]) AS owner)
+SELECT t.thread_id, h.owner::text AS owner, t.status, t.lease_owner IS NOT DISTINCT FROM h.owner AS held
+FROM h JOIN threads t ON t.thread_id = h.thread_id
 `
 
-type TurnStatusParams struct {
-	Owner    string
+type TurnStatusesParams struct {
+	ThreadIds []uuid.UUID
+	Owners    []string
+}
+
+type TurnStatusesRow struct {
 	ThreadID uuid.UUID
+	Owner    string
+	Status   string
+	Held     bool
 }
 
-type TurnStatusRow struct {
-	Status string
-	Held   bool
-}
-
-func (q *Queries) TurnStatus(ctx context.Context, arg TurnStatusParams) (TurnStatusRow, error) {
-	row := q.db.QueryRow(ctx, turnStatus, arg.Owner, arg.ThreadID)
-	var i TurnStatusRow
-	err := row.Scan(&i.Status, &i.Held)
-	return i, err
+// TurnStatuses reads the threads of many turns (thread_ids[i] held by
+// owners[i]) and whether each turn still holds its lease: a replica's
+// heartbeat. A thread that no longer exists has no row.
+func (q *Queries) TurnStatuses(ctx context.Context, arg TurnStatusesParams) ([]TurnStatusesRow, error) {
+	rows, err := q.db.Query(ctx, turnStatuses, arg.ThreadIds, arg.Owners)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TurnStatusesRow
+	for rows.Next() {
+		var i TurnStatusesRow
+		if err := rows.Scan(
+			&i.ThreadID,
+			&i.Owner,
+			&i.Status,
+			&i.Held,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
