@@ -29,17 +29,17 @@ func benchStore(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	duration := fs.Duration("duration", 5*time.Second, "how long each append measurement runs")
 	samples := fs.Int("samples", 5000, "history reads to time")
 	keep := fs.Bool("keep", false, "keep the scratch database afterwards")
+	scratch := fs.String("db", "weft_bench", "name of the scratch database (dropped first if it exists)")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 
-	const scratch = "weft_bench"
-	url, cleanup, err := scratchDatabase(ctx, cfg, logger, scratch, *keep)
+	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, *keep)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	fmt.Fprintf(stdout, "weft-bench store: scratch database %s\n", scratch)
+	fmt.Fprintf(stdout, "weft-bench store: scratch database %s\n", *scratch)
 	// Enough connections for the 16-connection runs plus the pool's spare.
 	pool, err := db.Open(ctx, app.WithQuery(url, "pool_max_conns", "32"))
 	if err != nil {

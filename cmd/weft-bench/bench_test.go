@@ -56,6 +56,14 @@ func TestBenchTurnsPrintsItsFigures(t *testing.T) {
 	}
 }
 
+func TestBenchStorePrintsItsFigures(t *testing.T) {
+	t.Parallel()
+	out := runBench(t, "store", "-stitches", "2000", "-threads", "100", "-duration", "200ms", "-samples", "20")
+	for _, want := range []string{"seeded 2000 stitches over 100 threads", "append/s", "raw insert/s", "Read last 50 stitches", "overall:"} {
+		require.Contains(t, out, want)
+	}
+}
+
 // TestBenchLinearPrintsItsFigures cannot run in parallel: the bench starts
 // `weft-bench serve` as this test binary, which needs WEFT_TEST_AS_WEFT in the
 // environment it inherits (see TestMain).
