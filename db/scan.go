@@ -150,6 +150,13 @@ func stitchOf(r dbsqlc.Stitch, err error) (*thread.Stitch, error) {
 	return s, nil
 }
 
+// appended is the stitch an append stored: its row, which leaves the JSON
+// columns out, with the JSON it was given.
+func appended(arg dbsqlc.AppendStitchParams, r dbsqlc.AppendStitchRow, err error) (*thread.Stitch, error) {
+	r.LlmRequest, r.LlmResponse, r.ToolInput, r.ToolOutput, r.Metadata = arg.LlmRequest, arg.LlmResponse, arg.ToolInput, arg.ToolOutput, arg.Metadata
+	return stitchOf(dbsqlc.Stitch(r), err)
+}
+
 // appendStitchParams are the arguments of s's append; insertStitchParams
 // adds the position, for a stitch whose position the caller knows.
 func appendStitchParams(s *thread.Stitch) dbsqlc.AppendStitchParams {

@@ -28,7 +28,9 @@ func (q *Queries) AppendStitch(ctx context.Context, s thread.Stitch) (*thread.St
 	}
 	// One statement, one row lock taken first: under READ COMMITTED it
 	// cannot deadlock or fail to serialize, so there is nothing to retry.
-	out, err := stitchOf(q.gen.AppendStitch(ctx, appendStitchParams(&s)))
+	arg := appendStitchParams(&s)
+	row, err := q.gen.AppendStitch(ctx, arg)
+	out, err := appended(arg, row, err)
 	if err != nil {
 		return nil, fmt.Errorf("append stitch: %w", err)
 	}

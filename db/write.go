@@ -166,7 +166,8 @@ func queueWrite(ctx context.Context, p *pipeline, w Write, out *Written) error {
 		}
 		arg := appendStitchParams(&s)
 		p.add(func(q *dbsqlc.Queries) error {
-			got, err := stitchOf(q.AppendStitch(ctx, arg))
+			row, err := q.AppendStitch(ctx, arg)
+			got, err := appended(arg, row, err)
 			if err == nil {
 				out.Stitches = append(out.Stitches, *got)
 			}

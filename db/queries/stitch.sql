@@ -40,7 +40,14 @@ SELECT @stitch_id, @thread_id, moved.previous, moved.seq,
     @input_tokens, @output_tokens, @latency_ms, @tool_name, @tool_input, @tool_output, @tool_error, @metadata,
     @source_platform, @external_id, @author_id, @author_name, @author_is_bot, @edited_at, @deleted_at
 FROM moved
-RETURNING *;
+-- The JSON columns are not read back: the caller has them, and turning a
+-- jsonb back into text is the server's work on every append (an LLM call's
+-- request is the whole conversation).
+RETURNING stitch_id, thread_id, previous_stitch_id, seq, stitch_type, content,
+    NULL::jsonb AS llm_request, NULL::jsonb AS llm_response,
+    model, input_tokens, output_tokens, latency_ms, tool_name, NULL::jsonb AS tool_input, NULL::jsonb AS tool_output,
+    tool_error, NULL::jsonb AS metadata,
+    source_platform, external_id, author_id, author_name, author_is_bot, edited_at, deleted_at, created_at;
 
 -- name: Stitch :one
 SELECT * FROM stitches WHERE stitch_id = @stitch_id;

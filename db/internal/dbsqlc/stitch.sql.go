@@ -30,7 +30,11 @@ SELECT $1, $2, moved.previous, moved.seq,
     $8, $9, $10, $11, $12, $13, $14, $15,
     $16, $17, $18, $19, $20, $21, $22
 FROM moved
-RETURNING stitch_id, thread_id, previous_stitch_id, seq, stitch_type, content, llm_request, llm_response, model, input_tokens, output_tokens, latency_ms, tool_name, tool_input, tool_output, tool_error, metadata, source_platform, external_id, author_id, author_name, author_is_bot, edited_at, deleted_at, created_at
+RETURNING stitch_id, thread_id, previous_stitch_id, seq, stitch_type, content,
+    NULL::jsonb AS llm_request, NULL::jsonb AS llm_response,
+    model, input_tokens, output_tokens, latency_ms, tool_name, NULL::jsonb AS tool_input, NULL::jsonb AS tool_output,
+    tool_error, NULL::jsonb AS metadata,
+    source_platform, external_id, author_id, author_name, author_is_bot, edited_at, deleted_at, created_at
 `
 
 type AppendStitchParams struct {
@@ -58,6 +62,34 @@ type AppendStitchParams struct {
 	DeletedAt      *time.Time
 }
 
+type AppendStitchRow struct {
+	StitchID         uuid.UUID
+	ThreadID         uuid.UUID
+	PreviousStitchID *uuid.UUID
+	Seq              int64
+	StitchType       string
+	Content          *string
+	LlmRequest       []byte
+	LlmResponse      []byte
+	Model            *string
+	InputTokens      *int32
+	OutputTokens     *int32
+	LatencyMs        *int32
+	ToolName         *string
+	ToolInput        []byte
+	ToolOutput       []byte
+	ToolError        *bool
+	Metadata         []byte
+	SourcePlatform   *string
+	ExternalID       *string
+	AuthorID         *string
+	AuthorName       *string
+	AuthorIsBot      *bool
+	EditedAt         *time.Time
+	DeletedAt        *time.Time
+	CreatedAt        time.Time
+}
+
 // AppendStitch appends a stitch at the head of its thread's chain in one
 // statement. The first CTE locks the thread row (the lock re-reads the row
 // as last committed, even when it had to wait), so concurrent appends to
@@ -70,7 +102,10 @@ type AppendStitchParams struct {
 // largest share of what an append cost beyond a plain insert at 16
 // connections; last_activity_at (unindexed) says when the thread last had
 // a stitch.
-func (q *Queries) AppendStitch(ctx context.Context, arg AppendStitchParams) (Stitch, error) {
+// The JSON columns are not read back: the caller has them, and turning a
+// jsonb back into text is the server's work on every append (an LLM call's
+// request is the whole conversation).
+func (q *Queries) AppendStitch(ctx context.Context, arg AppendStitchParams) (AppendStitchRow, error) {
 	row := q.db.QueryRow(ctx, appendStitch,
 		arg.StitchID,
 		arg.ThreadID,
@@ -95,7 +130,7 @@ func (q *Queries) AppendStitch(ctx context.Context, arg AppendStitchParams) (Sti
 		arg.EditedAt,
 		arg.DeletedAt,
 	)
-	var i Stitch
+	var i AppendStitchRow
 	err := row.Scan(
 		&i.StitchID,
 		&i.ThreadID,
