@@ -60,6 +60,9 @@ type turnsBench struct {
 	// threads' starts (each with its turn's job), then its turns (River's
 	// fetches and completions included).
 	startTrips, turnTrips dbbench.TripCount
+	// turnCPU is what the last burn-down's turns (not their enqueueing)
+	// cost in CPU.
+	turnCPU benchmark.CPU
 	// model is the fake model's child process.
 	model *benchmark.Process
 	// delay is how long the fake model takes to answer the threads
@@ -142,11 +145,19 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	fmt.Fprintln(tw, "workers\tturns/s\tRiver no-op jobs/s (anchor)\tratio\ttarget\t")
 	pass := true
 	burns := map[int]benchmark.TurnReport{}
-	var tripLines []string
+	var tripLines, cpuLines []string
 	for _, workers := range []int{1, 4} {
+		before, err := benchmark.SampleCPU(b.model.PID())
+		if err != nil {
+			return err
+		}
 		noop, err := benchmark.RiverNoop(ctx, pool, workers, *turns)
 		if err != nil {
 			return fmt.Errorf("river no-op at %d workers: %w", workers, err)
+		}
+		after, err := benchmark.SampleCPU(b.model.PID())
+		if err != nil {
+			return err
 		}
 		r, err := b.burnDown(ctx, workers, *turns)
 		if err != nil {
@@ -156,6 +167,10 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		tripLines = append(tripLines, fmt.Sprintf("  %d worker(s): per thread start (thread, first stitches, turn job): %s; per turn: %s",
 			workers, b.startTrips.Per(*turns), b.turnTrips.Per(*turns)))
 		perSec := float64(*turns) / r.Last.Sub(r.First).Seconds()
+		noopCPU, turnCPU := after.Sub(before).Per(*turns), b.turnCPU.Per(*turns)
+		cpuLines = append(cpuLines, fmt.Sprintf("  %d worker(s): a River no-op job %s (this process %s, Postgres %s); a turn %s (this process %s, the fake model %s, Postgres %s): %.2f of the 2 cores at %.0f turns/s",
+			workers, us(noopCPU.Total()), us(noopCPU.Self), us(noopCPU.Postgres), us(turnCPU.Total()), us(turnCPU.Self), us(turnCPU.Child), us(turnCPU.Postgres),
+			turnCPU.Total().Seconds()*perSec, perSec))
 		ratio := perSec / noop.PerSecond()
 		pass = pass && ratio >= targetTurnRatio
 		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.2f\t≥ %.2f %s\t\n", workers, perSec, noop.PerSecond(), ratio, targetTurnRatio, verdict(ratio >= targetTurnRatio))
@@ -164,6 +179,7 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		return err
 	}
 	fmt.Fprintf(stdout, "Sent to Postgres on the work pool, counted by a pgx tracer (%d model call(s) a turn):\n%s\n", *steps, strings.Join(tripLines, "\n"))
+	fmt.Fprintf(stdout, "CPU (user and system, from /proc; Postgres is every local process named postgres):\n%s\n", strings.Join(cpuLines, "\n"))
 
 	paced, err := b.paced(ctx, *rate, *duration)
 	if err != nil {
@@ -519,8 +535,15 @@ func (b *turnsBench) burnDown(ctx context.Context, workers, n int) (benchmark.Tu
 		}
 	}
 	enqueued := b.trips.Count()
+	cpu, err := benchmark.SampleCPU(b.model.PID())
+	if err != nil {
+		return benchmark.TurnReport{}, err
+	}
 	r, err := b.work(ctx, proc, func(context.Context, *ingest.Ingester) ([]benchmark.Turn, error) { return turns, nil }, in)
 	b.startTrips, b.turnTrips = enqueued.Sub(start), b.trips.Count().Sub(enqueued)
+	if end, cerr := benchmark.SampleCPU(b.model.PID()); cerr == nil {
+		b.turnCPU = end.Sub(cpu)
+	}
 	return r, err
 }
 
@@ -584,3 +607,6 @@ func (b *turnsBench) work(ctx context.Context, proc *processor.Processor, feed f
 	}
 	return b.clock.Report(turns), nil
 }
+
+// us formats d in microseconds.
+func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond)) }

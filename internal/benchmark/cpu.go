@@ -1,0 +1,108 @@
+package benchmark
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// userHZ is the unit of /proc/PID/stat's CPU times: USER_HZ, 100 on every
+// Linux architecture weft runs on.
+const userHZ = 100
+
+// CPU is the CPU time (user and system) the parts of a benchmark have used
+// so far: this process, one child, and the Postgres server's processes when
+// it runs on this machine (zero when none is found).
+type CPU struct {
+	Self, Child, Postgres time.Duration
+	// backends is each Postgres process's time, so that a difference
+	// counts only what the processes did between two samples: a
+	// connection that closed meanwhile takes its whole past with it.
+	backends map[int]time.Duration
+}
+
+// SampleCPU reads the CPU times of this process, of the process child (0:
+// none) and of every process named postgres.
+func SampleCPU(child int) (CPU, error) {
+	self, err := cpuOf("/proc/self/stat")
+	if err != nil {
+		return CPU{}, err
+	}
+	c := CPU{Self: self, backends: map[int]time.Duration{}}
+	if child > 0 {
+		if c.Child, err = cpuOf(fmt.Sprintf("/proc/%d/stat", child)); err != nil {
+			return CPU{}, err
+		}
+	}
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return CPU{}, err
+	}
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(b), " (postgres) ") {
+			continue // gone meanwhile, or not Postgres
+		}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+		if err != nil {
+			continue
+		}
+		if d, err := parseStatCPU(string(b)); err == nil {
+			c.Postgres += d
+			c.backends[pid] = d
+		}
+	}
+	return c, nil
+}
+
+// Sub is c less an earlier sample. Postgres's part counts the processes
+// of the later sample: their time since the earlier one, or all of it for
+// those started since. Processes that exited in between are missing, so
+// the figure errs low by what they did in it.
+func (c CPU) Sub(earlier CPU) CPU {
+	var pg time.Duration
+	for pid, d := range c.backends {
+		pg += d - earlier.backends[pid]
+	}
+	return CPU{Self: c.Self - earlier.Self, Child: c.Child - earlier.Child, Postgres: pg}
+}
+
+// Per is c divided over n operations.
+func (c CPU) Per(n int) CPU {
+	n = max(n, 1)
+	return CPU{Self: c.Self / time.Duration(n), Child: c.Child / time.Duration(n), Postgres: c.Postgres / time.Duration(n)}
+}
+
+// Total is the three parts' sum.
+func (c CPU) Total() time.Duration { return c.Self + c.Child + c.Postgres }
+
+func cpuOf(path string) (time.Duration, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("cpu: %w", err)
+	}
+	return parseStatCPU(string(b))
+}
+
+// parseStatCPU takes utime and stime (fields 14 and 15) from a
+// /proc/PID/stat line; the command name, field 2, may hold spaces, so the
+// fields are counted from its closing parenthesis.
+func parseStatCPU(stat string) (time.Duration, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("cpu: malformed stat %q", stat)
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("cpu: short stat %q", stat)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("cpu: malformed stat %q", stat)
+	}
+	return time.Duration(utime+stime) * time.Second / userHZ, nil
+}
