@@ -362,14 +362,14 @@ func (b *discordBench) settle(ctx context.Context, startup int, mentions []disco
 		joined := map[string]bool{}
 		started, first, last := map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
 		for _, r := range reqs {
+			// ok is false for a deeper path; channel and what are still set.
 			channel, what, ok := channelRequest(r)
+			mention, startsThread := strings.CutSuffix(strings.TrimPrefix(what, "messages/"), "/threads")
 			switch {
-			case r.Method == http.MethodPut && strings.HasSuffix(r.Path, "/thread-members/@me"):
-				joined[strings.Split(strings.TrimPrefix(r.Path, "/channels/"), "/")[0]] = true
-			case r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/threads") && r.Status < 300:
-				// /channels/{parent}/messages/{mention}/threads
-				parts := strings.Split(r.Path, "/")
-				started[parts[len(parts)-2]] = r.At
+			case r.Method == http.MethodPut && what == "thread-members/@me":
+				joined[channel] = true
+			case r.Method == http.MethodPost && startsThread && r.Status < 300:
+				started[mention] = r.At
 			case ok && r.Method == http.MethodPost && what == "messages" && r.Status < 300:
 				if _, seen := first[channel]; !seen {
 					first[channel] = r.At

@@ -157,27 +157,23 @@ func (c *Client) deliverWithin(event string, timeout time.Duration, call func(co
 	return func(parent context.Context) {
 		ctx, cancel := context.WithTimeout(parent, timeout)
 		defer cancel()
-		ctx = context.WithValue(ctx, laterKey{}, laterFunc(func(key, event string, call func(context.Context) error) {
-			c.events.enqueue(key, c.deliver(event, call))
-		}))
+		ctx = context.WithValue(ctx, laterKey{}, c)
 		if err := call(ctx); err != nil {
 			c.logger.ErrorContext(ctx, "discord sink failed", slog.String("event", event), slog.Any("error", err))
 		}
 	}
 }
 
-// laterKey carries, in a Sink call's context, how to queue more work for
-// the Sink on another lane.
+// laterKey carries, in a Sink call's context, the Client whose dispatcher
+// runs it, so that the Sink can queue more work on another lane.
 type laterKey struct{}
-
-type laterFunc func(key, event string, call func(context.Context) error)
 
 // later queues call as a Sink call of its own on key's lane, with its own
 // timeout, so that the lane ctx's call runs in goes on without waiting for
 // it. Without a dispatcher (a Sink called directly) it runs call now.
 func later(ctx context.Context, key, event string, call func(context.Context) error) error {
-	if f, ok := ctx.Value(laterKey{}).(laterFunc); ok {
-		f(key, event, call)
+	if c, ok := ctx.Value(laterKey{}).(*Client); ok {
+		c.events.enqueue(key, c.deliver(event, call))
 		return nil
 	}
 	return call(ctx)
