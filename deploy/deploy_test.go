@@ -42,16 +42,16 @@ func TestAlertRules(t *testing.T) {
 // series matches weft's series names in an expression.
 var series = regexp.MustCompile(`\bweft_[a-z_]+`)
 
-// documented is the metrics README.md lists, by name.
+// documented is the metrics docs/operations.md lists, by name.
 func documented(t *testing.T) map[string]bool {
 	t.Helper()
-	readme, err := os.ReadFile("../README.md")
+	doc, err := os.ReadFile("../docs/operations.md")
 	require.NoError(t, err)
 	names := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\| `(weft_[a-z_]+)`").FindAllSubmatch(readme, -1) {
+	for _, m := range regexp.MustCompile("(?m)^\\| `(weft_[a-z_]+)`").FindAllSubmatch(doc, -1) {
 		names[string(m[1])] = true
 	}
-	require.NotEmpty(t, names, "README.md lists no metrics")
+	require.NotEmpty(t, names, "docs/operations.md lists no metrics")
 	return names
 }
 
@@ -66,7 +66,7 @@ func base(name string) string {
 }
 
 // TestFilesUseDocumentedMetrics keeps the dashboard and the alerts to
-// series weft exports and the README documents: a renamed metric breaks
+// series weft exports and docs/operations.md documents: a renamed metric breaks
 // this, not a dashboard nobody looks at until an outage.
 func TestFilesUseDocumentedMetrics(t *testing.T) {
 	t.Parallel()
@@ -85,7 +85,7 @@ func TestFilesUseDocumentedMetrics(t *testing.T) {
 	for _, p := range dash.Panels {
 		for _, tg := range p.Targets {
 			for _, n := range series.FindAllString(tg.Expr, -1) {
-				require.True(t, docs[base(n)], "panel %q uses %s, which README.md does not document", p.Title, n)
+				require.True(t, docs[base(n)], "panel %q uses %s, which docs/operations.md does not document", p.Title, n)
 				used[base(n)] = true
 			}
 		}
@@ -93,7 +93,7 @@ func TestFilesUseDocumentedMetrics(t *testing.T) {
 	alerts, err := os.ReadFile("prometheus/alerts.yml")
 	require.NoError(t, err)
 	for _, n := range series.FindAllString(string(alerts), -1) {
-		require.True(t, docs[base(n)], "alerts.yml uses %s, which README.md does not document", n)
+		require.True(t, docs[base(n)], "alerts.yml uses %s, which docs/operations.md does not document", n)
 	}
 	// Every documented weft metric is on the dashboard.
 	for n := range docs {
