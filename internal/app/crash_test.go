@@ -16,6 +16,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/logtest"
@@ -212,7 +213,7 @@ func TestCrashBeforePostPostsOnce(t *testing.T) {
 	fake.SetDefault(func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: "Here is the answer."} })
 	lin := lineartest.NewServer(t)
 	lin.AddToken("lin_api_crash", "org-1")
-	lin.Inject("agentActivityCreate", 1, lineartest.Slow(time.Hour)) // the first post hangs until the process dies
+	lin.Fail("agentActivityCreate", 1, fakekit.Slow(time.Hour)) // the first post hangs until the process dies
 	weftEnv := map[string]string{
 		"DATABASE_URL": url, "WEFT_ADDR": freeAddr(t), "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
 		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_LEASE_TTL": "2s", "WEFT_SWEEP_INTERVAL": "500ms",
@@ -281,7 +282,7 @@ func TestSIGTERMHandsWorkOver(t *testing.T) {
 	})
 	lin := lineartest.NewServer(t)
 	lin.AddToken("lin_api_term", "org-1")
-	lin.Inject("agentActivityCreate", 1, lineartest.Slow(time.Hour)) // the first post hangs until the process gives up on it
+	lin.Fail("agentActivityCreate", 1, fakekit.Slow(time.Hour)) // the first post hangs until the process gives up on it
 	weftEnv := map[string]string{
 		"DATABASE_URL": url, "WEFT_ADDR": freeAddr(t), "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
 		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_LEASE_TTL": "5m", "WEFT_SWEEP_INTERVAL": "1h", "WEFT_SHUTDOWN_TIMEOUT": "1s",

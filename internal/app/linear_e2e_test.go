@@ -15,6 +15,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/logtest"
@@ -215,9 +216,9 @@ func TestLinearStopMidTurn(t *testing.T) {
 func TestLinearRateLimitAndServerErrorStorm(t *testing.T) {
 	t.Parallel()
 	w := newLinearWorld(t)
-	w.linear.Inject("agentActivityCreate", 3, lineartest.RateLimited(20*time.Millisecond))
-	w.linear.Inject("agentActivityCreate", 3, lineartest.ServerError(http.StatusBadGateway))
-	w.linear.Inject("agentActivityCreate", 2, lineartest.LostResponse())
+	w.linear.Fail("agentActivityCreate", 3, fakekit.RateLimited(20*time.Millisecond))
+	w.linear.Fail("agentActivityCreate", 3, fakekit.Fail(http.StatusBadGateway))
+	w.linear.Fail("agentActivityCreate", 2, fakekit.Fail(http.StatusBadGateway).AfterApplying())
 	w.llm.Enqueue(
 		llmtest.Reply{Text: "Looking.", ToolCalls: []llmtest.ToolCall{{Name: "read_memory", Arguments: `{}`}}},
 		llmtest.Reply{Text: "All good."},
