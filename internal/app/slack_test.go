@@ -14,6 +14,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
 	"github.com/weft-dev/weft/internal/thread"
@@ -351,7 +352,7 @@ func TestSlackCrashBeforePostPostsOnce(t *testing.T) {
 	sl := slacktest.NewServer(t)
 	sl.AddChannel("C0CRASH", "channel")
 	// The first post is made, and its answer hangs until the process dies.
-	sl.Fail("chat.postMessage", 1, slacktest.Fault{Apply: true, Delay: time.Hour})
+	sl.Fail("chat.postMessage", 1, fakekit.Slow(time.Hour).AfterApplying())
 	addr := freeAddr(t)
 	weftEnv := map[string]string{
 		"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",

@@ -1,9 +1,11 @@
 package fakekit
 
 import (
+	"cmp"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -65,6 +67,12 @@ func (f Fault) AfterApplying() Fault {
 	return f
 }
 
+// RetryAfterSeconds is RetryAfter as a Retry-After header holds it: whole
+// seconds, rounded up, as the platforms send it.
+func (f Fault) RetryAfterSeconds() string {
+	return strconv.Itoa(int((f.RetryAfter + time.Second - 1) / time.Second))
+}
+
 // fails reports whether f fails the request, rather than only delaying it.
 func (f Fault) fails() bool {
 	return f.Status != 0 || f.RetryAfter > 0 || f.Code != "" || f.Body != "" || f.Drop || f.Delay == 0
@@ -98,7 +106,7 @@ func Serve(w http.ResponseWriter, r *http.Request, f Fault, handle func(http.Res
 		for k, vs := range f.Header {
 			w.Header()[k] = append(w.Header()[k], vs...)
 		}
-		w.WriteHeader(orStatus(f.Status, http.StatusInternalServerError))
+		w.WriteHeader(cmp.Or(f.Status, http.StatusInternalServerError))
 		_, _ = w.Write([]byte(f.Body))
 	default:
 		fail(w, f)
@@ -124,13 +132,6 @@ func replay(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
 }
 
 // orStatus is status, or def when status is 0.
-func orStatus(status, def int) int {
-	if status == 0 {
-		return def
-	}
-	return status
-}
-
 // Faults is a fake's schedule of faults by route: what the fake names a
 // request by (a GraphQL operation, "METHOD /path", a Web API method). A
 // fake embeds it, so that every fake takes faults with the same calls.

@@ -1,6 +1,7 @@
 package lineartest
 
 import (
+	"cmp"
 	"net/http"
 	"strconv"
 	"time"
@@ -26,7 +27,7 @@ func writeFault(w http.ResponseWriter, f fakekit.Fault) {
 		// bucket's reset, not the latest one.
 		h.Set("X-RateLimit-Complexity-Reset", strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10))
 		// Linear answers 400, with the HTTP meaning in statusCode.
-		writeErrors(w, orStatus(f.Status, http.StatusBadRequest), gqlError{
+		writeErrors(w, cmp.Or(f.Status, http.StatusBadRequest), gqlError{
 			Message: "Rate limit exceeded",
 			Extensions: map[string]any{
 				"code": "RATELIMITED", "type": "ratelimited", "statusCode": 429,
@@ -34,10 +35,10 @@ func writeFault(w http.ResponseWriter, f fakekit.Fault) {
 			},
 		})
 	case f.Code != "":
-		writeErrors(w, orStatus(f.Status, http.StatusOK), gqlError{
-			Message: orText(f.Message, "injected error"), Extensions: map[string]any{"code": f.Code},
+		writeErrors(w, cmp.Or(f.Status, http.StatusOK), gqlError{
+			Message: cmp.Or(f.Message, "injected error"), Extensions: map[string]any{"code": f.Code},
 		})
-	case orStatus(f.Status, http.StatusInternalServerError) == http.StatusInternalServerError:
+	case cmp.Or(f.Status, http.StatusInternalServerError) == http.StatusInternalServerError:
 		writeErrors(w, http.StatusInternalServerError, gqlError{
 			Message: "Internal server error", Extensions: map[string]any{"code": "INTERNAL_SERVER_ERROR"},
 		})
@@ -47,18 +48,4 @@ func writeFault(w http.ResponseWriter, f fakekit.Fault) {
 		w.WriteHeader(f.Status)
 		_, _ = w.Write([]byte("<html><body>" + http.StatusText(f.Status) + "</body></html>"))
 	}
-}
-
-func orStatus(status, def int) int {
-	if status == 0 {
-		return def
-	}
-	return status
-}
-
-func orText(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -1,7 +1,8 @@
 // Package slacktest is a fake of Slack for tests and demos: the Web API
 // methods weft calls (with Slack's ok:false errors, 429s with Retry-After,
-// cursors and message metadata), signed Events API deliveries with Slack's
-// retries, and a Socket Mode websocket. The real slack-go client talks to
+// cursors and message metadata, and faults in fakekit's vocabulary by
+// method), signed Events API deliveries with Slack's retries, and a Socket
+// Mode websocket. The real slack-go client talks to
 // it through its API URL option. Tests post messages as users, which
 // delivers the events, inject faults, and read back what the bot did. Only
 // tests and the demo may import it.
@@ -20,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/weft-dev/weft/internal/fakekit"
 )
 
 // Credentials and ids of the fake workspace and its one app.
@@ -87,13 +90,6 @@ type Message struct {
 	Metadata *Metadata
 }
 
-// TB is what a fake needs of a test (a *testing.T has it): the fake is
-// not built on package testing, so that weft demo can link it.
-type TB interface {
-	Cleanup(func())
-	Logf(format string, args ...any)
-}
-
 // Call is one Web API request the fake answered.
 type Call struct {
 	Method string
@@ -103,7 +99,10 @@ type Call struct {
 
 // Server is a fake Slack. All methods are safe for concurrent use.
 type Server struct {
-	t    TB
+	// Faults are served by Web API method, as "chat.postMessage".
+	fakekit.Faults
+
+	t    fakekit.TB
 	http *httptest.Server
 
 	mu       sync.Mutex
@@ -111,8 +110,7 @@ type Server struct {
 	teams    map[string]Team
 	tokens   map[string]string // bot token → its team's id
 	channels map[string]*channel
-	faults   map[string][]*faultRule
-	calls    []Call
+	calls    fakekit.Log[Call]
 	statuses []Status
 	pageCap  int
 	oauth    *OAuth // answers oauth.v2.access, once attached
@@ -137,13 +135,12 @@ type Status struct {
 // NewServer starts a fake Slack. With a non-nil t it is closed in
 // t.Cleanup and logs its failures there; with nil (a demo) the caller must
 // Close it.
-func NewServer(t TB) *Server {
+func NewServer(t fakekit.TB) *Server {
 	s := &Server{
 		t:        t,
 		teams:    map[string]Team{TeamID: firstTeam},
 		tokens:   map[string]string{BotToken: TeamID},
 		channels: make(map[string]*channel),
-		faults:   make(map[string][]*faultRule),
 	}
 	s.events = newEvents(s)
 	s.socket = newSocketState()
@@ -356,10 +353,8 @@ func (s *Server) Statuses() []Status {
 
 // Calls is every Web API request for method (all of them for ""), in order.
 func (s *Server) Calls(method string) []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []Call
-	for _, c := range s.calls {
+	for _, c := range s.calls.All() {
 		if method == "" || c.Method == method {
 			out = append(out, c)
 		}
@@ -382,8 +377,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		token = b
 	}
+	s.calls.Add(Call{Method: method, Token: token, Form: form})
 	s.mu.Lock()
-	s.calls = append(s.calls, Call{Method: method, Token: token, Form: form})
 	oauth := s.oauth
 	s.mu.Unlock()
 	if method == "oauth.v2.access" && oauth != nil {
@@ -410,28 +405,13 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, errBody("invalid_auth"))
 		return
 	}
-	if f := s.takeFault(method); f != nil {
-		if f.Apply {
-			h(team, form, &discard{})
-		}
-		s.serveFault(w, r, f)
+	answer := func(w http.ResponseWriter) { h(team, form, w) }
+	if f, ok := s.Take(method); ok {
+		fakekit.Serve(w, r, f, answer, writeFault)
 		return
 	}
-	h(team, form, w)
+	answer(w)
 }
-
-// discard is a ResponseWriter that drops the answer of a method applied
-// before a fault answers instead.
-type discard struct{ h http.Header }
-
-func (d *discard) Header() http.Header {
-	if d.h == nil {
-		d.h = http.Header{}
-	}
-	return d.h
-}
-func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
-func (d *discard) WriteHeader(int)             {}
 
 // handler answers a method for a token of team.
 type handler func(team Team, form url.Values, w http.ResponseWriter)
