@@ -27,6 +27,14 @@ type TB interface {
 	Fatalf(format string, args ...any)
 }
 
+// CloseAtEnd closes a fake when the test ends; with a nil t (a demo) the
+// caller closes it.
+func CloseAtEnd(t TB, close func()) {
+	if t != nil {
+		t.Cleanup(close)
+	}
+}
+
 // Log is the traffic a fake recorded, in arrival order. Tests read it, or
 // wait until it holds what they need. The zero Log is empty and ready.
 type Log[T any] struct {

@@ -79,9 +79,7 @@ func NewServer(t fakekit.TB) *Server {
 	s.bot = discordgo.User{ID: s.newID(), Username: "weft", Bot: true}
 	s.app = s.newID()
 	s.http = httptest.NewServer(s.routes())
-	if t != nil {
-		t.Cleanup(s.Close)
-	}
+	fakekit.CloseAtEnd(t, s.Close)
 	return s
 }
 

@@ -85,9 +85,7 @@ func NewServer(t fakekit.TB) *Server {
 	mux.HandleFunc("POST /graphql", s.handleGraphQL)
 	mux.HandleFunc("POST /oauth/token", s.handleToken)
 	s.srv = httptest.NewServer(mux)
-	if t != nil {
-		t.Cleanup(s.Close)
-	}
+	fakekit.CloseAtEnd(t, s.Close)
 	return s
 }
 

@@ -44,9 +44,7 @@ func NewOAuth(t fakekit.TB, rotate bool) *OAuth {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/oauth.v2.access", o.access)
 	o.http = httptest.NewServer(mux)
-	if t != nil {
-		t.Cleanup(o.http.Close)
-	}
+	fakekit.CloseAtEnd(t, o.http.Close)
 	return o
 }
 

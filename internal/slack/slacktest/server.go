@@ -148,9 +148,7 @@ func NewServer(t fakekit.TB) *Server {
 	mux.HandleFunc("/api/", s.serveAPI)
 	mux.HandleFunc("/socket", s.serveSocket)
 	s.http = httptest.NewServer(mux)
-	if t != nil {
-		t.Cleanup(s.Close)
-	}
+	fakekit.CloseAtEnd(t, s.Close)
 	return s
 }
 
