@@ -9,6 +9,7 @@
 package slacktest
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -350,9 +351,19 @@ func (s *Server) Statuses() []Status {
 }
 
 // Calls is every Web API request for method (all of them for ""), in order.
-func (s *Server) Calls(method string) []Call {
+func (s *Server) Calls(method string) []Call { return callsOf(s.calls.All(), method) }
+
+// WaitCalls blocks until at least n requests for method (any for "")
+// arrived, and returns them, or until ctx ends.
+func (s *Server) WaitCalls(ctx context.Context, method string, n int) ([]Call, error) {
+	all, err := s.calls.Wait(ctx, func(all []Call) bool { return len(callsOf(all, method)) >= n })
+	return callsOf(all, method), err
+}
+
+// callsOf is the calls for method among all (every one for "").
+func callsOf(all []Call, method string) []Call {
 	var out []Call
-	for _, c := range s.calls.All() {
+	for _, c := range all {
 		if method == "" || c.Method == method {
 			out = append(out, c)
 		}
