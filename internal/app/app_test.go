@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/servetest"
 )
 
 // TestMain lets the test binary stand in for `weft serve`: run with
@@ -67,19 +67,10 @@ func env(kv map[string]string) func(string) string {
 	return func(k string) string { return kv[k] }
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
-}
-
 func TestServe(t *testing.T) {
 	t.Parallel()
 	url := dbtest.URL(t)
-	addr := freeAddr(t)
+	addr := servetest.Addr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr bytes.Buffer
 	done := make(chan error, 1)
@@ -88,14 +79,7 @@ func TestServe(t *testing.T) {
 	}()
 
 	base := "http://" + addr
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(base + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 10*time.Second, 20*time.Millisecond)
+	servetest.WaitReady(t, base)
 
 	resp, err := http.Get(base + "/readyz")
 	require.NoError(t, err)
@@ -189,7 +173,7 @@ func TestServeRefusesWithoutDatabase(t *testing.T) {
 	t.Parallel()
 	// Migrations need the database, so serve refuses to start without it.
 	err := runServe(context.Background(),
-		env(map[string]string{"DATABASE_URL": "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2", "WEFT_ADDR": freeAddr(t)}),
+		env(map[string]string{"DATABASE_URL": "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2", "WEFT_ADDR": servetest.Addr(t)}),
 		&bytes.Buffer{})
 	require.Error(t, err)
 }

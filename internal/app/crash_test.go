@@ -16,9 +16,11 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/logtest"
+	"github.com/weft-dev/weft/internal/servetest"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -87,7 +89,7 @@ func TestCrashMidTurnResumesWithoutRepeatingRecordedCalls(t *testing.T) {
 		}
 	})
 	weftEnv := map[string]string{
-		"DATABASE_URL": url, "WEFT_ADDR": freeAddr(t), "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
+		"DATABASE_URL": url, "WEFT_ADDR": servetest.Addr(t), "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
 		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_LEASE_TTL": "2s", "WEFT_SWEEP_INTERVAL": "500ms", "WEFT_LOG_LEVEL": "debug",
 	}
 
@@ -143,7 +145,7 @@ func TestSIGTERMDrainsTurn(t *testing.T) {
 	require.NoError(t, err)
 	defer pool.Close()
 	c := startWeft(t, map[string]string{
-		"DATABASE_URL": url, "WEFT_ADDR": freeAddr(t), "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
+		"DATABASE_URL": url, "WEFT_ADDR": servetest.Addr(t), "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
 		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_SHUTDOWN_TIMEOUT": "30s",
 	})
 	th := createThread(t, url, "finish during shutdown")
@@ -212,9 +214,9 @@ func TestCrashBeforePostPostsOnce(t *testing.T) {
 	fake.SetDefault(func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: "Here is the answer."} })
 	lin := lineartest.NewServer(t)
 	lin.AddToken("lin_api_crash", "org-1")
-	lin.Inject("agentActivityCreate", 1, lineartest.Slow(time.Hour)) // the first post hangs until the process dies
+	lin.Fail("agentActivityCreate", 1, fakekit.Slow(time.Hour)) // the first post hangs until the process dies
 	weftEnv := map[string]string{
-		"DATABASE_URL": url, "WEFT_ADDR": freeAddr(t), "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
+		"DATABASE_URL": url, "WEFT_ADDR": servetest.Addr(t), "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
 		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_LEASE_TTL": "2s", "WEFT_SWEEP_INTERVAL": "500ms",
 		"LINEAR_ACCESS_TOKEN": "lin_api_crash", "LINEAR_API_URL": lin.URL(),
 	}
@@ -281,9 +283,9 @@ func TestSIGTERMHandsWorkOver(t *testing.T) {
 	})
 	lin := lineartest.NewServer(t)
 	lin.AddToken("lin_api_term", "org-1")
-	lin.Inject("agentActivityCreate", 1, lineartest.Slow(time.Hour)) // the first post hangs until the process gives up on it
+	lin.Fail("agentActivityCreate", 1, fakekit.Slow(time.Hour)) // the first post hangs until the process gives up on it
 	weftEnv := map[string]string{
-		"DATABASE_URL": url, "WEFT_ADDR": freeAddr(t), "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
+		"DATABASE_URL": url, "WEFT_ADDR": servetest.Addr(t), "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
 		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_LEASE_TTL": "5m", "WEFT_SWEEP_INTERVAL": "1h", "WEFT_SHUTDOWN_TIMEOUT": "1s",
 		"LINEAR_ACCESS_TOKEN": "lin_api_term", "LINEAR_API_URL": lin.URL(),
 	}

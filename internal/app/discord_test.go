@@ -20,6 +20,7 @@ import (
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
+	"github.com/weft-dev/weft/internal/servetest"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -56,10 +57,7 @@ func newDiscordWorldEnv(t *testing.T, extra map[string]string) *discordWorld {
 		return llmtest.Reply{Text: "Answer to: " + r.Last().Content}
 	})
 	url := dbtest.URL(t)
-	addr := freeAddr(t)
-	w.base = "http://" + addr
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
+	addr := servetest.Addr(t)
 	vars := map[string]string{
 		"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LOG_LEVEL": "warn",
 		"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": w.llm.OpenAIBaseURL(),
@@ -68,22 +66,9 @@ func newDiscordWorldEnv(t *testing.T, extra map[string]string) *discordWorld {
 		"DISCORD_APPLICATION_ID": fake.ApplicationID(), "DISCORD_ALLOWED_GUILDS": w.guild,
 	}
 	maps.Copy(vars, extra)
-	go func() {
-		done <- runServe(ctx, env(vars), &bytes.Buffer{})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(w.base + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 20*time.Second, 20*time.Millisecond)
-	require.Eventually(t, func() bool { return len(fake.Identifies()) == 1 }, 20*time.Second, 10*time.Millisecond, "the gateway never connected")
+	w.base = servetest.Serve(t, addr, func(ctx context.Context) error { return runServe(ctx, env(vars), &bytes.Buffer{}) })
+	_, err := fake.WaitIdentifies(servetest.Waiting(t), 1)
+	require.NoError(t, err, "the gateway never connected")
 	store, pool, err := Open(context.Background(), &Config{DatabaseURL: url}, dbtest.Logger(t))
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -263,7 +248,8 @@ func TestDiscordReconnectBackfillsOnce(t *testing.T) {
 		w.discord.PostUserMessage(threadID, w.ada, "first while away").ID,
 		w.discord.PostUserMessage(threadID, w.ada, "second while away").ID,
 	}
-	require.Eventually(t, func() bool { return len(w.discord.Identifies()) == 2 }, 30*time.Second, 10*time.Millisecond, "never reconnected")
+	_, err = w.discord.WaitIdentifies(servetest.Waiting(t), 2)
+	require.NoError(t, err, "never reconnected")
 
 	replies := w.sent(t, threadID, 2)
 	w.settled(t, th.ID)

@@ -15,9 +15,11 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/logtest"
+	"github.com/weft-dev/weft/internal/servetest"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -47,8 +49,7 @@ func newLinearWorldWith(t *testing.T, more map[string]string, spans sdktrace.Spa
 	w := &linearWorld{llm: llmtest.NewServer(t), linear: lineartest.NewServer(t), signer: lineartest.Signer{Secret: []byte(secret)},
 		logs: &logtest.Buffer{}}
 	w.linear.AddToken(token, lineartest.OrganizationID)
-	addr := freeAddr(t)
-	w.base = "http://" + addr
+	addr := servetest.Addr(t)
 	vars := map[string]string{
 		"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LOG_LEVEL": "warn",
 		"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": w.llm.OpenAIBaseURL(),
@@ -58,28 +59,13 @@ func newLinearWorldWith(t *testing.T, more map[string]string, spans sdktrace.Spa
 	cfg, err := LoadConfig(env(vars))
 	require.NoError(t, err)
 	cfg.Tracing.exporter = spans
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
+	w.base = servetest.Serve(t, addr, func(ctx context.Context) error {
 		a, err := New(ctx, cfg, NewLogger(w.logs, cfg.LogLevel))
 		if err != nil {
-			done <- err
-			return
+			return err
 		}
-		done <- a.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
+		return a.Run(ctx)
 	})
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(w.base + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 20*time.Second, 20*time.Millisecond)
 	store, pool, err := Open(context.Background(), &Config{DatabaseURL: url}, dbtest.Logger(t))
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -215,9 +201,9 @@ func TestLinearStopMidTurn(t *testing.T) {
 func TestLinearRateLimitAndServerErrorStorm(t *testing.T) {
 	t.Parallel()
 	w := newLinearWorld(t)
-	w.linear.Inject("agentActivityCreate", 3, lineartest.RateLimited(20*time.Millisecond))
-	w.linear.Inject("agentActivityCreate", 3, lineartest.ServerError(http.StatusBadGateway))
-	w.linear.Inject("agentActivityCreate", 2, lineartest.LostResponse())
+	w.linear.Fail("agentActivityCreate", 3, fakekit.RateLimited(20*time.Millisecond))
+	w.linear.Fail("agentActivityCreate", 3, fakekit.Fail(http.StatusBadGateway))
+	w.linear.Fail("agentActivityCreate", 2, fakekit.Fail(http.StatusBadGateway).AfterApplying())
 	w.llm.Enqueue(
 		llmtest.Reply{Text: "Looking.", ToolCalls: []llmtest.ToolCall{{Name: "read_memory", Arguments: `{}`}}},
 		llmtest.Reply{Text: "All good."},

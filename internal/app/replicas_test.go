@@ -20,6 +20,7 @@ import (
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
+	"github.com/weft-dev/weft/internal/servetest"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -96,12 +97,12 @@ func followUpOutlivesReplica(t *testing.T, answered bool, responses []string) {
 	// test can see in pg_stat_activity what the replica waits on.
 	replica := func(name string, more map[string]string) (*child, string) {
 		t.Helper()
-		addr := freeAddr(t)
+		addr := servetest.Addr(t)
 		vars := maps.Clone(base)
 		vars["DATABASE_URL"], vars["WEFT_ADDR"] = withAppName(t, dbURL, name), addr
 		maps.Copy(vars, more)
 		c := startWeft(t, vars)
-		waitReady(t, "http://"+addr)
+		servetest.WaitReady(t, "http://"+addr)
 		return c, "http://" + addr
 	}
 	store, pool, err := Open(ctx, &Config{DatabaseURL: dbURL}, dbtest.Logger(t))
@@ -214,18 +215,6 @@ func withAppName(t *testing.T, u, name string) string {
 	q.Set("application_name", name)
 	parsed.RawQuery = q.Encode()
 	return parsed.String()
-}
-
-func waitReady(t *testing.T, base string) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(base + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, time.Minute, 20*time.Millisecond, "weft serve at %s never became ready", base)
 }
 
 func deliverLinear(t *testing.T, base string, d lineartest.Delivery) {

@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/logtest"
@@ -208,13 +209,13 @@ func TestSlackDiscoveryThreadFailures(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
-		fault slacktest.Fault
+		fault fakekit.Fault
 		log   string
 	}{
 		// The timeout is the setting under test, not a wait for sync.
-		{"SlowFetch", slacktest.Fault{Delay: time.Minute, Error: "internal_error"}, "relevant threads not all read in time"},
-		{"Refused", slacktest.ErrorCode("not_in_channel"), "relevant thread not read"},
-		{"RateLimited", slacktest.RateLimited(30 * time.Second), "relevant thread not read"},
+		{"SlowFetch", fakekit.Fault{Code: "internal_error", Delay: time.Minute}, "relevant threads not all read in time"},
+		{"Refused", fakekit.ErrorCode("not_in_channel"), "relevant thread not read"},
+		{"RateLimited", fakekit.RateLimited(30 * time.Second), "relevant thread not read"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,7 +239,7 @@ func TestSlackDiscoveryChannelUnreadable(t *testing.T) {
 	w := newSlackToolsWorld(t)
 	w.busyChannel()
 	th := w.mention("cold starts?", "", "", "channel")
-	w.fake.Fail("conversations.history", 1, slacktest.ErrorCode("not_in_channel"))
+	w.fake.Fail("conversations.history", 1, fakekit.ErrorCode("not_in_channel"))
 	require.Empty(t, w.discovery(tools.DiscoveryConfig{}, nil).PromptSections(context.Background(), th, w.chain(th.ID)))
 	require.Zero(t, w.llm.Calls(), "nothing ranked")
 	require.Empty(t, w.fake.Statuses(), "no notice without a search")
@@ -254,7 +255,7 @@ func TestSlackDiscoveryHonoursRateLimits(t *testing.T) {
 	w.busyChannel()
 	now := time.Now()
 	discovery := w.discovery(tools.DiscoveryConfig{}, func() time.Time { return now })
-	w.fake.Fail("conversations.history", 1, slacktest.RateLimited(30*time.Second))
+	w.fake.Fail("conversations.history", 1, fakekit.RateLimited(30*time.Second))
 	th := w.mention("cold starts?", "", "", "channel")
 	require.Empty(t, discovery.PromptSections(ctx, th, w.chain(th.ID)))
 	th = w.mention("cold starts again?", "", "", "channel")

@@ -14,7 +14,9 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
+	"github.com/weft-dev/weft/internal/servetest"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -54,8 +56,7 @@ func newSlackWorldSetup(t *testing.T, socket bool, setup func(*slacktest.Server)
 		return llmtest.Reply{Text: "Answer to: " + r.Last().Content}
 	})
 	w.url = dbtest.URL(t)
-	addr := freeAddr(t)
-	w.base = "http://" + addr
+	addr := servetest.Addr(t)
 	vars := map[string]string{
 		"DATABASE_URL": w.url, "WEFT_ADDR": addr, "WEFT_LOG_LEVEL": "warn",
 		"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": w.llm.OpenAIBaseURL(),
@@ -66,23 +67,10 @@ func newSlackWorldSetup(t *testing.T, socket bool, setup func(*slacktest.Server)
 		vars["SLACK_APP_TOKEN"] = slacktest.AppToken
 	}
 	maps.Copy(vars, setup(fake))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runServe(ctx, env(vars), &bytes.Buffer{}) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(w.base + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 20*time.Second, 20*time.Millisecond)
+	w.base = servetest.Serve(t, addr, func(ctx context.Context) error { return runServe(ctx, env(vars), &bytes.Buffer{}) })
 	if socket {
-		require.Eventually(t, func() bool { return fake.SocketConnections() == 1 }, 20*time.Second, 10*time.Millisecond, "socket mode never connected")
+		_, err := fake.WaitCalls(servetest.Waiting(t), "apps.connections.open", 1)
+		require.NoError(t, err, "socket mode never connected")
 	} else {
 		fake.DeliverTo(w.base + "/webhooks/slack")
 	}
@@ -351,8 +339,8 @@ func TestSlackCrashBeforePostPostsOnce(t *testing.T) {
 	sl := slacktest.NewServer(t)
 	sl.AddChannel("C0CRASH", "channel")
 	// The first post is made, and its answer hangs until the process dies.
-	sl.Fail("chat.postMessage", 1, slacktest.Fault{Apply: true, Delay: time.Hour})
-	addr := freeAddr(t)
+	sl.Fail("chat.postMessage", 1, fakekit.Slow(time.Hour).AfterApplying())
+	addr := servetest.Addr(t)
 	weftEnv := map[string]string{
 		"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
 		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_LEASE_TTL": "2s", "WEFT_SWEEP_INTERVAL": "500ms",
@@ -362,14 +350,7 @@ func TestSlackCrashBeforePostPostsOnce(t *testing.T) {
 	require.NoError(t, err)
 	defer pool.Close()
 	first := startWeft(t, weftEnv)
-	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, time.Minute, 20*time.Millisecond)
+	servetest.WaitReady(t, "http://"+addr)
 	sl.DeliverTo("http://" + addr + "/webhooks/slack")
 
 	q := sl.Post(slacktest.User{ID: "U0ADA"}, "C0CRASH", "", "<@"+slacktest.BotUserID+"> what is the answer?")

@@ -3,7 +3,6 @@ package demo_test
 import (
 	"bytes"
 	"context"
-	"net"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,6 +12,7 @@ import (
 	"github.com/weft-dev/weft/internal/app"
 	"github.com/weft-dev/weft/internal/demo"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
+	"github.com/weft-dev/weft/internal/servetest"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -26,7 +26,7 @@ func TestDemo(t *testing.T) {
 	w := demo.New(true)
 	t.Cleanup(w.Close)
 	var stdout, stderr bytes.Buffer
-	out, err := demo.Run(ctx, w, demo.Options{Exit: true, Addr: freeAddr(t)}, env(map[string]string{"DATABASE_URL": url}), &stdout, &stderr)
+	out, err := demo.Run(ctx, w, demo.Options{Exit: true, Addr: servetest.Addr(t)}, env(map[string]string{"DATABASE_URL": url}), &stdout, &stderr)
 	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", &stdout, &stderr)
 
 	store, pool, err := app.Open(ctx, &app.Config{DatabaseURL: url}, dbtest.Logger(t))
@@ -94,14 +94,4 @@ func TestDemo(t *testing.T) {
 
 func env(kv map[string]string) func(string) string {
 	return func(k string) string { return kv[k] }
-}
-
-// freeAddr is a loopback address nothing listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/internal/discord/discordtest"
+	"github.com/weft-dev/weft/internal/fakekit"
 )
 
 func TestSend(t *testing.T) {
@@ -92,7 +93,7 @@ func TestSendFailures(t *testing.T) {
 		t.Parallel()
 		b := setup(t, nil)
 		path := "/channels/" + b.channel + "/messages"
-		b.server.InjectFault(http.MethodPost, path, 1, discordtest.RateLimit(30*time.Millisecond))
+		b.server.Fail("POST "+path, 1, fakekit.RateLimited(30*time.Millisecond))
 		_, err := b.client.Send(t.Context(), b.channel, "hi", "n1")
 		require.NoError(t, err)
 		require.Equal(t, []int{http.StatusTooManyRequests, http.StatusOK}, statuses(b.server.Requests(), path))
@@ -103,7 +104,7 @@ func TestSendFailures(t *testing.T) {
 		t.Parallel()
 		b := setup(t, nil)
 		path := "/channels/" + b.channel + "/messages"
-		b.server.InjectFault(http.MethodPost, path, 1, discordtest.GlobalRateLimit(30*time.Millisecond))
+		b.server.Fail("POST "+path, 1, discordtest.GlobalRateLimit(30*time.Millisecond))
 		_, err := b.client.Send(t.Context(), b.channel, "hi", "n1")
 		require.NoError(t, err)
 		require.Equal(t, []int{http.StatusTooManyRequests, http.StatusOK}, statuses(b.server.Requests(), path))
@@ -113,7 +114,7 @@ func TestSendFailures(t *testing.T) {
 		t.Parallel()
 		b := setup(t, nil)
 		path := "/channels/" + b.channel + "/messages"
-		b.server.InjectFault(http.MethodPost, path, 1, discordtest.CloudflareBan(time.Hour))
+		b.server.Fail("POST "+path, 1, discordtest.CloudflareBan(time.Hour))
 		_, err := b.client.Send(t.Context(), b.channel, "hi", "n1")
 		de := requireKind(t, err, KindRateLimited)
 		require.True(t, de.Global, "a Cloudflare ban limits the whole IP")
@@ -128,7 +129,7 @@ func TestSendFailures(t *testing.T) {
 		t.Parallel()
 		for _, status := range []int{http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable} {
 			b := setup(t, nil)
-			b.server.InjectFault(http.MethodPost, "/channels/"+b.channel+"/messages", 1, discordtest.ServerError(status))
+			b.server.Fail("POST /channels/"+b.channel+"/messages", 1, fakekit.Fail(status))
 			_, err := b.client.Send(t.Context(), b.channel, "hi", "n1")
 			de := requireKind(t, err, KindServer)
 			require.Equal(t, status, de.Status)
@@ -164,7 +165,7 @@ func TestSendFailures(t *testing.T) {
 	t.Run("RateLimitBeyondDeadlineFailsFast", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, nil)
-		b.server.InjectFault(http.MethodPost, "/channels/"+b.channel+"/messages", 1, discordtest.RateLimit(20*time.Second))
+		b.server.Fail("POST /channels/"+b.channel+"/messages", 1, fakekit.RateLimited(20*time.Second))
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		_, err := b.client.Send(ctx, b.channel, "hi", "n1")

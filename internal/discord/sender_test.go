@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/weft-dev/weft/internal/discord/discordtest"
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -70,20 +70,20 @@ func TestSender(t *testing.T) {
 		t.Parallel()
 		tests := []struct {
 			name      string
-			fault     discordtest.Fault
+			fault     fakekit.Fault
 			permanent bool
 		}{
-			{"RateLimited", discordtest.RateLimit(time.Hour), false},
-			{"ServerError", discordtest.ServerError(http.StatusServiceUnavailable), false},
-			{"Forbidden", discordtest.Fault{Status: http.StatusForbidden, Body: `{"code":50013,"message":"Missing Permissions"}`}, true},
-			{"Invalid", discordtest.Fault{Status: http.StatusBadRequest, Body: `{"code":50035,"message":"Invalid Form Body"}`}, true},
-			{"Unauthorized", discordtest.Fault{Status: http.StatusUnauthorized, Body: `{"code":0,"message":"401: Unauthorized"}`}, true},
+			{"RateLimited", fakekit.RateLimited(time.Hour), false},
+			{"ServerError", fakekit.Fail(http.StatusServiceUnavailable), false},
+			{"Forbidden", fakekit.Fault{Status: http.StatusForbidden, Code: "50013", Message: "Missing Permissions"}, true},
+			{"Invalid", fakekit.Fault{Status: http.StatusBadRequest, Code: "50035", Message: "Invalid Form Body"}, true},
+			{"Unauthorized", fakekit.Fault{Status: http.StatusUnauthorized, Message: "401: Unauthorized"}, true},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				b := setup(t, nil)
-				b.server.InjectFault(http.MethodPost, "/channels/"+b.channel+"/messages", 1, tt.fault)
+				b.server.Fail("POST /channels/"+b.channel+"/messages", 1, tt.fault)
 				_, err := NewSender(b.client).Send(t.Context(), outboxRow(t, b.channel, thread.OutboxResponse, "hi"))
 				require.Error(t, err)
 				require.Equal(t, tt.permanent, errors.Is(err, thread.ErrInvalid), err.Error())

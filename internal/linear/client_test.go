@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 )
@@ -177,7 +178,7 @@ func TestCreateActivityConflictCountsAsDelivered(t *testing.T) {
 func TestCreateActivityLostResponseRetried(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.srv.Inject("agentActivityCreate", 1, lineartest.LostResponse())
+	b.srv.Fail("agentActivityCreate", 1, fakekit.Fail(http.StatusBadGateway).AfterApplying())
 	a := linear.Activity{ID: uuid.NewString(), Type: linear.ActivityThought, Body: "On it."}
 	id, err := b.client.CreateActivity(t.Context(), testSession, a)
 	require.NoError(t, err)
@@ -192,7 +193,7 @@ func TestCreateActivityLostResponseRetried(t *testing.T) {
 func TestRateLimitedThenSuccess(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.srv.Inject("agentActivityCreate", 1, lineartest.RateLimited(20*time.Millisecond))
+	b.srv.Fail("agentActivityCreate", 1, fakekit.RateLimited(20*time.Millisecond))
 	_, err := b.client.CreateActivity(t.Context(), testSession, linear.Activity{Type: linear.ActivityThought, Body: "x"})
 	require.NoError(t, err)
 	require.Len(t, b.srv.Requests(), 2)
@@ -202,7 +203,7 @@ func TestRateLimitedThenSuccess(t *testing.T) {
 func TestRateLimitResetBeyondMaxWaitIsReturned(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.srv.Inject("", 1, lineartest.RateLimited(time.Minute))
+	b.srv.Fail("", 1, fakekit.RateLimited(time.Minute))
 	_, err := b.client.Viewer(t.Context())
 	e := requireKind(t, err, linear.KindRateLimited)
 	require.True(t, e.Retryable())
@@ -215,8 +216,8 @@ func TestRateLimitResetBeyondMaxWaitIsReturned(t *testing.T) {
 func TestServerErrorsThenSuccess(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.srv.Inject("viewer", 1, lineartest.ServerError(http.StatusServiceUnavailable))
-	b.srv.Inject("viewer", 1, lineartest.ServerError(http.StatusInternalServerError))
+	b.srv.Fail("viewer", 1, fakekit.Fail(http.StatusServiceUnavailable))
+	b.srv.Fail("viewer", 1, fakekit.Fail(http.StatusInternalServerError))
 	v, err := b.client.Viewer(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, lineartest.AppUserID, v.ID)
@@ -226,7 +227,7 @@ func TestServerErrorsThenSuccess(t *testing.T) {
 func TestServerErrorStormGivesUp(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.srv.Inject("", 5, lineartest.ServerError(http.StatusBadGateway))
+	b.srv.Fail("", 5, fakekit.Fail(http.StatusBadGateway))
 	_, err := b.client.Viewer(t.Context())
 	e := requireKind(t, err, linear.KindServer)
 	require.True(t, e.Retryable())
@@ -237,19 +238,19 @@ func TestErrorKinds(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
-		fault    lineartest.Fault
+		fault    fakekit.Fault
 		want     linear.Kind
 		requests int
 	}{
-		{name: "Forbidden", fault: lineartest.GraphQLError("FORBIDDEN", "no access to team"), want: linear.KindAuth, requests: 1},
-		{name: "InternalErrorIsRetried", fault: lineartest.GraphQLError("INTERNAL_SERVER_ERROR", "oops"), want: linear.KindServer, requests: 3},
-		{name: "UnknownCode", fault: lineartest.GraphQLError("SOMETHING_NEW", "hm"), want: linear.KindInvalid, requests: 1},
+		{name: "Forbidden", fault: fakekit.Fault{Code: "FORBIDDEN", Message: "no access to team"}, want: linear.KindAuth, requests: 1},
+		{name: "InternalErrorIsRetried", fault: fakekit.Fault{Code: "INTERNAL_SERVER_ERROR", Message: "oops"}, want: linear.KindServer, requests: 3},
+		{name: "UnknownCode", fault: fakekit.Fault{Code: "SOMETHING_NEW", Message: "hm"}, want: linear.KindInvalid, requests: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			b.srv.Inject("", 3, tt.fault)
+			b.srv.Fail("", 3, tt.fault)
 			_, err := b.client.Viewer(t.Context())
 			requireKind(t, err, tt.want)
 			require.Len(t, b.srv.Requests(), tt.requests)
@@ -309,7 +310,7 @@ func TestTokenPerWorkspace(t *testing.T) {
 func TestSlowAnswerHonoursContext(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.srv.Inject("", 1, lineartest.Slow(time.Hour))
+	b.srv.Fail("", 1, fakekit.Slow(time.Hour))
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	_, err := b.client.Viewer(ctx)
@@ -322,7 +323,7 @@ func TestSlowAnswerHonoursContext(t *testing.T) {
 func TestRateLimitResetBeyondDeadlineIsReturned(t *testing.T) {
 	t.Parallel()
 	b := setup(t, linear.WithRetry(3, time.Millisecond, 2*time.Hour))
-	b.srv.Inject("", 1, lineartest.RateLimited(time.Hour))
+	b.srv.Fail("", 1, fakekit.RateLimited(time.Hour))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	_, err := b.client.Viewer(ctx)
@@ -338,7 +339,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 func TestContextEndsWhileWaitingToRetry(t *testing.T) {
 	t.Parallel()
 	srv := lineartest.NewServer(t)
-	srv.Inject("", 1, lineartest.RateLimited(time.Hour))
+	srv.Fail("", 1, fakekit.RateLimited(time.Hour))
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	// Cancel as soon as the first answer is in, i.e. while the client

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/thread"
@@ -148,7 +149,7 @@ func TestSenderRetriesPostOnce(t *testing.T) {
 	t.Run("LostResponseInsideOneSend", func(t *testing.T) {
 		t.Parallel()
 		b := setupSender(t)
-		b.srv.Inject("agentActivityCreate", 1, lineartest.LostResponse())
+		b.srv.Fail("agentActivityCreate", 1, fakekit.Fail(http.StatusBadGateway).AfterApplying())
 		o := b.row(t, thread.OutboxResponse, thread.OutboxBody{Text: "Done"}, uuid.Nil)
 		ext, err := b.sender.Send(t.Context(), o)
 		require.NoError(t, err, "the retry's conflict means the first attempt got through")
@@ -160,7 +161,7 @@ func TestSenderRetriesPostOnce(t *testing.T) {
 		t.Parallel()
 		// One attempt per Send: the processor's retry is what sends again.
 		b := setupSender(t, linear.WithRetry(1, time.Millisecond, time.Second))
-		b.srv.Inject("agentActivityCreate", 1, lineartest.LostResponse())
+		b.srv.Fail("agentActivityCreate", 1, fakekit.Fail(http.StatusBadGateway).AfterApplying())
 		o := b.row(t, thread.OutboxResponse, thread.OutboxBody{Text: "Done"}, uuid.Nil)
 		_, err := b.sender.Send(t.Context(), o)
 		require.Error(t, err)
@@ -181,10 +182,10 @@ func TestSenderErrors(t *testing.T) {
 		retryable bool
 	}{
 		{"RateLimitedIsRetried", func(b *senderBundle, _ *thread.Outbox) {
-			b.srv.Inject("agentActivityCreate", 1, lineartest.RateLimited(time.Minute))
+			b.srv.Fail("agentActivityCreate", 1, fakekit.RateLimited(time.Minute))
 		}, false, true},
 		{"ServerErrorIsRetried", func(b *senderBundle, _ *thread.Outbox) {
-			b.srv.Inject("agentActivityCreate", 1, lineartest.ServerError(http.StatusServiceUnavailable))
+			b.srv.Fail("agentActivityCreate", 1, fakekit.Fail(http.StatusServiceUnavailable))
 		}, false, true},
 		{"UnknownSessionGivesUp", func(_ *senderBundle, o *thread.Outbox) { o.Target = uuid.NewString() }, true, false},
 		{"AuthFailureGivesUp", func(b *senderBundle, _ *thread.Outbox) { b.srv.RevokeToken(lineartest.AccessToken) }, true, false},

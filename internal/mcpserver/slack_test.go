@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/mcpserver"
@@ -130,22 +131,22 @@ func TestSlackReplies(t *testing.T) {
 
 	errs := []struct {
 		name  string
-		fault *slacktest.Fault
+		fault *fakekit.Fault
 		args  map[string]any
 		code  httpapi.Code
 		calls int
 	}{
 		{"UnknownThread", nil, args("threadTs", "1700000000.999999"), httpapi.CodeNotFound, 1},
 		{"UnknownChannel", nil, args("channelId", "C9999"), httpapi.CodeNotFound, 1},
-		{"InvalidAuthNotRetried", fault(slacktest.ErrorCode("invalid_auth")), args(), httpapi.CodeAuthentication, 1},
-		{"TokenRevokedNotRetried", fault(slacktest.ErrorCode("token_revoked")), args(), httpapi.CodeAuthentication, 1},
-		{"Unauthorized", fault(slacktest.ServerError(401)), args(), httpapi.CodeAuthentication, 1},
-		{"NotInChannel", fault(slacktest.ErrorCode("not_in_channel")), args(), httpapi.CodeAuthorization, 1},
-		{"MissingScope", fault(slacktest.ErrorCode("missing_scope")), args(), httpapi.CodeAuthorization, 1},
-		{"RateLimitAtOnce", fault(slacktest.RateLimited(30 * time.Second)), args(), httpapi.CodeRateLimit, 1},
-		{"RateLimitWithoutRetryAfter", fault(slacktest.Fault{Status: 429}), args(), httpapi.CodeRateLimit, 1},
-		{"ServerErrorsRetriedThrice", fault(slacktest.ServerError(503)), args(), httpapi.CodeUnavailable, 4},
-		{"InternalErrorRetriedThrice", fault(slacktest.ErrorCode("internal_error")), args(), httpapi.CodeUnavailable, 4},
+		{"InvalidAuthNotRetried", fault(fakekit.ErrorCode("invalid_auth")), args(), httpapi.CodeAuthentication, 1},
+		{"TokenRevokedNotRetried", fault(fakekit.ErrorCode("token_revoked")), args(), httpapi.CodeAuthentication, 1},
+		{"Unauthorized", fault(fakekit.Fail(401)), args(), httpapi.CodeAuthentication, 1},
+		{"NotInChannel", fault(fakekit.ErrorCode("not_in_channel")), args(), httpapi.CodeAuthorization, 1},
+		{"MissingScope", fault(fakekit.ErrorCode("missing_scope")), args(), httpapi.CodeAuthorization, 1},
+		{"RateLimitAtOnce", fault(fakekit.RateLimited(30 * time.Second)), args(), httpapi.CodeRateLimit, 1},
+		{"RateLimitWithoutRetryAfter", fault(fakekit.Fail(429)), args(), httpapi.CodeRateLimit, 1},
+		{"ServerErrorsRetriedThrice", fault(fakekit.Fail(503)), args(), httpapi.CodeUnavailable, 4},
+		{"InternalErrorRetriedThrice", fault(fakekit.ErrorCode("internal_error")), args(), httpapi.CodeUnavailable, 4},
 		{"BadChannelID", nil, args("channelId", "general"), httpapi.CodeInvalidArgument, 0},
 		{"BadTS", nil, args("threadTs", "yesterday"), httpapi.CodeInvalidArgument, 0},
 		{"BothForms", nil, args("thread_id", "0192f1d2-0000-7000-8000-000000000001"), httpapi.CodeInvalidArgument, 0},
@@ -167,7 +168,7 @@ func TestSlackReplies(t *testing.T) {
 
 	t.Run("TransientFailureRecovers", func(t *testing.T) {
 		before := f.calls()
-		fake.Fail("conversations.replies", 2, slacktest.ServerError(502))
+		fake.Fail("conversations.replies", 2, fakekit.Fail(502))
 		var got replies.SlackResponse
 		res := call(t, cs, "get-thread-replies", args(), &got)
 		require.False(t, res.IsError)
@@ -176,7 +177,7 @@ func TestSlackReplies(t *testing.T) {
 	})
 }
 
-func fault(f slacktest.Fault) *slacktest.Fault { return &f }
+func fault(f fakekit.Fault) *fakekit.Fault { return &f }
 
 // fakeCalls counts the fake's conversations.replies calls.
 type fakeCalls struct{ s *slacktest.Server }

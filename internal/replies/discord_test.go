@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/replies"
@@ -98,26 +99,26 @@ func TestGetDiscordFailures(t *testing.T) {
 
 	tests := []struct {
 		name  string
-		fault discordtest.Fault
+		fault fakekit.Fault
 		times int
 		code  httpapi.Code // "" for success
 		// GET /channels/{id} requests made: one per attempt, and one more
 		// when the history is read (the client looks the thread up again).
 		requests int
 	}{
-		{"ServerErrorThenSuccess", discordtest.ServerError(http.StatusBadGateway), 2, "", 4},
-		{"ServerErrorThreeTimes", discordtest.ServerError(http.StatusInternalServerError), 3, httpapi.CodeUnavailable, 3},
-		{"BadTokenIsNotRetried", discordtest.Fault{Status: http.StatusUnauthorized, Body: `{"code":0,"message":"401: Unauthorized"}`}, 3, httpapi.CodeAuthentication, 1},
-		{"ForbiddenIsNotRetried", discordtest.Fault{Status: http.StatusForbidden, Body: `{"code":50001,"message":"Missing Access"}`}, 3, httpapi.CodeAuthorization, 1},
-		{"RateLimitAtOnce", discordtest.RateLimit(time.Hour), 3, httpapi.CodeRateLimit, 1},
-		{"UnknownChannel", discordtest.Fault{Status: http.StatusNotFound, Body: `{"code":10003,"message":"Unknown Channel"}`}, 3, httpapi.CodeNotFound, 1},
+		{"ServerErrorThenSuccess", fakekit.Fail(http.StatusBadGateway), 2, "", 4},
+		{"ServerErrorThreeTimes", fakekit.Fail(http.StatusInternalServerError), 3, httpapi.CodeUnavailable, 3},
+		{"BadTokenIsNotRetried", fakekit.Fault{Status: http.StatusUnauthorized, Message: "401: Unauthorized"}, 3, httpapi.CodeAuthentication, 1},
+		{"ForbiddenIsNotRetried", fakekit.Fault{Status: http.StatusForbidden, Code: "50001", Message: "Missing Access"}, 3, httpapi.CodeAuthorization, 1},
+		{"RateLimitAtOnce", fakekit.RateLimited(time.Hour), 3, httpapi.CodeRateLimit, 1},
+		{"UnknownChannel", fakekit.Fault{Status: http.StatusNotFound, Code: "10003", Message: "Unknown Channel"}, 3, httpapi.CodeNotFound, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			d := newDiscordThread(t, 3)
 			path := "/channels/" + d.id
-			d.fake.InjectFault(http.MethodGet, path, tt.times, tt.fault)
+			d.fake.Fail("GET "+path, tt.times, tt.fault)
 			reg := prometheus.NewRegistry()
 			svc, err := replies.New(replies.Config{Store: dbtest.NewStore(t), Discord: fromdiscord.New(d.client), Registry: reg,
 				Logger: logtest.New(t), RetryBase: time.Nanosecond})

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
 )
@@ -72,7 +73,7 @@ func TestReadErrors(t *testing.T) {
 	tests := []struct {
 		name       string
 		token      string
-		fault      *slacktest.Fault
+		fault      *fakekit.Fault
 		faults     int
 		kind       slack.Kind
 		code       string
@@ -81,18 +82,18 @@ func TestReadErrors(t *testing.T) {
 		ok         bool
 	}{
 		{name: "bad token", token: "xoxb-wrong", kind: slack.KindAuth, code: "invalid_auth", calls: 1},
-		{name: "not authed", fault: ptr(slacktest.ErrorCode("not_authed")), kind: slack.KindAuth, code: "not_authed", calls: 1},
-		{name: "revoked", fault: ptr(slacktest.ErrorCode("token_revoked")), kind: slack.KindAuth, code: "token_revoked", calls: 1},
-		{name: "429 once", fault: ptr(slacktest.RateLimited(7 * time.Second)), faults: 1, kind: slack.KindRateLimited, code: "", calls: 1, retryAfter: 7 * time.Second},
-		{name: "ratelimited body", fault: ptr(slacktest.ErrorCode("ratelimited")), kind: slack.KindRateLimited, code: "ratelimited", calls: 1, retryAfter: time.Second},
-		{name: "missing scope", fault: ptr(slacktest.ErrorCode("missing_scope")), kind: slack.KindForbidden, code: "missing_scope", calls: 1},
-		{name: "not in channel", fault: ptr(slacktest.ErrorCode("not_in_channel")), kind: slack.KindForbidden, code: "not_in_channel", calls: 1},
-		{name: "thread not found", fault: ptr(slacktest.ErrorCode("thread_not_found")), kind: slack.KindNotFound, code: "thread_not_found", calls: 1},
-		{name: "invalid", fault: ptr(slacktest.ErrorCode("invalid_arguments")), kind: slack.KindInvalid, code: "invalid_arguments", calls: 1},
-		{name: "500 for good", fault: ptr(slacktest.ServerError(http.StatusInternalServerError)), kind: slack.KindServer, calls: 4},
-		{name: "internal_error for good", fault: ptr(slacktest.ErrorCode("internal_error")), kind: slack.KindServer, code: "internal_error", calls: 4},
-		{name: "503 twice then ok", fault: ptr(slacktest.ServerError(http.StatusServiceUnavailable)), faults: 2, calls: 3, ok: true},
-		{name: "dropped twice then ok", fault: &slacktest.Fault{Drop: true}, faults: 2, calls: 3, ok: true},
+		{name: "not authed", fault: ptr(fakekit.ErrorCode("not_authed")), kind: slack.KindAuth, code: "not_authed", calls: 1},
+		{name: "revoked", fault: ptr(fakekit.ErrorCode("token_revoked")), kind: slack.KindAuth, code: "token_revoked", calls: 1},
+		{name: "429 once", fault: ptr(fakekit.RateLimited(7 * time.Second)), faults: 1, kind: slack.KindRateLimited, code: "", calls: 1, retryAfter: 7 * time.Second},
+		{name: "ratelimited body", fault: ptr(fakekit.ErrorCode("ratelimited")), kind: slack.KindRateLimited, code: "ratelimited", calls: 1, retryAfter: time.Second},
+		{name: "missing scope", fault: ptr(fakekit.ErrorCode("missing_scope")), kind: slack.KindForbidden, code: "missing_scope", calls: 1},
+		{name: "not in channel", fault: ptr(fakekit.ErrorCode("not_in_channel")), kind: slack.KindForbidden, code: "not_in_channel", calls: 1},
+		{name: "thread not found", fault: ptr(fakekit.ErrorCode("thread_not_found")), kind: slack.KindNotFound, code: "thread_not_found", calls: 1},
+		{name: "invalid", fault: ptr(fakekit.ErrorCode("invalid_arguments")), kind: slack.KindInvalid, code: "invalid_arguments", calls: 1},
+		{name: "500 for good", fault: ptr(fakekit.Fail(http.StatusInternalServerError)), kind: slack.KindServer, calls: 4},
+		{name: "internal_error for good", fault: ptr(fakekit.ErrorCode("internal_error")), kind: slack.KindServer, code: "internal_error", calls: 4},
+		{name: "503 twice then ok", fault: ptr(fakekit.Fail(http.StatusServiceUnavailable)), faults: 2, calls: 3, ok: true},
+		{name: "dropped twice then ok", fault: ptr(fakekit.Dropped()), faults: 2, calls: 3, ok: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,7 +218,7 @@ func TestPostAndFind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Fail("chat.postMessage", 1, slacktest.AppliedThenDropped())
+	srv.Fail("chat.postMessage", 1, fakekit.LostResponse())
 	_, err = c.PostMessage(t.Context(), slack.Post{Channel: "C1", ThreadTS: parent.TS, Text: "part one", OutboxID: "row-1", Part: 1})
 	if err == nil || !slack.Ambiguous(err) {
 		t.Fatalf("dropped post: err = %v, want an ambiguous failure", err)
@@ -247,16 +248,16 @@ func TestPostAndFind(t *testing.T) {
 func TestPostErrors(t *testing.T) {
 	tests := []struct {
 		name      string
-		fault     slacktest.Fault
+		fault     fakekit.Fault
 		kind      slack.Kind
 		ambiguous bool
 	}{
-		{"429", slacktest.RateLimited(3 * time.Second), slack.KindRateLimited, false},
-		{"not in channel", slacktest.ErrorCode("not_in_channel"), slack.KindForbidden, false},
-		{"archived", slacktest.ErrorCode("is_archived"), slack.KindForbidden, false},
-		{"msg too long", slacktest.ErrorCode("msg_too_long"), slack.KindInvalid, false},
-		{"fatal", slacktest.ErrorCode("fatal_error"), slack.KindServer, true},
-		{"502", slacktest.ServerError(http.StatusBadGateway), slack.KindServer, true},
+		{"429", fakekit.RateLimited(3 * time.Second), slack.KindRateLimited, false},
+		{"not in channel", fakekit.ErrorCode("not_in_channel"), slack.KindForbidden, false},
+		{"archived", fakekit.ErrorCode("is_archived"), slack.KindForbidden, false},
+		{"msg too long", fakekit.ErrorCode("msg_too_long"), slack.KindInvalid, false},
+		{"fatal", fakekit.ErrorCode("fatal_error"), slack.KindServer, true},
+		{"502", fakekit.Fail(http.StatusBadGateway), slack.KindServer, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

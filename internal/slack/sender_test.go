@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
 	"github.com/weft-dev/weft/internal/thread"
@@ -41,7 +42,7 @@ func TestSenderResumesParts(t *testing.T) {
 
 	o2 := outboxRow(t, o.Target, para+"\n\n"+para+"\n\n"+para, 1)
 	// Part 0 is made, but its answer is lost.
-	srv.Fail("chat.postMessage", 1, slacktest.AppliedThenDropped())
+	srv.Fail("chat.postMessage", 1, fakekit.LostResponse())
 	_, err = s.Send(t.Context(), o2)
 	if err == nil || errors.Is(err, thread.ErrInvalid) || !slack.Ambiguous(err) {
 		t.Fatalf("lost answer: %v, want an ambiguous, retryable failure", err)
@@ -69,16 +70,16 @@ func TestSenderErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		target  string
-		fault   *slacktest.Fault
+		fault   *fakekit.Fault
 		invalid bool
 	}{
 		{"bad target", "C1", nil, true},
 		{"unknown channel", thread.SlackTarget{TeamID: slacktest.TeamID, ChannelID: "C404", ThreadTS: "1.1"}.String(), nil, true},
 		{"workspace not installed", thread.SlackTarget{TeamID: "T0ELSEWHERE", ChannelID: "C1", ThreadTS: "1.1"}.String(), nil, true},
-		{"not in channel", "", ptr(slacktest.ErrorCode("not_in_channel")), true},
-		{"revoked", "", ptr(slacktest.ErrorCode("token_revoked")), true},
-		{"429", "", ptr(slacktest.RateLimited(time.Second)), false},
-		{"503", "", ptr(slacktest.ServerError(http.StatusServiceUnavailable)), false},
+		{"not in channel", "", ptr(fakekit.ErrorCode("not_in_channel")), true},
+		{"revoked", "", ptr(fakekit.ErrorCode("token_revoked")), true},
+		{"429", "", ptr(fakekit.RateLimited(time.Second)), false},
+		{"503", "", ptr(fakekit.Fail(http.StatusServiceUnavailable)), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package discordtest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
+
+	"github.com/weft-dev/weft/internal/fakekit"
 )
 
 // Gateway opcodes the fake speaks.
@@ -32,13 +35,14 @@ type Identify struct {
 	Shard   *[2]int
 }
 
-// gatewayState is the fake's gateway bookkeeping, guarded by Server.mu.
+// gatewayState is the fake's gateway bookkeeping, guarded by Server.mu
+// (identifies, a Log, by its own lock).
 type gatewayState struct {
 	closed     bool
 	conns      map[*gatewayConn]bool // value: live (READY or RESUMED sent)
 	sessions   map[string]bool       // session id → still resumable
 	seq        int64
-	identifies []Identify
+	identifies fakekit.Log[Identify]
 	resumes    int
 }
 
@@ -66,10 +70,12 @@ func (c *gatewayConn) send(op int, seq int64, typ string, data any) error {
 }
 
 // Identifies returns every IDENTIFY received so far.
-func (s *Server) Identifies() []Identify {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Identify(nil), s.gateway.identifies...)
+func (s *Server) Identifies() []Identify { return s.gateway.identifies.All() }
+
+// WaitIdentifies blocks until at least n IDENTIFYs arrived, and returns
+// them, or until ctx ends.
+func (s *Server) WaitIdentifies(ctx context.Context, n int) ([]Identify, error) {
+	return s.gateway.identifies.Wait(ctx, func(ids []Identify) bool { return len(ids) >= n })
 }
 
 // Resumes returns how many RESUMEs were accepted.
@@ -182,7 +188,7 @@ func (s *Server) identify(c *gatewayConn, raw json.RawMessage) error {
 	defer s.mu.Unlock()
 	sessionID := s.newIDLocked()
 	s.gateway.sessions[sessionID] = true
-	s.gateway.identifies = append(s.gateway.identifies, Identify(id))
+	s.gateway.identifies.Add(Identify(id))
 	s.gateway.seq++
 	ready := map[string]any{
 		"v":                  10,

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/weft-dev/weft/internal/fakekit"
 )
 
 // Discord JSON error codes the fake answers with.
@@ -59,6 +61,9 @@ func (r *statusRecorder) WriteHeader(status int) {
 	r.ResponseWriter.WriteHeader(status)
 }
 
+// Unwrap lets a fault that drops the connection hijack it.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
 // middleware records REST requests, applies injected faults and checks the
 // bot token. The gateway websocket passes straight through: it must be
 // hijacked, and Discord authenticates it with IDENTIFY.
@@ -72,20 +77,21 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		at := time.Now()
 		defer func() {
-			s.mu.Lock()
-			s.requests = append(s.requests, Request{Method: r.Method, Path: path, Query: r.URL.RawQuery, Status: rec.status, At: at})
-			s.mu.Unlock()
+			s.requests.Add(Request{Method: r.Method, Path: path, Query: r.URL.RawQuery, Status: rec.status, At: at})
 		}()
-		if f, ok := s.takeFault(r.Method, path); ok {
-			f.write(rec)
+		answer := func(w http.ResponseWriter) {
+			public := strings.HasPrefix(path, "/gateway") && path != "/gateway/bot" || strings.HasPrefix(path, "/webhooks/")
+			if !public && r.Header.Get("Authorization") != "Bot "+Token {
+				writeError(w, http.StatusUnauthorized, 0, "401: Unauthorized")
+				return
+			}
+			next.ServeHTTP(w, r)
+		}
+		if f, ok := s.Take(r.Method + " " + path); ok {
+			fakekit.Serve(rec, r, f, answer, writeFault)
 			return
 		}
-		public := strings.HasPrefix(path, "/gateway") && path != "/gateway/bot" || strings.HasPrefix(path, "/webhooks/")
-		if !public && r.Header.Get("Authorization") != "Bot "+Token {
-			writeError(rec, http.StatusUnauthorized, 0, "401: Unauthorized")
-			return
-		}
-		next.ServeHTTP(rec, r)
+		answer(rec)
 	})
 }
 

@@ -2,7 +2,8 @@
 // and demos. The real discordgo session talks to it: REST over an
 // httptest.Server under /api/v9, and the gateway as a websocket at the URL
 // GET /gateway returns. Tests post messages as users (which also dispatches
-// the gateway events), drop the connection, inject faults, and read back
+// the gateway events), drop the connection, give faults in fakekit's
+// vocabulary, and read back
 // what the bot sent. Only tests and the demo may import it.
 package discordtest
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -35,7 +37,11 @@ type User struct {
 
 // Server is a fake Discord. All methods are safe for concurrent use.
 type Server struct {
-	t    TB
+	// Faults are served by "METHOD path", the path relative to the API
+	// root, as "POST /channels/123/messages".
+	fakekit.Faults
+
+	t    fakekit.TB
 	http *httptest.Server
 	bot  discordgo.User
 	app  string
@@ -50,24 +56,16 @@ type Server struct {
 	nonces    map[string]string               // channel/nonce → message id
 	sent      map[string][]SentMessage
 	typing    map[string]int
-	faults    []*faultRule
-	requests  []Request
+	requests  fakekit.Log[Request]
 	overwrite []CommandOverwrite
 	webhooks  map[string][]WebhookMessage // by interaction token
 	gateway   gatewayState
 }
 
-// TB is what a fake needs of a test (a *testing.T has it): the fake is
-// not built on package testing, so that weft demo can link it.
-type TB interface {
-	Cleanup(func())
-	Logf(format string, args ...any)
-}
-
 // NewServer starts a fake Discord. With a non-nil t it is closed in
 // t.Cleanup and logs its failures there; with nil (a demo) the caller must
 // Close it.
-func NewServer(t TB) *Server {
+func NewServer(t fakekit.TB) *Server {
 	s := &Server{
 		t:        t,
 		channels: make(map[string]*discordgo.Channel),
@@ -81,9 +79,7 @@ func NewServer(t TB) *Server {
 	s.bot = discordgo.User{ID: s.newID(), Username: "weft", Bot: true}
 	s.app = s.newID()
 	s.http = httptest.NewServer(s.routes())
-	if t != nil {
-		t.Cleanup(s.Close)
-	}
+	fakekit.CloseAtEnd(t, s.Close)
 	return s
 }
 
@@ -138,11 +134,7 @@ type Request struct {
 }
 
 // Requests returns every REST request so far, in arrival order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
+func (s *Server) Requests() []Request { return s.requests.All() }
 
 // SentMessage is a message the bot created over REST, with what it asked.
 type SentMessage struct {

@@ -5,11 +5,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
+
+	"github.com/weft-dev/weft/internal/fakekit"
 )
 
 // gqlError is one entry of a GraphQL errors array.
@@ -75,63 +76,52 @@ func (s *Server) handleGraphQL(w http.ResponseWriter, r *http.Request) {
 		// The cached text, so that thousands of records share one string.
 		rec.Query = doc.query
 	}
-	s.mu.Lock()
-	s.requests = append(s.requests, rec)
-	s.mu.Unlock()
+	s.requests.Add(rec)
 
-	fault, faulty := s.takeFault(req.OperationName)
-	if faulty && fault.Delay > 0 {
-		t := time.NewTimer(fault.Delay)
-		select {
-		case <-r.Context().Done():
-			t.Stop()
+	// answer is the request's normal answer: authenticated, validated and
+	// executed.
+	answer := func(w http.ResponseWriter) {
+		if decodeErr != nil {
+			writeErrors(w, http.StatusBadRequest, gqlError{Message: "Invalid JSON body", Extensions: map[string]any{"code": "BAD_REQUEST"}})
 			return
-		case <-t.C:
 		}
-	}
-	if faulty && fault.failing() && !fault.AfterHandling {
-		fault.write(w)
-		return
-	}
-	if decodeErr != nil {
-		writeErrors(w, http.StatusBadRequest, gqlError{Message: "Invalid JSON body", Extensions: map[string]any{"code": "BAD_REQUEST"}})
-		return
-	}
-	org, ok := s.organization(r.Header.Get("Authorization"))
-	if !ok {
-		writeErrors(w, http.StatusUnauthorized, gqlError{
-			Message: "Authentication required, not authenticated",
-			Extensions: map[string]any{
-				"code": "AUTHENTICATION_ERROR", "type": "authentication error", "statusCode": 401,
-				"userPresentableMessage": "You need to authenticate to access this operation.",
-			},
-		})
-		return
-	}
-	if !cached {
-		var gerr *gqlError
-		if doc, gerr = s.parse(req.Query); gerr != nil {
+		org, ok := s.organization(r.Header.Get("Authorization"))
+		if !ok {
+			writeErrors(w, http.StatusUnauthorized, gqlError{
+				Message: "Authentication required, not authenticated",
+				Extensions: map[string]any{
+					"code": "AUTHENTICATION_ERROR", "type": "authentication error", "statusCode": 401,
+					"userPresentableMessage": "You need to authenticate to access this operation.",
+				},
+			})
+			return
+		}
+		if !cached {
+			var gerr *gqlError
+			if doc, gerr = s.parse(req.Query); gerr != nil {
+				writeErrors(w, http.StatusBadRequest, *gerr)
+				return
+			}
+		}
+		op, coerced, gerr := s.prepare(doc.doc, req.OperationName, vars)
+		if gerr != nil {
 			writeErrors(w, http.StatusBadRequest, *gerr)
 			return
 		}
+		data, errs := s.execute(org, op, coerced)
+		if len(errs) > 0 {
+			// Every root field weft uses is non-null, so an error nulls the
+			// whole data object.
+			writeJSON(w, http.StatusOK, response{Errors: errs})
+			return
+		}
+		writeJSON(w, http.StatusOK, response{Data: data})
 	}
-	op, coerced, gerr := s.prepare(doc.doc, req.OperationName, vars)
-	if gerr != nil {
-		writeErrors(w, http.StatusBadRequest, *gerr)
+	if fault, ok := s.Take(req.OperationName); ok {
+		fakekit.Serve(w, r, fault, answer, writeFault)
 		return
 	}
-	data, errs := s.execute(org, op, coerced)
-	if faulty && fault.failing() {
-		fault.write(w)
-		return
-	}
-	if len(errs) > 0 {
-		// Every root field weft uses is non-null, so an error nulls the
-		// whole data object.
-		writeJSON(w, http.StatusOK, response{Errors: errs})
-		return
-	}
-	writeJSON(w, http.StatusOK, response{Data: data})
+	answer(w)
 }
 
 // organization maps an Authorization header to a workspace. OAuth tokens

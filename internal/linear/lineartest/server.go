@@ -1,7 +1,8 @@
 // Package lineartest is a fake of Linear's API for tests and demos: a
 // GraphQL endpoint that validates every operation against weft's schema
-// subset and records what it is asked to do, an OAuth token endpoint, fault
-// injection, and a signer for webhook deliveries.
+// subset and records what it is asked to do, an OAuth token endpoint,
+// faults in fakekit's vocabulary by operation name, and a signer for
+// webhook deliveries.
 //
 // Nothing outside tests and the demo command may import it.
 package lineartest
@@ -18,6 +19,7 @@ import (
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/linear"
 )
 
@@ -35,6 +37,9 @@ const (
 // Server is a fake Linear API on an httptest server. Its methods are safe
 // for concurrent use.
 type Server struct {
+	// Faults are served by GraphQL operation name.
+	fakekit.Faults
+
 	srv    *httptest.Server
 	schema *ast.Schema
 	docs   documents
@@ -53,21 +58,13 @@ type Server struct {
 	bySession      map[string][]int
 	sessionUpdates []SessionUpdate
 	issueUpdates   []IssueUpdate
-	requests       []record
-	faults         []*injected
+	requests       fakekit.Log[record]
 	last           time.Time // of now()
-}
-
-// TB is what a fake needs of a test (a *testing.T has it): the fake is
-// not built on package testing, so that weft demo can link it.
-type TB interface {
-	Cleanup(func())
-	Fatalf(format string, args ...any)
 }
 
 // NewServer starts a fake. With a non-nil t it is closed when the test
 // ends; with nil (a demo) the caller calls Close.
-func NewServer(t TB) *Server {
+func NewServer(t fakekit.TB) *Server {
 	schema, err := gqlparser.LoadSchema(&ast.Source{Name: "schema.graphql", Input: linear.SchemaSDL()})
 	if err != nil {
 		if t != nil {
@@ -88,9 +85,7 @@ func NewServer(t TB) *Server {
 	mux.HandleFunc("POST /graphql", s.handleGraphQL)
 	mux.HandleFunc("POST /oauth/token", s.handleToken)
 	s.srv = httptest.NewServer(mux)
-	if t != nil {
-		t.Cleanup(s.Close)
-	}
+	fakekit.CloseAtEnd(t, s.Close)
 	return s
 }
 
@@ -293,9 +288,7 @@ func (s *Server) IssueUpdates() []IssueUpdate {
 
 // Requests returns every GraphQL request received so far.
 func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	recs := slices.Clone(s.requests)
-	s.mu.Unlock()
+	recs := s.requests.All()
 	out := make([]Request, len(recs))
 	for i, rec := range recs {
 		out[i] = rec.Request

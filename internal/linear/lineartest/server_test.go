@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 )
@@ -105,7 +106,7 @@ func TestRejectsUnknownToken(t *testing.T) {
 func TestRateLimitFault(t *testing.T) {
 	t.Parallel()
 	srv := lineartest.NewServer(t)
-	srv.Inject("", 1, lineartest.RateLimited(time.Minute))
+	srv.Fail("", 1, fakekit.RateLimited(time.Minute))
 	before := time.Now()
 	resp, err := http.Post(srv.URL(), "application/json", strings.NewReader(`{"query":"query { viewer { id } }"}`))
 	require.NoError(t, err)

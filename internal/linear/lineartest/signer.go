@@ -2,9 +2,6 @@ package lineartest
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/internal/fakekit"
 )
 
 // Signer signs webhook deliveries the way Linear does: hex HMAC-SHA256 of
@@ -22,9 +21,7 @@ type Signer struct {
 
 // Sign returns the Linear-Signature header for body.
 func (s Signer) Sign(body []byte) string {
-	m := hmac.New(sha256.New, s.Secret)
-	m.Write(body)
-	return hex.EncodeToString(m.Sum(nil))
+	return fakekit.HMACHex(s.Secret, body)
 }
 
 // Delivery is a signed webhook request.

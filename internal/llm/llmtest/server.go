@@ -9,7 +9,8 @@
 // form ([Server.Requests]). Like the real APIs, the fake rejects with 400 a
 // conversation whose tool calls and tool results do not pair up.
 //
-// It imports nothing from weft, so internal/llm's own tests can use it.
+// It imports nothing from weft but fakekit (which imports nothing from
+// weft), so internal/llm's own tests can use it.
 package llmtest
 
 import (
@@ -20,6 +21,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+
+	"github.com/weft-dev/weft/internal/fakekit"
 )
 
 // arrivedBuffer is how many unread arrivals Arrived holds; past that, arrivals
@@ -40,21 +43,13 @@ type Server struct {
 	gate     chan struct{} // non-nil while blocked; closed on release
 }
 
-// TB is what a fake needs of a test (a *testing.T has it): the fake is
-// not built on package testing, so that weft demo can link it.
-type TB interface {
-	Cleanup(func())
-}
-
 // NewServer starts a fake on a loopback port. With a non-nil t it is closed on
 // t.Cleanup; NewServer(nil) is for callers without a test (`weft demo`), which
 // must call Close.
-func NewServer(t TB) *Server {
+func NewServer(t fakekit.TB) *Server {
 	s := newServer()
 	s.srv = httptest.NewServer(s.routes())
-	if t != nil {
-		t.Cleanup(s.Close)
-	}
+	fakekit.CloseAtEnd(t, s.Close)
 	return s
 }
 

@@ -2,9 +2,6 @@ package slacktest
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/weft-dev/weft/internal/fakekit"
 )
 
 // Delivery is one attempt to deliver an event, over HTTP or the socket.
@@ -96,12 +95,10 @@ func Sign(body []byte, ts time.Time) http.Header {
 // SignWith signs with another secret (a forgery, in tests).
 func SignWith(secret string, body []byte, ts time.Time) http.Header {
 	stamp := strconv.FormatInt(ts.Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(secret))
-	fmt.Fprintf(mac, "v0:%s:%s", stamp, body)
 	return http.Header{
 		"Content-Type":              {"application/json"},
 		"X-Slack-Request-Timestamp": {stamp},
-		"X-Slack-Signature":         {"v0=" + hex.EncodeToString(mac.Sum(nil))},
+		"X-Slack-Signature":         {"v0=" + fakekit.HMACHex([]byte(secret), []byte("v0:"+stamp+":"), body)},
 	}
 }
 

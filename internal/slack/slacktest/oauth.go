@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"sync"
 	"time"
+
+	"github.com/weft-dev/weft/internal/fakekit"
 )
 
 // OAuth client credentials the OAuth fake accepts.
@@ -37,14 +39,12 @@ type grant struct{ redirectURI, team string }
 
 // NewOAuth starts the fake; rotate turns token rotation on. With a non-nil
 // t it is closed in t.Cleanup.
-func NewOAuth(t TB, rotate bool) *OAuth {
+func NewOAuth(t fakekit.TB, rotate bool) *OAuth {
 	o := &OAuth{rotate: rotate, expiresIn: 43200, codes: map[string]grant{}, refresh: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/oauth.v2.access", o.access)
 	o.http = httptest.NewServer(mux)
-	if t != nil {
-		t.Cleanup(o.http.Close)
-	}
+	fakekit.CloseAtEnd(t, o.http.Close)
 	return o
 }
 

@@ -1,13 +1,15 @@
 // Package slacktest is a fake of Slack for tests and demos: the Web API
 // methods weft calls (with Slack's ok:false errors, 429s with Retry-After,
-// cursors and message metadata), signed Events API deliveries with Slack's
-// retries, and a Socket Mode websocket. The real slack-go client talks to
+// cursors and message metadata, and faults in fakekit's vocabulary by
+// method), signed Events API deliveries with Slack's retries, and a Socket
+// Mode websocket. The real slack-go client talks to
 // it through its API URL option. Tests post messages as users, which
 // delivers the events, inject faults, and read back what the bot did. Only
 // tests and the demo may import it.
 package slacktest
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -20,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/weft-dev/weft/internal/fakekit"
 )
 
 // Credentials and ids of the fake workspace and its one app.
@@ -87,13 +91,6 @@ type Message struct {
 	Metadata *Metadata
 }
 
-// TB is what a fake needs of a test (a *testing.T has it): the fake is
-// not built on package testing, so that weft demo can link it.
-type TB interface {
-	Cleanup(func())
-	Logf(format string, args ...any)
-}
-
 // Call is one Web API request the fake answered.
 type Call struct {
 	Method string
@@ -103,7 +100,10 @@ type Call struct {
 
 // Server is a fake Slack. All methods are safe for concurrent use.
 type Server struct {
-	t    TB
+	// Faults are served by Web API method, as "chat.postMessage".
+	fakekit.Faults
+
+	t    fakekit.TB
 	http *httptest.Server
 
 	mu       sync.Mutex
@@ -111,8 +111,7 @@ type Server struct {
 	teams    map[string]Team
 	tokens   map[string]string // bot token → its team's id
 	channels map[string]*channel
-	faults   map[string][]*faultRule
-	calls    []Call
+	calls    fakekit.Log[Call]
 	statuses []Status
 	pageCap  int
 	oauth    *OAuth // answers oauth.v2.access, once attached
@@ -137,13 +136,12 @@ type Status struct {
 // NewServer starts a fake Slack. With a non-nil t it is closed in
 // t.Cleanup and logs its failures there; with nil (a demo) the caller must
 // Close it.
-func NewServer(t TB) *Server {
+func NewServer(t fakekit.TB) *Server {
 	s := &Server{
 		t:        t,
 		teams:    map[string]Team{TeamID: firstTeam},
 		tokens:   map[string]string{BotToken: TeamID},
 		channels: make(map[string]*channel),
-		faults:   make(map[string][]*faultRule),
 	}
 	s.events = newEvents(s)
 	s.socket = newSocketState()
@@ -151,9 +149,7 @@ func NewServer(t TB) *Server {
 	mux.HandleFunc("/api/", s.serveAPI)
 	mux.HandleFunc("/socket", s.serveSocket)
 	s.http = httptest.NewServer(mux)
-	if t != nil {
-		t.Cleanup(s.Close)
-	}
+	fakekit.CloseAtEnd(t, s.Close)
 	return s
 }
 
@@ -355,11 +351,19 @@ func (s *Server) Statuses() []Status {
 }
 
 // Calls is every Web API request for method (all of them for ""), in order.
-func (s *Server) Calls(method string) []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Server) Calls(method string) []Call { return callsOf(s.calls.All(), method) }
+
+// WaitCalls blocks until at least n requests for method (any for "")
+// arrived, and returns them, or until ctx ends.
+func (s *Server) WaitCalls(ctx context.Context, method string, n int) ([]Call, error) {
+	all, err := s.calls.Wait(ctx, func(all []Call) bool { return len(callsOf(all, method)) >= n })
+	return callsOf(all, method), err
+}
+
+// callsOf is the calls for method among all (every one for "").
+func callsOf(all []Call, method string) []Call {
 	var out []Call
-	for _, c := range s.calls {
+	for _, c := range all {
 		if method == "" || c.Method == method {
 			out = append(out, c)
 		}
@@ -382,8 +386,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		token = b
 	}
+	s.calls.Add(Call{Method: method, Token: token, Form: form})
 	s.mu.Lock()
-	s.calls = append(s.calls, Call{Method: method, Token: token, Form: form})
 	oauth := s.oauth
 	s.mu.Unlock()
 	if method == "oauth.v2.access" && oauth != nil {
@@ -410,28 +414,13 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, errBody("invalid_auth"))
 		return
 	}
-	if f := s.takeFault(method); f != nil {
-		if f.Apply {
-			h(team, form, &discard{})
-		}
-		s.serveFault(w, r, f)
+	answer := func(w http.ResponseWriter) { h(team, form, w) }
+	if f, ok := s.Take(method); ok {
+		fakekit.Serve(w, r, f, answer, writeFault)
 		return
 	}
-	h(team, form, w)
+	answer(w)
 }
-
-// discard is a ResponseWriter that drops the answer of a method applied
-// before a fault answers instead.
-type discard struct{ h http.Header }
-
-func (d *discard) Header() http.Header {
-	if d.h == nil {
-		d.h = http.Header{}
-	}
-	return d.h
-}
-func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
-func (d *discard) WriteHeader(int)             {}
 
 // handler answers a method for a token of team.
 type handler func(team Team, form url.Values, w http.ResponseWriter)

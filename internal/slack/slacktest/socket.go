@@ -18,7 +18,6 @@ type socketState struct {
 	conns   map[*websocket.Conn]*sync.Mutex // each with its write lock
 	acks    map[string]chan struct{}        // envelope id → closed on ack
 	next    int
-	opened  int
 	ackWait time.Duration
 }
 
@@ -32,13 +31,6 @@ func (s *Server) EnableSocketMode() {
 	s.socket.mu.Lock()
 	s.socket.enabled = true
 	s.socket.mu.Unlock()
-}
-
-// SocketConnections is how many times apps.connections.open was answered.
-func (s *Server) SocketConnections() int {
-	s.socket.mu.Lock()
-	defer s.socket.mu.Unlock()
-	return s.socket.opened
 }
 
 // DisconnectSockets asks every connection to reconnect (type disconnect,
@@ -56,9 +48,6 @@ func (s *Server) DisconnectSockets() {
 func (s *Server) connectionsOpen(_ Team, _ url.Values, w http.ResponseWriter) {
 	s.socket.mu.Lock()
 	on := s.socket.enabled
-	if on {
-		s.socket.opened++
-	}
 	s.socket.mu.Unlock()
 	if !on {
 		writeJSON(w, http.StatusOK, errBody("not_allowed_token_type"))
