@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weft-dev/weft/internal/app"
-	"github.com/weft-dev/weft/internal/benchmark"
+	"github.com/weft-dev/weft/internal/bench/kit"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
@@ -72,7 +72,7 @@ type soakBench struct {
 	linear  *lineartest.Server
 	signer  lineartest.Signer
 	discord *discordtest.Server
-	serve   *benchmark.Process
+	serve   *kit.Process
 	addr    string
 	token   string
 	client  *http.Client

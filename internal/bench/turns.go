@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -18,10 +18,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weft-dev/weft/db"
-	"github.com/weft-dev/weft/db/dbbench"
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/app"
-	"github.com/weft-dev/weft/internal/benchmark"
+	"github.com/weft-dev/weft/internal/bench/dbbench"
+	"github.com/weft-dev/weft/internal/bench/kit"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
@@ -53,7 +53,7 @@ type turnsBench struct {
 	pool   *pgxpool.Pool
 	store  *db.Store
 	runner *agent.Runner
-	clock  *benchmark.TurnClock
+	clock  *kit.TurnClock
 	// trips counts what the pool sends the server.
 	trips *dbbench.Trips
 	// startTrips and turnTrips are what the last burn-down sent: its
@@ -62,9 +62,9 @@ type turnsBench struct {
 	startTrips, turnTrips dbbench.TripCount
 	// turnCPU is what the last burn-down's turns (not their enqueueing)
 	// cost in CPU.
-	turnCPU benchmark.CPU
+	turnCPU kit.CPU
 	// model is the fake model's child process.
-	model *benchmark.Process
+	model *kit.Process
 	// delay is how long the fake model takes to answer the threads
 	// nextKey names from now on.
 	delay time.Duration
@@ -131,7 +131,7 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	if err != nil {
 		return err
 	}
-	b.clock = benchmark.NewTurnClock(provider)
+	b.clock = kit.NewTurnClock(provider)
 	registry, err := tools.NewRegistry(tools.Memory(b.store)...)
 	if err != nil {
 		return err
@@ -144,18 +144,18 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workers\tturns/s\tRiver no-op jobs/s (anchor)\tratio\ttarget\t")
 	pass := true
-	burns := map[int]benchmark.TurnReport{}
+	burns := map[int]kit.TurnReport{}
 	var tripLines, cpuLines []string
 	for _, workers := range []int{1, 4} {
-		before, err := benchmark.SampleCPU(b.model.PID())
+		before, err := kit.SampleCPU(b.model.PID())
 		if err != nil {
 			return err
 		}
-		noop, err := benchmark.RiverNoop(ctx, pool, workers, *turns)
+		noop, err := kit.RiverNoop(ctx, pool, workers, *turns)
 		if err != nil {
 			return fmt.Errorf("river no-op at %d workers: %w", workers, err)
 		}
-		after, err := benchmark.SampleCPU(b.model.PID())
+		after, err := kit.SampleCPU(b.model.PID())
 		if err != nil {
 			return err
 		}
@@ -188,7 +188,7 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	fmt.Fprintf(stdout, "\nLatencies (paced: %d turns enqueued one at a time at %d/s, %d turn workers as serve runs them):\n", len(paced.Pickup), *rate, b.cfg.TurnWorkers)
 	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tmax\ttarget\t")
-	row := func(name string, l benchmark.Latencies, target string, ok bool) {
+	row := func(name string, l kit.Latencies, target string, ok bool) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", name, len(l), ms(l.Percentile(50)), ms(l.Percentile(99)), ms(l.Percentile(100)), target)
 		pass = pass && ok
 	}
@@ -196,7 +196,7 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	row("pickup, enqueue commit → turn start", paced.Pickup,
 		fmt.Sprintf("p50 ≤ %s, p99 ≤ %s %s", targetPickupP50, targetPickupP99, verdict(p50 <= targetPickupP50 && p99 <= targetPickupP99)),
 		p50 <= targetPickupP50 && p99 <= targetPickupP99)
-	overheadRow := func(name string, l benchmark.Latencies) {
+	overheadRow := func(name string, l kit.Latencies) {
 		ok := l.Percentile(99) <= targetStepOverhead
 		row(name, l, fmt.Sprintf("p99 ≤ %s %s", targetStepOverhead, verdict(ok)), ok)
 	}
@@ -208,7 +208,7 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, r := range []benchmark.TurnReport{burns[1], burns[4], paced} {
+	for _, r := range []kit.TurnReport{burns[1], burns[4], paced} {
 		if r.Unfinished+r.Failed+r.Retried > 0 {
 			fmt.Fprintf(stdout, "note: %d turns unfinished, %d failed, %d started more than once\n", r.Unfinished, r.Failed, r.Retried)
 		}
@@ -257,9 +257,9 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 	}
 	intake := ingest.New(db.New(intakePool, b.logger), proc.Inserter(), nil, b.logger)
 	starter := ingest.New(db.New(startPool, b.logger), proc.Inserter(), nil, b.logger)
-	probe := func(ctx context.Context, d time.Duration) ([]benchmark.Turn, benchmark.Latencies, error) {
-		var turns []benchmark.Turn
-		var lat benchmark.Latencies
+	probe := func(ctx context.Context, d time.Duration) ([]kit.Turn, kit.Latencies, error) {
+		var turns []kit.Turn
+		var lat kit.Latencies
 		interval := time.Second / time.Duration(rate)
 		start := time.Now()
 		for i := 0; time.Since(start) < d; i++ {
@@ -276,23 +276,23 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 		}
 		return turns, lat.Sorted(), nil
 	}
-	var idle, busy benchmark.Latencies
-	var all []benchmark.Turn
+	var idle, busy kit.Latencies
+	var all []kit.Turn
 	before := b.pool.Stat()
 	var trips dbbench.TripCount
 	stopProfile := func() error { return nil }
 	defer func() { _ = stopProfile() }()
 	window := min(delay, 5*time.Second)
-	r, err := b.work(ctx, proc, func(ctx context.Context, _ *ingest.Ingester) ([]benchmark.Turn, error) {
+	r, err := b.work(ctx, proc, func(ctx context.Context, _ *ingest.Ingester) ([]kit.Turn, error) {
 		if err := retry.Sleep(ctx, 500*time.Millisecond); err != nil {
 			return nil, err
 		}
 		var err error
-		var before []benchmark.Turn
+		var before []kit.Turn
 		if before, idle, err = probe(ctx, window); err != nil {
 			return nil, err
 		}
-		if err := benchmark.ResetSelfPeak(); err != nil {
+		if err := kit.ResetSelfPeak(); err != nil {
 			return nil, err
 		}
 		if err := b.model.ResetPeak(); err != nil {
@@ -308,7 +308,7 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 		for i := range keys {
 			keys[i] = b.nextKey()
 		}
-		turns := make([]benchmark.Turn, n)
+		turns := make([]kit.Turn, n)
 		var wg sync.WaitGroup
 		errs := make([]error, enqueuers)
 		for g := range errs {
@@ -337,7 +337,7 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 	if err := stopProfile(); err != nil {
 		return false, err
 	}
-	_, peak, err := benchmark.SelfMemory()
+	_, peak, err := kit.SelfMemory()
 	if err != nil {
 		return false, err
 	}
@@ -351,7 +351,7 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tmax\ttarget\t")
 	pass := true
-	row := func(name string, l benchmark.Latencies, target string, ok bool) {
+	row := func(name string, l kit.Latencies, target string, ok bool) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", name, len(l), ms(l.Percentile(50)), ms(l.Percentile(99)), ms(l.Percentile(100)), target)
 		pass = pass && ok
 	}
@@ -395,7 +395,7 @@ func (b *turnsBench) startModel(ctx context.Context, steps int) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	b.model, err = benchmark.Start(exe, []string{"turns", "-model-serve", addr, "-steps", strconv.Itoa(steps)}, []string{"WEFT_LOG_LEVEL=error"})
+	b.model, err = kit.Start(exe, []string{"turns", "-model-serve", addr, "-steps", strconv.Itoa(steps)}, []string{"WEFT_LOG_LEVEL=error"})
 	if err != nil {
 		return "", err
 	}
@@ -469,13 +469,13 @@ func (b *turnsBench) newProcessor(workers int) (*processor.Processor, *ingest.In
 
 // enqueue starts one autonomous thread, as `weft thread create --detach`
 // does, and notes when its transaction had committed.
-func (b *turnsBench) enqueue(ctx context.Context, in *ingest.Ingester, key string) (benchmark.Turn, error) {
+func (b *turnsBench) enqueue(ctx context.Context, in *ingest.Ingester, key string) (kit.Turn, error) {
 	th, err := in.StartThread(ctx, in.Builder().WithGoal(key).Autonomous().
 		WithInitialPrompt(thread.Stitch{Content: key, Source: thread.PlatformCLI}))
 	if err != nil {
-		return benchmark.Turn{}, err
+		return kit.Turn{}, err
 	}
-	return benchmark.Turn{ThreadID: th.ID, Key: key, Committed: time.Now()}, nil
+	return kit.Turn{ThreadID: th.ID, Key: key, Committed: time.Now()}, nil
 }
 
 // nextKey names a new thread, and the model's delay for it.
@@ -507,12 +507,12 @@ func startCPUProfile(path string) (stop func() error, err error) {
 
 // burnDown queues n turns with no worker running, then starts workers
 // turn workers and times them until all have finished.
-func (b *turnsBench) burnDown(ctx context.Context, workers, n int) (benchmark.TurnReport, error) {
+func (b *turnsBench) burnDown(ctx context.Context, workers, n int) (kit.TurnReport, error) {
 	proc, in, err := b.newProcessor(workers)
 	if err != nil {
-		return benchmark.TurnReport{}, err
+		return kit.TurnReport{}, err
 	}
-	turns := make([]benchmark.Turn, n)
+	turns := make([]kit.Turn, n)
 	keys := make([]string, n)
 	for i := range keys {
 		keys[i] = b.nextKey()
@@ -531,17 +531,17 @@ func (b *turnsBench) burnDown(ctx context.Context, workers, n int) (benchmark.Tu
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return benchmark.TurnReport{}, fmt.Errorf("enqueue: %w", err)
+			return kit.TurnReport{}, fmt.Errorf("enqueue: %w", err)
 		}
 	}
 	enqueued := b.trips.Count()
-	cpu, err := benchmark.SampleCPU(b.model.PID())
+	cpu, err := kit.SampleCPU(b.model.PID())
 	if err != nil {
-		return benchmark.TurnReport{}, err
+		return kit.TurnReport{}, err
 	}
-	r, err := b.work(ctx, proc, func(context.Context, *ingest.Ingester) ([]benchmark.Turn, error) { return turns, nil }, in)
+	r, err := b.work(ctx, proc, func(context.Context, *ingest.Ingester) ([]kit.Turn, error) { return turns, nil }, in)
 	b.startTrips, b.turnTrips = enqueued.Sub(start), b.trips.Count().Sub(enqueued)
-	if end, cerr := benchmark.SampleCPU(b.model.PID()); cerr == nil {
+	if end, cerr := kit.SampleCPU(b.model.PID()); cerr == nil {
 		b.turnCPU = end.Sub(cpu)
 	}
 	return r, err
@@ -550,17 +550,17 @@ func (b *turnsBench) burnDown(ctx context.Context, workers, n int) (benchmark.Tu
 // paced runs serve's number of turn workers and enqueues turns one at a
 // time, rate a second, for d: each turn finds the processor idle, so its
 // pickup is the queue's latency and not a backlog's.
-func (b *turnsBench) paced(ctx context.Context, rate int, d time.Duration) (benchmark.TurnReport, error) {
+func (b *turnsBench) paced(ctx context.Context, rate int, d time.Duration) (kit.TurnReport, error) {
 	proc, in, err := b.newProcessor(b.cfg.TurnWorkers)
 	if err != nil {
-		return benchmark.TurnReport{}, err
+		return kit.TurnReport{}, err
 	}
-	return b.work(ctx, proc, func(ctx context.Context, in *ingest.Ingester) ([]benchmark.Turn, error) {
+	return b.work(ctx, proc, func(ctx context.Context, in *ingest.Ingester) ([]kit.Turn, error) {
 		// Let River's fetch loops and LISTEN start before the first turn.
 		if err := retry.Sleep(ctx, 500*time.Millisecond); err != nil {
 			return nil, err
 		}
-		var turns []benchmark.Turn
+		var turns []kit.Turn
 		interval := time.Second / time.Duration(rate)
 		start := time.Now()
 		for i := 0; time.Since(start) < d; i++ {
@@ -584,10 +584,10 @@ const turnsTimeout = 5 * time.Minute
 
 // work starts proc, gets the run's turns from feed, waits until they have
 // all finished, and stops proc.
-func (b *turnsBench) work(ctx context.Context, proc *processor.Processor, feed func(context.Context, *ingest.Ingester) ([]benchmark.Turn, error), in *ingest.Ingester) (benchmark.TurnReport, error) {
+func (b *turnsBench) work(ctx context.Context, proc *processor.Processor, feed func(context.Context, *ingest.Ingester) ([]kit.Turn, error), in *ingest.Ingester) (kit.TurnReport, error) {
 	b.clock.Reset()
 	if err := proc.Start(ctx); err != nil {
-		return benchmark.TurnReport{}, err
+		return kit.TurnReport{}, err
 	}
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -598,12 +598,12 @@ func (b *turnsBench) work(ctx context.Context, proc *processor.Processor, feed f
 	}()
 	turns, err := feed(ctx, in)
 	if err != nil {
-		return benchmark.TurnReport{}, err
+		return kit.TurnReport{}, err
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, turnsTimeout+time.Duration(len(turns))*10*time.Millisecond)
 	defer cancel()
 	if err := b.clock.WaitFinished(waitCtx, len(turns)); err != nil {
-		return benchmark.TurnReport{}, fmt.Errorf("%d of %d turns finished: %w", b.clock.Finished(), len(turns), err)
+		return kit.TurnReport{}, fmt.Errorf("%d of %d turns finished: %w", b.clock.Finished(), len(turns), err)
 	}
 	return b.clock.Report(turns), nil
 }

@@ -22,8 +22,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weft-dev/weft/db"
-	"github.com/weft-dev/weft/db/dbbench"
-	"github.com/weft-dev/weft/internal/benchmark"
+	"github.com/weft-dev/weft/internal/bench/dbbench"
+	"github.com/weft-dev/weft/internal/bench/kit"
 	"github.com/weft-dev/weft/internal/console"
 )
 
@@ -91,7 +91,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, out io.Wr
 	if err := pool.QueryRow(ctx, `SELECT thread_id::text FROM threads WHERE stitch_count = $1`, cfg.Stitches).Scan(&big); err != nil {
 		return res, fmt.Errorf("find the big thread: %w", err)
 	}
-	var thread benchmark.Latencies
+	var thread kit.Latencies
 	cpu0 := cpuTime()
 	for range cfg.Samples {
 		d, err := get(console.Prefix + "/threads/" + big)
@@ -135,7 +135,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, out io.Wr
 	if len(cursors) == 0 {
 		return res, fmt.Errorf("cursors: none sampled")
 	}
-	var list benchmark.Latencies
+	var list kit.Latencies
 	picks := make([]string, cfg.Samples)
 	for i := range picks {
 		picks[i] = cursors[rand.IntN(len(cursors))]
@@ -183,8 +183,8 @@ func Run(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, out io.Wr
 }
 
 // anchor times n calls of read.
-func anchor(n int, read func(i int) error) (benchmark.Latencies, error) {
-	var l benchmark.Latencies
+func anchor(n int, read func(i int) error) (kit.Latencies, error) {
+	var l kit.Latencies
 	for i := range n {
 		t0 := time.Now()
 		if err := read(i); err != nil {

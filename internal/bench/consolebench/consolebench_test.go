@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db/dbtest"
-	"github.com/weft-dev/weft/internal/console/consolebench"
+	"github.com/weft-dev/weft/internal/bench/consolebench"
 	"github.com/weft-dev/weft/internal/logtest"
 )
 
-// The full run: go test ./internal/console/consolebench -run TestRun -v
+// The full run: go test ./internal/bench/consolebench -run TestRun -v
 // -args -threads 100000 -stitches 1000 -samples 200. By default it runs
 // small, to keep the suite fast and check the bench still works.
 var (

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 
 	"github.com/weft-dev/weft/api"
 	"github.com/weft-dev/weft/db"
-	"github.com/weft-dev/weft/db/dbbench"
 	"github.com/weft-dev/weft/internal/app"
+	"github.com/weft-dev/weft/internal/bench/dbbench"
 	"github.com/weft-dev/weft/internal/mcpserver"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"

@@ -1,4 +1,4 @@
-package benchmark
+package kit
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
-	"github.com/weft-dev/weft/db/dbbench"
+	"github.com/weft-dev/weft/internal/bench/dbbench"
 )
 
 // River's fetch settings as processor.New sets them, so the no-op run

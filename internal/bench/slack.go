@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/internal/app"
-	"github.com/weft-dev/weft/internal/benchmark"
+	"github.com/weft-dev/weft/internal/bench/kit"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/retry"
 	"github.com/weft-dev/weft/internal/slack"
@@ -39,7 +39,7 @@ type slackBench struct {
 	slack *slacktest.Server
 	model *llmtest.Server
 	timer *modelTimer
-	serve *benchmark.Process
+	serve *kit.Process
 	url   string // weft's /webhooks/slack
 	user  slacktest.User
 }
@@ -152,7 +152,7 @@ func benchSlack(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		*rate, *duration, *threads, len(posts), len(got.total), ms(lag))
 	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tp99.9\tmax\ttarget\t")
-	row := func(name string, l benchmark.Latencies, target string) {
+	row := func(name string, l kit.Latencies, target string) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", name, len(l), ms(l.Percentile(50)), ms(l.Percentile(99)), ms(l.Percentile(99.9)), ms(l.Percentile(100)), target)
 	}
 	ownOK := missing == 0 && got.own.Percentile(99) <= targetSlackReplyP99
@@ -294,7 +294,7 @@ func (b *slackBench) seed(n int) []string {
 
 // slackTimes are the latencies of the posts that were answered.
 type slackTimes struct {
-	total, own, model benchmark.Latencies
+	total, own, model kit.Latencies
 }
 
 // await waits up to wait for a reply to every post and returns the
@@ -348,7 +348,7 @@ func tsAfter(a, b string) bool { return slack.ParseTS(a).After(slack.ParseTS(b))
 // acks posts signed message events of top-level chatter to the door at url
 // (weft's, or the anchor's) at rate for d, open-loop, and times each to its
 // answer.
-func (b *slackBench) acks(ctx context.Context, url string, rate int, d time.Duration) (benchmark.Latencies, int, time.Duration, error) {
+func (b *slackBench) acks(ctx context.Context, url string, rate int, d time.Duration) (kit.Latencies, int, time.Duration, error) {
 	b.slack.AddChannel("C0CHATTER", "channel")
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	n := int(d.Seconds() * float64(rate))
@@ -387,7 +387,7 @@ func (b *slackBench) acks(ctx context.Context, url string, rate int, d time.Dura
 			results <- result{took: took, ok: resp.StatusCode >= 200 && resp.StatusCode < 300}
 		}()
 	}
-	var l benchmark.Latencies
+	var l kit.Latencies
 	failed := 0
 	for range n {
 		r := <-results

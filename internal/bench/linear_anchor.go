@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/db"
-	"github.com/weft-dev/weft/db/dbbench"
-	"github.com/weft-dev/weft/internal/benchmark"
+	"github.com/weft-dev/weft/internal/bench/dbbench"
+	"github.com/weft-dev/weft/internal/bench/kit"
 	"github.com/weft-dev/weft/internal/linear"
 )
 
@@ -90,12 +90,12 @@ func startAnchor(ctx context.Context, url string, secret []byte) (*target, error
 	if err != nil {
 		return nil, err
 	}
-	return &target{name: "anchor", proc: p, load: benchmark.NewLoad("http://"+addr+"/webhooks/linear", linearDeliveryTimeout, maxInFlight)}, nil
+	return &target{name: "anchor", proc: p, load: kit.NewLoad("http://"+addr+"/webhooks/linear", linearDeliveryTimeout, maxInFlight)}, nil
 }
 
 // startMinimal starts `weft-bench BENCH -anchor-serve ADDR` with env and
 // returns it, ready, with its address.
-func startMinimal(ctx context.Context, bench string, env []string) (*benchmark.Process, string, error) {
+func startMinimal(ctx context.Context, bench string, env []string) (*kit.Process, string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, "", fmt.Errorf("find the weft-bench binary: %w", err)
@@ -104,7 +104,7 @@ func startMinimal(ctx context.Context, bench string, env []string) (*benchmark.P
 	if err != nil {
 		return nil, "", err
 	}
-	p, err := benchmark.Start(exe, []string{bench, "-anchor-serve", addr}, env)
+	p, err := kit.Start(exe, []string{bench, "-anchor-serve", addr}, env)
 	if err != nil {
 		return nil, "", err
 	}
@@ -128,8 +128,8 @@ func freeAddr() (string, error) {
 // target is a server the generator drives: weft serve or the anchor.
 type target struct {
 	name string
-	proc *benchmark.Process
-	load *benchmark.Load
+	proc *kit.Process
+	load *kit.Load
 }
 
 func (t *target) stop() error {

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/db"
-	"github.com/weft-dev/weft/db/dbbench"
 	"github.com/weft-dev/weft/internal/app"
+	"github.com/weft-dev/weft/internal/bench/dbbench"
 )
 
 // Targets from docs/architecture.md.

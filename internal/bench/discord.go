@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/internal/app"
-	"github.com/weft-dev/weft/internal/benchmark"
+	"github.com/weft-dev/weft/internal/bench/kit"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/retry"
@@ -41,7 +41,7 @@ type discordBench struct {
 	discord *discordtest.Server
 	model   *llmtest.Server
 	timer   *modelTimer
-	serve   *benchmark.Process
+	serve   *kit.Process
 	channel string
 	user    discordtest.User
 }
@@ -122,7 +122,7 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 		ms(opened.total.Percentile(50)), ms(opened.total.Percentile(99)), ms(opened.total.Percentile(100)))
 	for _, r := range []struct {
 		name string
-		l    benchmark.Latencies
+		l    kit.Latencies
 	}{
 		{"  of which → thread opened at fake (gateway, lane, REST)", burst.opened},
 		{"  of which thread opened → first reply (turn, discovery, REST)", burst.first},
@@ -170,7 +170,7 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 		*rate, *duration, *threads, len(posts), len(got.total), len(got.typing), ms(lag))
 	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tp99.9\tmax\ttarget\t")
-	row := func(name string, l benchmark.Latencies, target string) {
+	row := func(name string, l kit.Latencies, target string) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", name, len(l), ms(l.Percentile(50)), ms(l.Percentile(99)), ms(l.Percentile(99.9)), ms(l.Percentile(100)), target)
 	}
 	ownOK := got.own.Percentile(99) <= targetDiscordReplyP99 && missing == 0
@@ -261,13 +261,13 @@ func (b *discordBench) close(logger *slog.Logger) {
 
 // discordTimes are the latencies of the posts that were answered.
 type discordTimes struct {
-	total  benchmark.Latencies // dispatch → reply POST at the fake
-	own    benchmark.Latencies // total less the model calls the post caused
-	model  benchmark.Latencies // those model calls' time
-	typing benchmark.Latencies // dispatch → first typing POST in its channel
+	total  kit.Latencies // dispatch → reply POST at the fake
+	own    kit.Latencies // total less the model calls the post caused
+	model  kit.Latencies // those model calls' time
+	typing kit.Latencies // dispatch → first typing POST in its channel
 	// untyped are the totals of the answered posts that had no typing POST
 	// of their own (the turn ended, cancelling it, before it was sent).
-	untyped benchmark.Latencies
+	untyped kit.Latencies
 }
 
 // nextInChannel returns, for each post, when the next post in its channel
@@ -347,9 +347,9 @@ const settleQuiet = 500 * time.Millisecond
 
 // burstTimes are where a mention burst's time went, per mention.
 type burstTimes struct {
-	opened  benchmark.Latencies // dispatch → thread start at the fake
-	first   benchmark.Latencies // thread start → first reply, less model time
-	answers benchmark.Latencies // dispatch → last reply, less model time
+	opened  kit.Latencies // dispatch → thread start at the fake
+	first   kit.Latencies // thread start → first reply, less model time
+	answers kit.Latencies // dispatch → last reply, less model time
 }
 
 // settle waits, up to wait, until every mention's thread is joined and no

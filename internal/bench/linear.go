@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/internal/app"
-	"github.com/weft-dev/weft/internal/benchmark"
+	"github.com/weft-dev/weft/internal/bench/kit"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/retry"
@@ -108,7 +108,7 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 	before, _ := b.weft.cpu()
 	results := b.weft.load.Run(ctx, *rate, deliveries)
 	after, _ := b.weft.cpu()
-	steady := benchmark.Count(results)
+	steady := kit.Count(results)
 	ackP99 := steady.Ack.Percentile(99)
 	ackOK := ackP99 <= targetAckP99 && steady.OK == len(results)
 	pass = pass && ackOK
@@ -178,7 +178,7 @@ func (b *linearBench) warm(ctx context.Context, stdout io.Writer, t *target, rat
 	for q := 1; q <= 4; q++ {
 		r := max(1, rate*q/4)
 		deliveries, _ := b.created(r, d/4)
-		warm := benchmark.Count(t.load.Run(ctx, r, deliveries))
+		warm := kit.Count(t.load.Run(ctx, r, deliveries))
 		ok, shed = ok+warm.OK, shed+warm.Shed
 	}
 	fmt.Fprintf(stdout, "Warm-up rising to %d/s over %s (not measured): %d × 200, %d × 503\n", rate, d, ok, shed)
@@ -216,7 +216,7 @@ func (b *linearBench) startWeft(ctx context.Context, url, role string, modelDela
 		_ = serve.Stop(5 * time.Second)
 		return fmt.Errorf("%w\nweft serve stderr:\n%s", err, serve.Stderr())
 	}
-	b.weft = &target{name: "weft", proc: serve, load: benchmark.NewLoad("http://"+addr+"/webhooks/linear", linearDeliveryTimeout, maxInFlight)}
+	b.weft = &target{name: "weft", proc: serve, load: kit.NewLoad("http://"+addr+"/webhooks/linear", linearDeliveryTimeout, maxInFlight)}
 	return nil
 }
 
@@ -232,9 +232,9 @@ func (b *linearBench) close(logger *slog.Logger) {
 // ids. Linear stamps a delivery when it sends it, so each is stamped with
 // its place in the schedule as if the run started now: it goes out that
 // fresh, but for the time the building took, however long the run.
-func (b *linearBench) created(rate int, d time.Duration) ([]benchmark.Delivery, []string) {
+func (b *linearBench) created(rate int, d time.Duration) ([]kit.Delivery, []string) {
 	n := int(d.Seconds() * float64(rate))
-	deliveries, sessions := make([]benchmark.Delivery, n), make([]string, n)
+	deliveries, sessions := make([]kit.Delivery, n), make([]string, n)
 	start := time.Now()
 	for i := range n {
 		at := start.Add(time.Duration(i) * time.Second / time.Duration(rate))
@@ -242,7 +242,7 @@ func (b *linearBench) created(rate int, d time.Duration) ([]benchmark.Delivery, 
 			CommentBody: "@weft why does the login redirect lose the return URL?", PromptContext: "Why does the login redirect lose the return URL?",
 			CreatedAt: at, Timestamp: at})
 		b.linear.AddSession(o.SessionID, b.issueID)
-		deliveries[i], sessions[i] = benchmark.Delivery{Body: dl.Body, Header: dl.Header}, o.SessionID
+		deliveries[i], sessions[i] = kit.Delivery{Body: dl.Body, Header: dl.Header}, o.SessionID
 	}
 	return deliveries, sessions
 }
@@ -250,7 +250,7 @@ func (b *linearBench) created(rate int, d time.Duration) ([]benchmark.Delivery, 
 // firstActivities waits up to wait for each acknowledged session's first
 // activity and returns, per session, the time from the delivery's send to
 // the fake's receipt of it, and how many never came.
-func (b *linearBench) firstActivities(ctx context.Context, results []benchmark.Result, sessions []string, wait time.Duration) (benchmark.Latencies, int, error) {
+func (b *linearBench) firstActivities(ctx context.Context, results []kit.Result, sessions []string, wait time.Duration) (kit.Latencies, int, error) {
 	sent := map[string]time.Time{}
 	for i, r := range results {
 		if r.Status == 200 {
@@ -268,7 +268,7 @@ func (b *linearBench) firstActivities(ctx context.Context, results []benchmark.R
 			}
 		}
 		if len(first) == len(sent) || time.Now().After(deadline) {
-			var out benchmark.Latencies
+			var out kit.Latencies
 			for id, at := range first {
 				out = append(out, at.Sub(sent[id]))
 			}
@@ -288,7 +288,7 @@ var rampRates = []int{500, 600, 700, 800, 900, 1000, 1250, 1500, 2000, 3000, 400
 // rampStep is what one step of the ramp measured.
 type rampStep struct {
 	rate int
-	benchmark.Tally
+	kit.Tally
 	rss  int64
 	held bool
 }
@@ -304,7 +304,7 @@ func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, t *target, ste
 	fmt.Fprintln(tw, "rate/s\tsent\t200\t503\tother\tfailed\tack p50\tack p99\t503 p50\t503 p99\tRSS\theld\t")
 	run := func(rate int) (rampStep, error) {
 		deliveries, _ := b.created(rate, step)
-		s := rampStep{rate: rate, Tally: benchmark.Count(t.load.Run(ctx, rate, deliveries))}
+		s := rampStep{rate: rate, Tally: kit.Count(t.load.Run(ctx, rate, deliveries))}
 		if err := ctx.Err(); err != nil {
 			return s, err
 		}
@@ -393,12 +393,12 @@ func (b *linearBench) overload(ctx context.Context, stdout io.Writer, step time.
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
-		c := benchmark.Count(results)
+		c := kit.Count(results)
 		var inTime, later, timedOut, failed int
-		var answers benchmark.Latencies
+		var answers kit.Latencies
 		for _, r := range results {
 			switch {
-			case errors.Is(r.Err, benchmark.ErrSaturated):
+			case errors.Is(r.Err, kit.ErrSaturated):
 			case isTimeout(r.Err):
 				timedOut++
 			case r.Err != nil:
@@ -445,7 +445,7 @@ func (b *linearBench) measureAnchor(ctx context.Context, url string, stdout io.W
 	b.warm(ctx, stdout, t, rate, warmup)
 	deliveries, _ := b.created(rate, duration)
 	before, _ := t.cpu()
-	steady := benchmark.Count(t.load.Run(ctx, rate, deliveries))
+	steady := kit.Count(t.load.Run(ctx, rate, deliveries))
 	after, _ := t.cpu()
 	f := &anchorFigures{ackP99: steady.Ack.Percentile(99), acked: steady.OK}
 	fmt.Fprintf(stdout, "Anchor steady %d/s for %s: %d sent, %d × 200, %d other, %d failed; ack p50 %s, p99 %s\n", rate, duration, steady.Sent, steady.OK,
@@ -461,7 +461,7 @@ func (b *linearBench) measureAnchor(ctx context.Context, url string, stdout io.W
 
 // compare prints weft's figures as multiples of the anchor's and reports
 // whether they meet their targets. capacity < 0: no ramp was run.
-func (f *anchorFigures) compare(stdout io.Writer, rate int, ack benchmark.Latencies, capacity int) bool {
+func (f *anchorFigures) compare(stdout io.Writer, rate int, ack kit.Latencies, capacity int) bool {
 	ackP99 := ack.Percentile(99)
 	ratio := float64(ackP99) / float64(max(f.ackP99, time.Microsecond))
 	// No 200s, or none for the anchor, is no ratio at all.
@@ -480,7 +480,7 @@ func (f *anchorFigures) compare(stdout io.Writer, rate int, ack benchmark.Latenc
 // address, on the database at url, with the model at modelURL (OpenAI's
 // protocol) and env's platform settings; it returns the child and where it
 // listens.
-func startServe(url, role, modelURL string, env ...string) (*benchmark.Process, string, error) {
+func startServe(url, role, modelURL string, env ...string) (*kit.Process, string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, "", fmt.Errorf("find the weft binary: %w", err)
@@ -489,7 +489,7 @@ func startServe(url, role, modelURL string, env ...string) (*benchmark.Process, 
 	if err != nil {
 		return nil, "", err
 	}
-	p, err := benchmark.Start(exe, []string{"serve"}, append([]string{
+	p, err := kit.Start(exe, []string{"serve"}, append([]string{
 		"DATABASE_URL=" + url, "WEFT_ADDR=" + addr, "WEFT_LOG_LEVEL=error", "WEFT_ROLE=" + role, "WEFT_SHUTDOWN_TIMEOUT=5s",
 		"WEFT_LLM_PROVIDER=openai", "OPENAI_API_KEY=bench", "OPENAI_BASE_URL=" + modelURL,
 	}, env...))

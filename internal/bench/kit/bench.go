@@ -1,9 +1,9 @@
-// Package benchmark holds the measuring instruments of `weft bench turns` and
+// Package kit holds the measuring instruments of `weft bench turns` and
 // `weft bench linear`: a clock on the processor's turns and model calls,
 // and an open-loop webhook load generator. The commands in cmd/weft wire
 // them to a scratch database, the fakes and weft itself, and print the
 // figures beside the targets of docs/architecture.md.
-package benchmark
+package kit
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/weft-dev/weft/internal/benchmark"
+	"github.com/weft-dev/weft/internal/bench/kit"
 	"github.com/weft-dev/weft/internal/slack"
 )
 
@@ -36,7 +36,7 @@ func serveSlackAnchor(ctx context.Context, url, addr, secret string) error {
 
 // startSlackAnchor starts the anchor as a child on the database at url and
 // returns it with its door's URL.
-func startSlackAnchor(ctx context.Context, url, secret string) (*benchmark.Process, string, error) {
+func startSlackAnchor(ctx context.Context, url, secret string) (*kit.Process, string, error) {
 	p, addr, err := startMinimal(ctx, "slack", []string{"DATABASE_URL=" + url, "SLACK_SIGNING_SECRET=" + secret})
 	if err != nil {
 		return nil, "", err

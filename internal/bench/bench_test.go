@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/signal"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,7 +22,13 @@ import (
 // benchmark as its fake model.
 func TestMain(m *testing.M) {
 	if os.Getenv("WEFT_TEST_AS_WEFT") == "1" {
-		main()
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := Run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "weft-bench:", err)
+			os.Exit(1)
+		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -39,7 +47,7 @@ func runBench(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	err := run(ctx, append([]string{"weft-bench"}, append(args, "-db", scratch)...),
+	err := Run(ctx, append([]string{"weft-bench"}, append(args, "-db", scratch)...),
 		env(map[string]string{"DATABASE_URL": dbtest.ServerURL(), "WEFT_LOG_LEVEL": "error"}), &stdout, &stderr)
 	require.NoError(t, err, "stderr:\n%s", stderr.String())
 	return stdout.String()
@@ -81,12 +89,12 @@ func TestHelpExitsZero(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"help"}, {"--help"}, {"store", "-h"}, {"turns", "--help"}, {"linear", "-h"}, {"replies", "-h"}, {"discord", "-h"}} {
 		var stdout bytes.Buffer
-		err := run(context.Background(), append([]string{"weft-bench"}, args...), env(nil), &stdout, &bytes.Buffer{})
+		err := Run(context.Background(), append([]string{"weft-bench"}, args...), env(nil), &stdout, &bytes.Buffer{})
 		require.NoError(t, err, args)
 		require.NotEmpty(t, stdout.String(), args)
 	}
-	err := run(context.Background(), []string{"weft-bench", "frobnicate"}, env(nil), &bytes.Buffer{}, &bytes.Buffer{})
-	require.ErrorIs(t, err, errUsage)
-	err = run(context.Background(), []string{"weft-bench", "store", "-no-such-flag"}, env(nil), &bytes.Buffer{}, &bytes.Buffer{})
-	require.ErrorIs(t, err, errUsage)
+	err := Run(context.Background(), []string{"weft-bench", "frobnicate"}, env(nil), &bytes.Buffer{}, &bytes.Buffer{})
+	require.ErrorIs(t, err, ErrUsage)
+	err = Run(context.Background(), []string{"weft-bench", "store", "-no-such-flag"}, env(nil), &bytes.Buffer{}, &bytes.Buffer{})
+	require.ErrorIs(t, err, ErrUsage)
 }

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/app"
-	"github.com/weft-dev/weft/internal/console/consolebench"
+	"github.com/weft-dev/weft/internal/bench/consolebench"
 )
 
 // benchConsole measures the operator console's pages, rendered server-side,
