@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/weft-dev/weft/internal/bench/kit"
 	"io"
 	"log/slog"
 
@@ -25,7 +26,7 @@ func benchConsole(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 		return err
 	}
 	const scratch = "weft_bench_console"
-	url, cleanup, err := scratchDatabase(ctx, cfg, logger, scratch, *keep)
+	url, cleanup, err := kit.Scratch(ctx, cfg.DatabaseURL, scratch, *keep, logger)
 	if err != nil {
 		return err
 	}

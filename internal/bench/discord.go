@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -9,15 +8,9 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	neturl "net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/weft-dev/weft/internal/app"
@@ -39,9 +32,7 @@ const (
 // timing proxy, to the fake model.
 type discordBench struct {
 	discord *discordtest.Server
-	model   *llmtest.Server
-	timer   *modelTimer
-	serve   *kit.Process
+	*served
 	channel string
 	user    discordtest.User
 }
@@ -62,22 +53,18 @@ type discordPost struct {
 // fake (less the model's time) and to the first typing indicator.
 func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("weft-bench discord", flag.ContinueOnError)
-	duration := fs.Duration("duration", 30*time.Second, "how long the steady run of follow-ups lasts")
-	rate := fs.Int("rate", 20, "follow-up messages per second, spread round-robin over the threads")
-	threads := fs.Int("threads", 50, "tracked Discord threads, each opened by a mention before the steady run")
-	wait := fs.Duration("wait", 30*time.Second, "how long to wait for the setup's and the steady run's replies")
-	keep := fs.Bool("keep", false, "keep the scratch database afterwards")
-	scratch := fs.String("db", "weft_bench_discord", "name of the scratch database (dropped first if it exists)")
+	cf := chatFlagsOn(fs, "weft_bench_discord", "tracked Discord threads, each opened by a mention before the steady run")
+	sc := cf.scratch
 	modelDelay := fs.Duration("model-delay", 0, "how long the fake model takes to answer: 0 is the issue's instant model; "+
 		"above the typing delay (500ms) every turn shows the typing indicator, which is then measured")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
-	if *rate < 1 || *threads < 1 || *duration <= 0 || *wait <= 0 {
+	if !cf.valid() {
 		return badFlags(fs, stderr)
 	}
 
-	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, *keep)
+	url, cleanup, err := sc.create(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -87,175 +74,118 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 		return err
 	}
 	defer b.close(logger)
-	fmt.Fprintf(stdout, "weft-bench discord: weft serve pid %d on scratch database %s; fakes: discordtest (REST + gateway), llmtest (model answering at once)\n\n", b.serve.PID(), *scratch)
+	fmt.Fprintf(stdout, "weft-bench discord: weft serve pid %d on scratch database %s; fakes: discordtest (REST + gateway), llmtest (model answering at once)\n\n", b.proc.PID(), *sc.name)
 
 	// Setup: one mention per thread, paced at the steady rate, then every
 	// thread's first reply.
-	mentions := make([]discordPost, *threads)
+	mentions := make([]discordPost, cf.threads)
 	startup := len(b.discord.Requests())
-	for i := range mentions {
-		if err := retry.Sleep(ctx, time.Second/time.Duration(*rate)); err != nil {
-			return err
-		}
+	if _, err := kit.Pace(ctx, cf.rate, cf.threads, func(i int) error {
 		at := time.Now()
-		m := b.discord.PostUserMessage(b.channel, b.user, fmt.Sprintf("<@%s> %s why does the login redirect lose the return URL?", b.discord.BotUser().ID, benchTag(i)))
+		m := b.discord.PostUserMessage(b.channel, b.user, fmt.Sprintf("<@%s> %s why does the login redirect lose the return URL?", b.discord.BotUser().ID, kit.Tag(i)))
 		// A thread started from a message has the message's id.
 		mentions[i] = discordPost{channel: m.ID, tag: i, at: at}
+		return nil
+	}); err != nil {
+		return err
 	}
-	opened, missing, err := b.await(ctx, mentions, *wait)
+	opened, missing, err := b.await(ctx, mentions, cf.wait)
 	if err != nil {
 		return err
 	}
 	// The steady run starts once the mentions' work is all done (answers
 	// after notices, joins), so it times follow-ups alone.
-	setupRequests, burst, err := b.settle(ctx, startup, mentions, *wait)
+	setupRequests, burst, err := b.settle(ctx, startup, mentions, cf.wait)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Setup: %d mentions at %d/s, %d threads answered:\n", *threads, *rate, len(opened.total))
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tmax\ttarget\t")
+	fmt.Fprintf(stdout, "Setup: %d mentions at %d/s, %d threads answered:\n", cf.threads, cf.rate, len(opened.total))
+	tw := kit.NewTable(stdout, 50, 99, 100)
 	mentionOK := opened.own.Percentile(99) <= targetDiscordReplyP99
-	fmt.Fprintf(tw, "mention dispatched → first reply at fake, our time\t%d\t%s\t%s\t%s\tp99 ≤ %s %s\t\n", len(opened.own),
-		ms(opened.own.Percentile(50)), ms(opened.own.Percentile(99)), ms(opened.own.Percentile(100)), targetDiscordReplyP99, verdict(mentionOK))
-	fmt.Fprintf(tw, "  of which end to end (model included)\t%d\t%s\t%s\t%s\t\t\n", len(opened.total),
-		ms(opened.total.Percentile(50)), ms(opened.total.Percentile(99)), ms(opened.total.Percentile(100)))
-	for _, r := range []struct {
-		name string
-		l    kit.Latencies
-	}{
-		{"  of which → thread opened at fake (gateway, lane, REST)", burst.opened},
-		{"  of which thread opened → first reply (turn, discovery, REST)", burst.first},
-		{"mention dispatched → its answer (last reply), our time", burst.answers},
-	} {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t\t\n", r.name, len(r.l), ms(r.l.Percentile(50)), ms(r.l.Percentile(99)), ms(r.l.Percentile(100)))
-	}
+	tw.Row("mention dispatched → first reply at fake, our time", opened.own, fmt.Sprintf("p99 ≤ %s %s", targetDiscordReplyP99, kit.Verdict(mentionOK)))
+	tw.Row("  of which end to end (model included)", opened.total, "")
+	tw.Row("  of which → thread opened at fake (gateway, lane, REST)", burst.opened, "")
+	tw.Row("  of which thread opened → first reply (turn, discovery, REST)", burst.first, "")
+	tw.Row("mention dispatched → its answer (last reply), our time", burst.answers, "")
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	perMention, routes := restPerMention(setupRequests, *threads)
+	perMention, routes := restPerMention(setupRequests, cf.threads)
 	// The protocol's ceiling: every REST call of every mention shares the
 	// bot's global limit, so mentions faster than it allows queue there.
 	ceiling := float64(globalRESTLimit) / perMention
 	fmt.Fprintf(stdout, "REST calls per mention: %.1f (%s); Discord's global limit of %d/s allows %.1f mentions/s (anchor); offered %d/s = %.2f× it\n",
-		perMention, routes, globalRESTLimit, ceiling, *rate, float64(*rate)/ceiling)
+		perMention, routes, globalRESTLimit, ceiling, cf.rate, float64(cf.rate)/ceiling)
 	if missing > 0 {
-		return fmt.Errorf("%d of %d mentions got no reply within %s\nweft serve stderr:\n%s", missing, *threads, *wait, b.serve.Stderr())
+		return fmt.Errorf("%d of %d mentions got no reply within %s\nweft serve stderr:\n%s", missing, cf.threads, cf.wait, b.proc.Stderr())
 	}
 
 	// Steady load: follow-ups open-loop, round-robin over the threads.
-	n := int(duration.Seconds() * float64(*rate))
+	n := int(cf.duration.Seconds() * float64(cf.rate))
 	posts := make([]discordPost, 0, n)
-	var lag time.Duration
-	start := time.Now()
-	for i := range n {
-		sched := start.Add(time.Duration(i) * time.Second / time.Duration(*rate))
-		if err := retry.Sleep(ctx, time.Until(sched)); err != nil {
-			return err
-		}
+	lag, err := kit.Pace(ctx, cf.rate, n, func(i int) error {
 		th := mentions[i%len(mentions)].channel
-		tag := *threads + i
+		tag := cf.threads + i
 		at := time.Now()
-		lag = max(lag, at.Sub(sched))
-		b.discord.PostUserMessage(th, b.user, fmt.Sprintf("follow-up %s: and what about the logout redirect?", benchTag(tag)))
+		b.discord.PostUserMessage(th, b.user, fmt.Sprintf("follow-up %s: and what about the logout redirect?", kit.Tag(tag)))
 		posts = append(posts, discordPost{channel: th, tag: tag, at: at})
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	got, missing, err := b.await(ctx, posts, *wait)
+	got, missing, err := b.await(ctx, posts, cf.wait)
 	if err != nil {
 		return err
 	}
 
 	pass := missing == 0 && mentionOK
 	fmt.Fprintf(stdout, "\nSteady %d/s for %s over %d threads: %d follow-ups, %d replies, %d with a typing indicator of their own (generator lag max %s)\n",
-		*rate, *duration, *threads, len(posts), len(got.total), len(got.typing), ms(lag))
-	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tp99.9\tmax\ttarget\t")
-	row := func(name string, l kit.Latencies, target string) {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", name, len(l), ms(l.Percentile(50)), ms(l.Percentile(99)), ms(l.Percentile(99.9)), ms(l.Percentile(100)), target)
-	}
+		cf.rate, cf.duration, cf.threads, len(posts), len(got.total), len(got.typing), kit.Ms(lag))
+	tw = kit.NewTable(stdout, 50, 99, 99.9, 100)
+	row := tw.Row
 	ownOK := got.own.Percentile(99) <= targetDiscordReplyP99 && missing == 0
 	pass = pass && ownOK
-	row("message dispatched → reply at fake, our time", got.own, fmt.Sprintf("p99 ≤ %s, all answered %s", targetDiscordReplyP99, verdict(ownOK)))
+	row("message dispatched → reply at fake, our time", got.own, fmt.Sprintf("p99 ≤ %s, all answered %s", targetDiscordReplyP99, kit.Verdict(ownOK)))
 	row("  of which end to end (model included)", got.total, "")
 	row("  of which model calls (excluded)", got.model, "")
 	// A post without a typing POST of its own passes if its reply came
 	// within the typing target: nobody was left waiting without a sign.
 	typingOK := got.typing.Percentile(99) <= targetDiscordTypingP99 && got.untyped.Percentile(100) <= targetDiscordTypingP99
 	pass = pass && typingOK
-	row("message dispatched → first typing at fake", got.typing, fmt.Sprintf("p99 ≤ %s %s", targetDiscordTypingP99, verdict(typingOK)))
+	row("message dispatched → first typing at fake", got.typing, fmt.Sprintf("p99 ≤ %s %s", targetDiscordTypingP99, kit.Verdict(typingOK)))
 	row("  no typing of its own: reply (model included)", got.untyped, fmt.Sprintf("all ≤ %s", targetDiscordTypingP99))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if missing > 0 {
-		fmt.Fprintf(stdout, "note: %d follow-ups had no reply within %s\n", missing, *wait)
+		fmt.Fprintf(stdout, "note: %d follow-ups had no reply within %s\n", missing, cf.wait)
 	}
 
-	_, peak, err := b.serve.Memory()
-	if err != nil {
-		return err
-	}
-	pass = pass && peak <= targetRSS
-	fmt.Fprintf(stdout, "\npeak RSS of weft serve (VmHWM): %s (target ≤ %s) %s\n", mib(peak), mib(targetRSS), verdict(peak <= targetRSS))
-	fmt.Fprintf(stdout, "\noverall: %s\n", verdict(pass))
-	return nil
+	return b.overall(stdout, pass)
 }
 
 // startDiscordBench starts the fakes and weft serve on the database at url,
 // and waits until weft is ready and its gateway has identified.
-func startDiscordBench(ctx context.Context, url string, modelDelay time.Duration) (_ *discordBench, err error) {
-	b := &discordBench{discord: discordtest.NewServer(nil), model: llmtest.NewServer(nil),
-		user: discordtest.User{ID: "200000000000000001", Name: "ada"}}
-	b.model.SetDefault(func(llmtest.Request) llmtest.Reply {
+func startDiscordBench(ctx context.Context, url string, modelDelay time.Duration) (*discordBench, error) {
+	b := &discordBench{discord: discordtest.NewServer(nil), user: discordtest.User{ID: "200000000000000001", Name: "ada"}}
+	b.channel = b.discord.AddChannel(discordBenchGuild)
+	var err error
+	b.served, err = startServed(ctx, url, "all", true, func(llmtest.Request) llmtest.Reply {
 		return llmtest.Reply{Text: "The redirect drops the return URL; keep it in the state parameter.", Delay: modelDelay}
-	})
-	b.timer, err = newModelTimer(b.model.URL())
+	}, discordEnv(b.discord, discordBenchGuild)...)
+	if err == nil {
+		err = b.awaitGateway(ctx, b.discord)
+	}
 	if err != nil {
 		b.discord.Close()
-		b.model.Close()
 		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			b.discord.Close()
-			b.timer.Close()
-			b.model.Close()
-		}
-	}()
-	b.channel = b.discord.AddChannel(discordBenchGuild)
-
-	var addr string
-	b.serve, addr, err = startServe(url, "all", b.timer.URL+"/v1",
-		"DISCORD_BOT_TOKEN="+discordtest.Token, "DISCORD_API_URL="+b.discord.URL(), "DISCORD_GATEWAY_URL=",
-		"DISCORD_APPLICATION_ID="+b.discord.ApplicationID(), "DISCORD_ALLOWED_GUILDS="+discordBenchGuild,
-		"DISCORD_PUBLIC_KEY="+discordtest.NewInteractionSigner().PublicKeyHex(), "DISCORD_SHARD_COUNT=1")
-	if err != nil {
-		return nil, err
-	}
-	// The model fakes live as long as the server that calls them.
-	go func() { <-b.serve.Done(); b.timer.Close(); b.model.Close() }()
-	if err := b.serve.WaitReady(ctx, "http://"+addr+"/readyz", 60*time.Second); err != nil {
-		_ = b.serve.Stop(5 * time.Second)
-		return nil, fmt.Errorf("%w\nweft serve stderr:\n%s", err, b.serve.Stderr())
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for len(b.discord.Identifies()) == 0 {
-		if time.Now().After(deadline) {
-			_ = b.serve.Stop(5 * time.Second)
-			return nil, fmt.Errorf("weft's gateway never identified\nweft serve stderr:\n%s", b.serve.Stderr())
-		}
-		if err := retry.Sleep(ctx, 20*time.Millisecond); err != nil {
-			_ = b.serve.Stop(5 * time.Second)
-			return nil, err
-		}
 	}
 	return b, nil
 }
 
 func (b *discordBench) close(logger *slog.Logger) {
-	if err := b.serve.Stop(15 * time.Second); err != nil {
-		logger.Warn("stop weft serve", slog.Any("error", err), slog.String("stderr", b.serve.Stderr()))
-	}
+	b.stop(logger)
 	b.discord.Close()
 }
 
@@ -430,55 +360,4 @@ func channelRequest(r discordtest.Request) (channel, what string, ok bool) {
 	}
 	channel, what, ok = strings.Cut(rest, "/")
 	return channel, what, ok && !strings.Contains(what, "/")
-}
-
-// benchTag marks the i-th message the bench posts, so that the model calls
-// it causes can be told apart.
-func benchTag(i int) string { return "wbm-" + strconv.Itoa(i) }
-
-// benchTagPattern finds tags in a model request.
-var benchTagPattern = regexp.MustCompile(`wbm-(\d+)`)
-
-// modelTimer is a reverse proxy in front of the fake model that times each
-// call, attributing it to the last tag in the request: the newest message
-// of the conversation, the one that caused the turn.
-type modelTimer struct {
-	*httptest.Server
-
-	mu    sync.Mutex
-	spent map[int]time.Duration
-}
-
-func newModelTimer(target string) (*modelTimer, error) {
-	u, err := neturl.Parse(target)
-	if err != nil {
-		return nil, err
-	}
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	t := &modelTimer{spent: map[int]time.Duration{}}
-	t.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		start := time.Now()
-		proxy.ServeHTTP(w, r)
-		took := time.Since(start)
-		if m := benchTagPattern.FindAllSubmatch(body, -1); len(m) > 0 {
-			tag, _ := strconv.Atoi(string(m[len(m)-1][1]))
-			t.mu.Lock()
-			t.spent[tag] += took
-			t.mu.Unlock()
-		}
-	}))
-	return t, nil
-}
-
-// Spent is the time the model calls caused by the tag's message took.
-func (t *modelTimer) Spent(tag int) time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.spent[tag]
 }

@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"text/tabwriter"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/internal/app"
 	"github.com/weft-dev/weft/internal/bench/kit"
@@ -24,7 +21,6 @@ import (
 const (
 	targetAckP99          = 25 * time.Millisecond
 	targetCapacity        = 1000
-	targetRSS             = 256 << 20
 	targetFirstActivity   = 500 * time.Millisecond
 	linearSteadyRate      = 500
 	linearDeliveryTimeout = 5 * time.Second // Linear's answer deadline
@@ -45,11 +41,9 @@ const (
 // linearBench is one `weft bench linear` run: weft serve as a child process
 // pointed at the fakes, and the signer that makes its deliveries.
 type linearBench struct {
-	linear  *lineartest.Server
-	signer  lineartest.Signer
-	weft    *target
-	issueID string
-	teamID  string
+	linearIssue
+	weft   *target
+	served *served
 }
 
 // benchLinear drives a real weft serve (`weft-bench serve`, as a child process,
@@ -66,8 +60,7 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 	modelDelay := fs.Duration("model-delay", time.Second, "how long the fake model takes to answer: turns are model-bound, as with a real model; 0 answers at once")
 	role := fs.String("role", "all", "WEFT_ROLE of the weft serve under test: all, or api to time the webhook path alone (no turns; acknowledgements still go out by express)")
 	wait := fs.Duration("wait", 30*time.Second, "how long to wait for the steady run's first activities")
-	keep := fs.Bool("keep", false, "keep the scratch database afterwards")
-	scratch := fs.String("db", "weft_bench_linear", "name of the scratch database (dropped first if it exists)")
+	sc := scratchFlags(fs, "weft_bench_linear")
 	overload := fs.Int("overload", 5, "after the ramp, drive weft at 2×, 3×, … up to this multiple of its capacity, every answer due within 1 s; 0 skips")
 	anchor := fs.Bool("anchor", true, "measure the anchor first: a minimal signed-webhook handler (read, HMAC, one insert, one commit) on the same database")
 	anchorServe := fs.String("anchor-serve", "", "serve the anchor on this address (how the bench starts it as its child)")
@@ -81,14 +74,14 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 		return badFlags(fs, stderr)
 	}
 
-	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, *keep)
+	url, cleanup, err := sc.create(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	b := newLinearBench()
 	defer b.linear.Close()
-	fmt.Fprintf(stdout, "weft-bench linear on scratch database %s; load average at start %s\n", *scratch, loadAvg())
+	fmt.Fprintf(stdout, "weft-bench linear on scratch database %s; load average at start %s\n", *sc.name, kit.LoadAvg())
 	var ref *anchorFigures
 	if *anchor {
 		if ref, err = b.measureAnchor(ctx, url, stdout, *rate, *warmup, *duration, *step, *maxRate); err != nil {
@@ -104,7 +97,7 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 	pass := true
 	b.warm(ctx, stdout, b.weft, *rate, *warmup)
 	// Steady rate: ack latency, then first activities.
-	deliveries, sessions := b.created(*rate, *duration)
+	deliveries, sessions := b.deliveries(*rate, *duration)
 	before, _ := b.weft.cpu()
 	results := b.weft.load.Run(ctx, *rate, deliveries)
 	after, _ := b.weft.cpu()
@@ -113,11 +106,9 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 	ackOK := ackP99 <= targetAckP99 && steady.OK == len(results)
 	pass = pass && ackOK
 	fmt.Fprintf(stdout, "Steady %d/s for %s: %d sent, %d × 200, %d × 503, %d other, %d failed\n", *rate, *duration, steady.Sent, steady.OK, steady.Shed, steady.Other, steady.Failed+steady.Saturated)
-	fmt.Fprintf(stdout, "weft serve meanwhile: %s; load average %s\n", after.since(before, *duration), loadAvg())
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tp99.9\tmax\ttarget\t")
-	fmt.Fprintf(tw, "ack latency (200s)\t%d\t%s\t%s\t%s\t%s\tp99 ≤ %s, all 200 %s\t\n", len(steady.Ack), ms(steady.Ack.Percentile(50)), ms(ackP99),
-		ms(steady.Ack.Percentile(99.9)), ms(steady.Ack.Percentile(100)), targetAckP99, verdict(ackOK))
+	fmt.Fprintf(stdout, "weft serve meanwhile: %s; load average %s\n", after.Since(before, *duration), kit.LoadAvg())
+	tw := kit.NewTable(stdout, 50, 99, 99.9, 100)
+	tw.Row("ack latency (200s)", steady.Ack, fmt.Sprintf("p99 ≤ %s, all 200 %s", targetAckP99, kit.Verdict(ackOK)))
 
 	first, missing, err := b.firstActivities(ctx, results, sessions, *wait)
 	if err != nil {
@@ -126,8 +117,7 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 	faP99 := first.Percentile(99)
 	faOK := faP99 <= targetFirstActivity && missing == 0
 	pass = pass && faOK
-	fmt.Fprintf(tw, "webhook sent → first activity at fake\t%d\t%s\t%s\t%s\t%s\tp99 ≤ %s %s\t\n", len(first), ms(first.Percentile(50)), ms(faP99),
-		ms(first.Percentile(99.9)), ms(first.Percentile(100)), targetFirstActivity, verdict(faOK))
+	tw.Row("webhook sent → first activity at fake", first, fmt.Sprintf("p99 ≤ %s %s", targetFirstActivity, kit.Verdict(faOK)))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -152,17 +142,16 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 		}
 	}
 
-	_, peak, err := b.weft.proc.Memory()
+	ok, err := b.served.peakRSS(stdout)
 	if err != nil {
 		return err
 	}
-	pass = pass && peak <= targetRSS
-	fmt.Fprintf(stdout, "\npeak RSS of weft serve (VmHWM): %s (target ≤ %s) %s\n", mib(peak), mib(targetRSS), verdict(peak <= targetRSS))
+	pass = pass && ok
 	if ref != nil {
 		pass = ref.compare(stdout, *rate, steady.Ack, capacity) && pass
 	}
-	fmt.Fprintf(stdout, "load average at the end: %s\n", loadAvg())
-	fmt.Fprintf(stdout, "\noverall: %s\n", verdict(pass))
+	fmt.Fprintf(stdout, "load average at the end: %s\n", kit.LoadAvg())
+	fmt.Fprintf(stdout, "\noverall: %s\n", kit.Verdict(pass))
 	return nil
 }
 
@@ -177,7 +166,7 @@ func (b *linearBench) warm(ctx context.Context, stdout io.Writer, t *target, rat
 	var ok, shed int
 	for q := 1; q <= 4; q++ {
 		r := max(1, rate*q/4)
-		deliveries, _ := b.created(r, d/4)
+		deliveries, _ := b.deliveries(r, d/4)
 		warm := kit.Count(t.load.Run(ctx, r, deliveries))
 		ok, shed = ok+warm.OK, shed+warm.Shed
 	}
@@ -187,36 +176,21 @@ func (b *linearBench) warm(ctx context.Context, stdout io.Writer, t *target, rat
 // newLinearBench starts the fakes of Linear's API, with the issue every
 // session is on.
 func newLinearBench() *linearBench {
-	b := &linearBench{linear: lineartest.NewServer(nil), signer: lineartest.Signer{Secret: []byte(linearBenchSecret)},
-		issueID: uuid.NewString(), teamID: uuid.NewString()}
-	// One issue all sessions are on, so the turn's history lookup finds it.
-	b.linear.AddTeam(lineartest.Team{ID: b.teamID, Key: "ENG", Name: "Engineering", States: []lineartest.State{
-		{ID: uuid.NewString(), Name: "Todo", Type: "unstarted"}, {ID: uuid.NewString(), Name: "In Progress", Type: "started", Position: 1}}})
-	b.linear.AddIssue(lineartest.Issue{ID: b.issueID, Identifier: "ENG-1", Title: "Fix the login redirect", TeamID: b.teamID})
-	return b
+	return &linearBench{linearIssue: newLinearIssue(linearBenchSecret)}
 }
 
 const linearBenchSecret = "weft-bench-webhook-secret"
 
 // startWeft starts the model's fake and weft serve on the database at url.
 func (b *linearBench) startWeft(ctx context.Context, url, role string, modelDelay time.Duration) error {
-	model := llmtest.NewServer(nil)
-	model.SetDefault(func(llmtest.Request) llmtest.Reply {
+	s, err := startServed(ctx, url, role, false, func(llmtest.Request) llmtest.Reply {
 		return llmtest.Reply{Text: "The redirect drops the return URL; keep it in the state parameter.", Delay: modelDelay}
-	})
-	serve, addr, err := startServe(url, role, model.OpenAIBaseURL(),
-		"LINEAR_WEBHOOK_SECRET="+linearBenchSecret, "LINEAR_ACCESS_TOKEN="+lineartest.AccessToken, "LINEAR_API_URL="+b.linear.URL())
+	}, "LINEAR_WEBHOOK_SECRET="+linearBenchSecret, "LINEAR_ACCESS_TOKEN="+lineartest.AccessToken, "LINEAR_API_URL="+b.linear.URL())
 	if err != nil {
-		model.Close()
 		return err
 	}
-	// The model fake lives as long as the server that calls it.
-	go func() { <-serve.Done(); model.Close() }()
-	if err := serve.WaitReady(ctx, "http://"+addr+"/readyz", 60*time.Second); err != nil {
-		_ = serve.Stop(5 * time.Second)
-		return fmt.Errorf("%w\nweft serve stderr:\n%s", err, serve.Stderr())
-	}
-	b.weft = &target{name: "weft", proc: serve, load: kit.NewLoad("http://"+addr+"/webhooks/linear", linearDeliveryTimeout, maxInFlight)}
+	b.served = s
+	b.weft = &target{name: "weft", proc: s.proc, load: kit.NewLoad("http://"+s.addr+"/webhooks/linear", linearDeliveryTimeout, maxInFlight)}
 	return nil
 }
 
@@ -232,16 +206,13 @@ func (b *linearBench) close(logger *slog.Logger) {
 // ids. Linear stamps a delivery when it sends it, so each is stamped with
 // its place in the schedule as if the run started now: it goes out that
 // fresh, but for the time the building took, however long the run.
-func (b *linearBench) created(rate int, d time.Duration) ([]kit.Delivery, []string) {
+func (b *linearBench) deliveries(rate int, d time.Duration) ([]kit.Delivery, []string) {
 	n := int(d.Seconds() * float64(rate))
 	deliveries, sessions := make([]kit.Delivery, n), make([]string, n)
 	start := time.Now()
 	for i := range n {
 		at := start.Add(time.Duration(i) * time.Second / time.Duration(rate))
-		dl, o := b.signer.Created(lineartest.SessionOpts{SessionID: uuid.NewString(), IssueID: b.issueID, TeamID: b.teamID,
-			CommentBody: "@weft why does the login redirect lose the return URL?", PromptContext: "Why does the login redirect lose the return URL?",
-			CreatedAt: at, Timestamp: at})
-		b.linear.AddSession(o.SessionID, b.issueID)
+		dl, o := b.created(at)
 		deliveries[i], sessions[i] = kit.Delivery{Body: dl.Body, Header: dl.Header}, o.SessionID
 	}
 	return deliveries, sessions
@@ -303,7 +274,7 @@ func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, t *target, ste
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rate/s\tsent\t200\t503\tother\tfailed\tack p50\tack p99\t503 p50\t503 p99\tRSS\theld\t")
 	run := func(rate int) (rampStep, error) {
-		deliveries, _ := b.created(rate, step)
+		deliveries, _ := b.deliveries(rate, step)
 		s := rampStep{rate: rate, Tally: kit.Count(t.load.Run(ctx, rate, deliveries))}
 		if err := ctx.Err(); err != nil {
 			return s, err
@@ -314,7 +285,7 @@ func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, t *target, ste
 		}
 		s.held = float64(s.OK) >= heldOK*float64(max(1, s.Sent+s.Saturated)) && s.Ack.Percentile(99) <= heldP99
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%v\t\n", rate, s.Sent, s.OK, s.Shed, s.Other, s.Failed+s.Saturated,
-			ms(s.Ack.Percentile(50)), ms(s.Ack.Percentile(99)), ms(s.ShedLatency.Percentile(50)), ms(s.ShedLatency.Percentile(99)), mib(s.rss), s.held)
+			kit.Ms(s.Ack.Percentile(50)), kit.Ms(s.Ack.Percentile(99)), kit.Ms(s.ShedLatency.Percentile(50)), kit.Ms(s.ShedLatency.Percentile(99)), kit.MiB(s.rss), s.held)
 		return s, nil
 	}
 	var steps []rampStep
@@ -349,7 +320,7 @@ func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, t *target, ste
 		return 0, false, err
 	}
 	ok := capacity >= targetCapacity
-	fmt.Fprintf(stdout, "%s capacity before shedding: %d/s (target ≥ %d/s) %s\n", t.name, capacity, targetCapacity, verdict(ok))
+	fmt.Fprintf(stdout, "%s capacity before shedding: %d/s (target ≥ %d/s) %s\n", t.name, capacity, targetCapacity, kit.Verdict(ok))
 	shed, slowest := 0, time.Duration(0)
 	for _, s := range steps {
 		shed += s.Shed
@@ -359,11 +330,11 @@ func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, t *target, ste
 	case len(steps) == 0 || steps[len(steps)-1].held:
 		fmt.Fprintf(stdout, "past capacity: not reached up to %d/s\n", maxRate)
 	case shed == 0:
-		fmt.Fprintf(stdout, "past capacity: no 503 answered (target: shed with 503) %s\n", verdict(false))
+		fmt.Fprintf(stdout, "past capacity: no 503 answered (target: shed with 503) %s\n", kit.Verdict(false))
 		ok = false
 	default:
 		fast := slowest <= targetAnswer
-		fmt.Fprintf(stdout, "past capacity: %d × 503, slowest step's 503 p99 %s (target: shed with 503 within %s) %s\n", shed, ms(slowest), targetAnswer, verdict(fast))
+		fmt.Fprintf(stdout, "past capacity: %d × 503, slowest step's 503 p99 %s (target: shed with 503 within %s) %s\n", shed, kit.Ms(slowest), targetAnswer, kit.Verdict(fast))
 		ok = ok && fast
 	}
 	return capacity, ok, nil
@@ -382,13 +353,13 @@ const overloadAnswer = time.Second
 func (b *linearBench) overload(ctx context.Context, stdout io.Writer, step time.Duration, capacity, times int) (bool, error) {
 	base := max(capacity, rampRates[0])
 	fmt.Fprintf(stdout, "\nOverload up to %d× capacity (%d/s), %s per step (target: every request answered, 200 or 503, within %s; RSS ≤ %s):\n",
-		times, base, step, overloadAnswer, mib(targetRSS))
+		times, base, step, overloadAnswer, kit.MiB(targetRSS))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rate/s\t×\tsent\t200\t503\tother\tanswered ≤ 1 s\tlater\ttimed out\tfailed\tunsent\tanswer p99\tRSS\t")
 	ok := true
 	for k := 2; k <= times; k++ {
 		rate := k * base
-		deliveries, _ := b.created(rate, step)
+		deliveries, _ := b.deliveries(rate, step)
 		results := b.weft.load.Run(ctx, rate, deliveries)
 		if err := ctx.Err(); err != nil {
 			return false, err
@@ -399,7 +370,7 @@ func (b *linearBench) overload(ctx context.Context, stdout io.Writer, step time.
 		for _, r := range results {
 			switch {
 			case errors.Is(r.Err, kit.ErrSaturated):
-			case isTimeout(r.Err):
+			case kit.IsTimeout(r.Err):
 				timedOut++
 			case r.Err != nil:
 				failed++
@@ -417,12 +388,12 @@ func (b *linearBench) overload(ctx context.Context, stdout io.Writer, step time.
 		}
 		ok = ok && inTime == len(results) && rss <= targetRSS
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%.1f%%\t%d\t%d\t%d\t%d\t%s\t%s\t\n", rate, k, c.Sent, c.OK, c.Shed, c.Other,
-			100*float64(inTime)/float64(max(1, len(results))), later, timedOut, failed, c.Saturated, ms(answers.Sorted().Percentile(99)), mib(rss))
+			100*float64(inTime)/float64(max(1, len(results))), later, timedOut, failed, c.Saturated, kit.Ms(answers.Sorted().Percentile(99)), kit.MiB(rss))
 	}
 	if err := tw.Flush(); err != nil {
 		return false, err
 	}
-	fmt.Fprintf(stdout, "overload answered: %s\n", verdict(ok))
+	fmt.Fprintf(stdout, "overload answered: %s\n", kit.Verdict(ok))
 	return ok, nil
 }
 
@@ -443,14 +414,14 @@ func (b *linearBench) measureAnchor(ctx context.Context, url string, stdout io.W
 	defer func() { _ = t.stop() }()
 	fmt.Fprintf(stdout, "\nAnchor: a minimal signed-webhook handler (read body, verify HMAC, one insert, one commit, 200), pid %d, same database\n", t.proc.PID())
 	b.warm(ctx, stdout, t, rate, warmup)
-	deliveries, _ := b.created(rate, duration)
+	deliveries, _ := b.deliveries(rate, duration)
 	before, _ := t.cpu()
 	steady := kit.Count(t.load.Run(ctx, rate, deliveries))
 	after, _ := t.cpu()
 	f := &anchorFigures{ackP99: steady.Ack.Percentile(99), acked: steady.OK}
 	fmt.Fprintf(stdout, "Anchor steady %d/s for %s: %d sent, %d × 200, %d other, %d failed; ack p50 %s, p99 %s\n", rate, duration, steady.Sent, steady.OK,
-		steady.Shed+steady.Other, steady.Failed+steady.Saturated, ms(steady.Ack.Percentile(50)), ms(f.ackP99))
-	fmt.Fprintf(stdout, "anchor meanwhile: %s; load average %s\n", after.since(before, duration), loadAvg())
+		steady.Shed+steady.Other, steady.Failed+steady.Saturated, kit.Ms(steady.Ack.Percentile(50)), kit.Ms(f.ackP99))
+	fmt.Fprintf(stdout, "anchor meanwhile: %s; load average %s\n", after.Since(before, duration), kit.LoadAvg())
 	if maxRate > 0 {
 		if f.knee, _, err = b.ramp(ctx, stdout, t, step, maxRate); err != nil {
 			return nil, err
@@ -466,34 +437,12 @@ func (f *anchorFigures) compare(stdout io.Writer, rate int, ack kit.Latencies, c
 	ratio := float64(ackP99) / float64(max(f.ackP99, time.Microsecond))
 	// No 200s, or none for the anchor, is no ratio at all.
 	ok := len(ack) > 0 && f.acked > 0 && ratio <= targetAnchorAckRatio
-	fmt.Fprintf(stdout, "\nagainst the anchor: ack p99 at %d/s %s (%d × 200) vs %s (%d × 200), %.1f× (target ≤ %d×) %s\n", rate, ms(ackP99), len(ack),
-		ms(f.ackP99), f.acked, ratio, targetAnchorAckRatio, verdict(ok))
+	fmt.Fprintf(stdout, "\nagainst the anchor: ack p99 at %d/s %s (%d × 200) vs %s (%d × 200), %.1f× (target ≤ %d×) %s\n", rate, kit.Ms(ackP99), len(ack),
+		kit.Ms(f.ackP99), f.acked, ratio, targetAnchorAckRatio, kit.Verdict(ok))
 	if capacity >= 0 && f.knee > 0 {
 		share := float64(capacity) / float64(f.knee)
-		fmt.Fprintf(stdout, "against the anchor: capacity %d/s vs its knee %d/s, %.2f (target ≥ %.1f) %s\n", capacity, f.knee, share, targetAnchorCapacityShare, verdict(share >= targetAnchorCapacityShare))
+		fmt.Fprintf(stdout, "against the anchor: capacity %d/s vs its knee %d/s, %.2f (target ≥ %.1f) %s\n", capacity, f.knee, share, targetAnchorCapacityShare, kit.Verdict(share >= targetAnchorCapacityShare))
 		ok = ok && share >= targetAnchorCapacityShare
 	}
 	return ok
 }
-
-// startServe starts this binary's `serve` as a child on a free loopback
-// address, on the database at url, with the model at modelURL (OpenAI's
-// protocol) and env's platform settings; it returns the child and where it
-// listens.
-func startServe(url, role, modelURL string, env ...string) (*kit.Process, string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, "", fmt.Errorf("find the weft binary: %w", err)
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, "", err
-	}
-	p, err := kit.Start(exe, []string{"serve"}, append([]string{
-		"DATABASE_URL=" + url, "WEFT_ADDR=" + addr, "WEFT_LOG_LEVEL=error", "WEFT_ROLE=" + role, "WEFT_SHUTDOWN_TIMEOUT=5s",
-		"WEFT_LLM_PROVIDER=openai", "OPENAI_API_KEY=bench", "OPENAI_BASE_URL=" + modelURL,
-	}, env...))
-	return p, addr, err
-}
-
-func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }

@@ -5,12 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/weft-dev/weft/db"
@@ -96,33 +91,9 @@ func startAnchor(ctx context.Context, url string, secret []byte) (*target, error
 // startMinimal starts `weft-bench BENCH -anchor-serve ADDR` with env and
 // returns it, ready, with its address.
 func startMinimal(ctx context.Context, bench string, env []string) (*kit.Process, string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, "", fmt.Errorf("find the weft-bench binary: %w", err)
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, "", err
-	}
-	p, err := kit.Start(exe, []string{bench, "-anchor-serve", addr}, env)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := p.WaitReady(ctx, "http://"+addr+"/readyz", 30*time.Second); err != nil {
-		_ = p.Stop(5 * time.Second)
-		return nil, "", fmt.Errorf("%w\nanchor stderr:\n%s", err, p.Stderr())
-	}
-	return p, addr, nil
-}
-
-// freeAddr picks a free loopback address.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("pick a port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return kit.StartSelf(ctx, "anchor", func(addr string) ([]string, []string) {
+		return []string{bench, "-anchor-serve", addr}, env
+	}, kit.ReadyAt("/readyz", 30*time.Second))
 }
 
 // target is a server the generator drives: weft serve or the anchor.
@@ -137,57 +108,4 @@ func (t *target) stop() error {
 	return t.proc.Stop(15 * time.Second)
 }
 
-// cpu is a process's scheduler account (/proc/PID/task/*/schedstat): time
-// on a CPU, and time runnable but waiting for one. On a shared machine the
-// wait is what other tenants take from it.
-type cpu struct{ ran, waited time.Duration }
-
-func (t *target) cpu() (cpu, error) {
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", t.proc.PID()))
-	if err != nil {
-		return cpu{}, err
-	}
-	var c cpu
-	for _, path := range tasks {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue // a thread that exited
-		}
-		f := strings.Fields(string(b))
-		if len(f) < 2 {
-			continue
-		}
-		ran, _ := strconv.ParseInt(f[0], 10, 64)
-		waited, _ := strconv.ParseInt(f[1], 10, 64)
-		c.ran += time.Duration(ran)
-		c.waited += time.Duration(waited)
-	}
-	return c, nil
-}
-
-// sub is the account between two readings, per second of wall time d.
-func (c cpu) since(before cpu, d time.Duration) string {
-	s := d.Seconds()
-	return fmt.Sprintf("on a CPU %.2f s/s, runnable but waiting for one %.2f s/s",
-		(c.ran-before.ran).Seconds()/s, (c.waited-before.waited).Seconds()/s)
-}
-
-// loadAvg is the machine's load average, as uptime prints it.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], ", ")
-}
-
-// isTimeout reports whether a request got no answer within the client's
-// timeout.
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
+func (t *target) cpu() (kit.Sched, error) { return kit.SampleSched(t.proc.PID()) }

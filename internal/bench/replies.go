@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/weft-dev/weft/internal/bench/kit"
 	"io"
 	"log/slog"
 	"net"
@@ -20,7 +21,6 @@ import (
 	"github.com/weft-dev/weft/api"
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/app"
-	"github.com/weft-dev/weft/internal/bench/dbbench"
 	"github.com/weft-dev/weft/internal/mcpserver"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
@@ -46,7 +46,7 @@ func benchReplies(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 		return err
 	}
 
-	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, false)
+	url, cleanup, err := kit.Scratch(ctx, cfg.DatabaseURL, *scratch, false, logger)
 	if err != nil {
 		return err
 	}
@@ -118,26 +118,26 @@ func benchReplies(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 		p99 := lat.Percentile(99)
 		if baseline == 0 {
 			baseline = p99
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t1.00\t(baseline)\t\n", s.name, ms(lat.Percentile(50)), ms(p99), ms(lat.Percentile(100)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t1.00\t(baseline)\t\n", s.name, kit.Ms(lat.Percentile(50)), kit.Ms(p99), kit.Ms(lat.Percentile(100)))
 			continue
 		}
 		ok := p99 <= targetRepliesP99
 		pass = pass && ok
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t≤ %s %s\t\n", s.name, ms(lat.Percentile(50)), ms(p99), ms(lat.Percentile(100)),
-			float64(p99)/float64(baseline), targetRepliesP99, verdict(ok))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t≤ %s %s\t\n", s.name, kit.Ms(lat.Percentile(50)), kit.Ms(p99), kit.Ms(lat.Percentile(100)),
+			float64(p99)/float64(baseline), targetRepliesP99, kit.Verdict(ok))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\noverall: %s\n", verdict(pass))
+	fmt.Fprintf(stdout, "\noverall: %s\n", kit.Verdict(pass))
 	return nil
 }
 
 // timeReplies calls call samples times after a short warm-up, checks each
 // answer has want replies, and returns the sorted latencies.
-func timeReplies(ctx context.Context, call func(context.Context) (int, error), want, samples int) (dbbench.Latencies, error) {
+func timeReplies(ctx context.Context, call func(context.Context) (int, error), want, samples int) (kit.Latencies, error) {
 	const warmup = 50
-	out := make(dbbench.Latencies, 0, samples)
+	out := make(kit.Latencies, 0, samples)
 	for i := range warmup + samples {
 		start := time.Now()
 		n, err := call(ctx)

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/weft-dev/weft/internal/bench/kit"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/weft-dev/weft/internal/app"
 )
@@ -100,4 +102,48 @@ func badFlags(fs *flag.FlagSet, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.PrintDefaults()
 	return ErrUsage
+}
+
+// scratch is a bench's scratch database, named by its -db flag and kept
+// afterwards with -keep.
+type scratch struct {
+	name *string
+	keep *bool
+}
+
+// scratchFlags registers -db, defaulting to name, and -keep on fs.
+func scratchFlags(fs *flag.FlagSet, name string) scratch {
+	return scratch{
+		name: fs.String("db", name, "name of the scratch database (dropped first if it exists)"),
+		keep: fs.Bool("keep", false, "keep the scratch database afterwards"),
+	}
+}
+
+// create creates the scratch database on the configured server and returns
+// its URL and the cleanup that drops it (unless -keep).
+func (s scratch) create(ctx context.Context, cfg *app.Config, logger *slog.Logger) (string, func(), error) {
+	return kit.Scratch(ctx, cfg.DatabaseURL, *s.name, *s.keep, logger)
+}
+
+// chatFlags are the flags of the discord and slack benches: threads each
+// opened by a mention, then a steady run of follow-ups over them.
+type chatFlags struct {
+	duration, wait time.Duration
+	rate, threads  int
+	scratch        scratch
+}
+
+// chatFlagsOn registers the chat benches' flags on fs, the scratch
+// database named db by default and -threads described by threads.
+func chatFlagsOn(fs *flag.FlagSet, db, threads string) *chatFlags {
+	c := &chatFlags{scratch: scratchFlags(fs, db)}
+	fs.DurationVar(&c.duration, "duration", 30*time.Second, "how long the steady run of follow-ups lasts")
+	fs.IntVar(&c.rate, "rate", 20, "follow-up messages per second, spread round-robin over the threads")
+	fs.IntVar(&c.threads, "threads", 50, threads)
+	fs.DurationVar(&c.wait, "wait", 30*time.Second, "how long to wait for the setup's and the steady run's replies")
+	return c
+}
+
+func (c *chatFlags) valid() bool {
+	return c.rate >= 1 && c.threads >= 1 && c.duration > 0 && c.wait > 0
 }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/weft-dev/weft/internal/app"
@@ -37,11 +36,9 @@ const (
 // taking its Web API calls, and the fake model behind a timing proxy.
 type slackBench struct {
 	slack *slacktest.Server
-	model *llmtest.Server
-	timer *modelTimer
-	serve *kit.Process
-	url   string // weft's /webhooks/slack
-	user  slacktest.User
+	*served
+	url  string // weft's /webhooks/slack
+	user slacktest.User
 }
 
 // slackPost is one message the bench posted: where, with which tag, and
@@ -65,14 +62,10 @@ type slackPost struct {
 // its acknowledgement.
 func benchSlack(ctx context.Context, cfg *app.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("weft-bench slack", flag.ContinueOnError)
-	duration := fs.Duration("duration", 30*time.Second, "how long the steady run of follow-ups lasts")
-	rate := fs.Int("rate", 20, "follow-up messages per second, spread round-robin over the threads")
-	threads := fs.Int("threads", 50, "Slack threads, each opened by a mention at the top of a channel of its own")
 	ackDuration := fs.Duration("ack-duration", 10*time.Second, "how long the Events API acknowledgement run lasts")
 	ackRate := fs.Int("ack-rate", 200, "Events API deliveries per second in the acknowledgement run")
-	wait := fs.Duration("wait", 30*time.Second, "how long to wait for the setup's and the steady run's replies")
-	keep := fs.Bool("keep", false, "keep the scratch database afterwards")
-	scratch := fs.String("db", "weft_bench_slack", "name of the scratch database (dropped first if it exists)")
+	cf := chatFlagsOn(fs, "weft_bench_slack", "Slack threads, each opened by a mention at the top of a channel of its own")
+	sc := cf.scratch
 	anchorServe := fs.String("anchor-serve", "", "serve the acknowledgements' anchor on this address (how the bench starts it as its child)")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
@@ -80,11 +73,11 @@ func benchSlack(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	if *anchorServe != "" {
 		return serveSlackAnchor(ctx, cfg.DatabaseURL, *anchorServe, cfg.Slack.SigningSecret)
 	}
-	if *rate < 1 || *threads < 1 || *duration <= 0 || *wait <= 0 || *ackRate < 1 || *ackDuration <= 0 {
+	if !cf.valid() || *ackRate < 1 || *ackDuration <= 0 {
 		return badFlags(fs, stderr)
 	}
 
-	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, *keep)
+	url, cleanup, err := sc.create(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -94,77 +87,67 @@ func benchSlack(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		return err
 	}
 	defer b.close(logger)
-	channels := b.seed(*threads)
+	channels := b.seed(cf.threads)
 	b.slack.DeliverTo(b.url)
-	fmt.Fprintf(stdout, "weft-bench slack: weft serve pid %d on scratch database %s; fakes: slacktest (Web API + signed Events API deliveries), llmtest (model answering at once)\n\n", b.serve.PID(), *scratch)
+	fmt.Fprintf(stdout, "weft-bench slack: weft serve pid %d on scratch database %s; fakes: slacktest (Web API + signed Events API deliveries), llmtest (model answering at once)\n\n", b.proc.PID(), *sc.name)
 
 	// Setup: one mention at the top of each channel, paced at the steady
 	// rate, then every thread's first reply.
-	mentions := make([]slackPost, *threads)
+	mentions := make([]slackPost, cf.threads)
 	startup := len(b.slack.Calls(""))
-	for i, ch := range channels {
-		if err := retry.Sleep(ctx, time.Second/time.Duration(*rate)); err != nil {
-			return err
-		}
-		m := b.slack.Post(b.user, ch, "", fmt.Sprintf("<@%s> %s why do billing deploys fail?", slacktest.BotUserID, benchTag(i)))
-		mentions[i] = slackPost{channel: ch, threadTS: m.TS, tag: i, ts: m.TS}
+	if _, err := kit.Pace(ctx, cf.rate, len(channels), func(i int) error {
+		m := b.slack.Post(b.user, channels[i], "", fmt.Sprintf("<@%s> %s why do billing deploys fail?", slacktest.BotUserID, kit.Tag(i)))
+		mentions[i] = slackPost{channel: channels[i], threadTS: m.TS, tag: i, ts: m.TS}
+		return nil
+	}); err != nil {
+		return err
 	}
-	opened, missing := b.await(ctx, mentions, *wait)
+	opened, missing := b.await(ctx, mentions, cf.wait)
 	calls := b.slack.Calls("")[startup:]
 	fmt.Fprintf(stdout, "Setup: %d mentions at %d/s, each at the top of a channel with %d earlier messages, %d threads answered:\n",
-		*threads, *rate, slackSeedMessages, len(opened.total))
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tmax\ttarget\t")
+		cf.threads, cf.rate, slackSeedMessages, len(opened.total))
+	tw := kit.NewTable(stdout, 50, 99, 100)
 	mentionOK := missing == 0 && opened.own.Percentile(99) <= targetSlackMentionP99
-	fmt.Fprintf(tw, "mention (with discovery) → first reply at fake, our time\t%d\t%s\t%s\t%s\tp99 ≤ %s %s\t\n", len(opened.own),
-		ms(opened.own.Percentile(50)), ms(opened.own.Percentile(99)), ms(opened.own.Percentile(100)), targetSlackMentionP99, verdict(mentionOK))
-	fmt.Fprintf(tw, "  of which end to end (model included)\t%d\t%s\t%s\t%s\t\t\n", len(opened.total),
-		ms(opened.total.Percentile(50)), ms(opened.total.Percentile(99)), ms(opened.total.Percentile(100)))
-	fmt.Fprintf(tw, "  of which model calls (excluded; ranking and answer)\t%d\t%s\t%s\t%s\t\t\n", len(opened.model),
-		ms(opened.model.Percentile(50)), ms(opened.model.Percentile(99)), ms(opened.model.Percentile(100)))
+	tw.Row("mention (with discovery) → first reply at fake, our time", opened.own, fmt.Sprintf("p99 ≤ %s %s", targetSlackMentionP99, kit.Verdict(mentionOK)))
+	tw.Row("  of which end to end (model included)", opened.total, "")
+	tw.Row("  of which model calls (excluded; ranking and answer)", opened.model, "")
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Web API calls per mention: %s\n", perMention(calls, *threads))
+	fmt.Fprintf(stdout, "Web API calls per mention: %s\n", perMention(calls, cf.threads))
 	if missing > 0 {
-		return fmt.Errorf("%d of %d mentions got no reply within %s\nweft serve stderr:\n%s", missing, *threads, *wait, b.serve.Stderr())
+		return fmt.Errorf("%d of %d mentions got no reply within %s\nweft serve stderr:\n%s", missing, cf.threads, cf.wait, b.proc.Stderr())
 	}
 
 	// Steady load: follow-ups open-loop, round-robin over the threads.
-	n := int(duration.Seconds() * float64(*rate))
+	n := int(cf.duration.Seconds() * float64(cf.rate))
 	posts := make([]slackPost, 0, n)
-	var lag time.Duration
-	start := time.Now()
-	for i := range n {
-		sched := start.Add(time.Duration(i) * time.Second / time.Duration(*rate))
-		if err := retry.Sleep(ctx, time.Until(sched)); err != nil {
-			return err
-		}
-		lag = max(lag, time.Since(sched))
+	lag, err := kit.Pace(ctx, cf.rate, n, func(i int) error {
 		th := mentions[i%len(mentions)]
-		tag := *threads + i
-		m := b.slack.Post(b.user, th.channel, th.threadTS, fmt.Sprintf("follow-up %s: and the staging deploys?", benchTag(tag)))
+		tag := cf.threads + i
+		m := b.slack.Post(b.user, th.channel, th.threadTS, fmt.Sprintf("follow-up %s: and the staging deploys?", kit.Tag(tag)))
 		posts = append(posts, slackPost{channel: th.channel, threadTS: th.threadTS, tag: tag, ts: m.TS})
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	got, missing := b.await(ctx, posts, *wait)
+	got, missing := b.await(ctx, posts, cf.wait)
 	pass := mentionOK && missing == 0
 	fmt.Fprintf(stdout, "\nSteady %d/s for %s over %d threads: %d follow-ups, %d replies (generator lag max %s)\n",
-		*rate, *duration, *threads, len(posts), len(got.total), ms(lag))
-	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tp99.9\tmax\ttarget\t")
-	row := func(name string, l kit.Latencies, target string) {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", name, len(l), ms(l.Percentile(50)), ms(l.Percentile(99)), ms(l.Percentile(99.9)), ms(l.Percentile(100)), target)
-	}
+		cf.rate, cf.duration, cf.threads, len(posts), len(got.total), kit.Ms(lag))
+	tw = kit.NewTable(stdout, 50, 99, 99.9, 100)
+	row := tw.Row
 	ownOK := missing == 0 && got.own.Percentile(99) <= targetSlackReplyP99
 	pass = pass && ownOK
-	row("event → reply at fake, our time", got.own, fmt.Sprintf("p99 ≤ %s, all answered %s", targetSlackReplyP99, verdict(ownOK)))
+	row("event → reply at fake, our time", got.own, fmt.Sprintf("p99 ≤ %s, all answered %s", targetSlackReplyP99, kit.Verdict(ownOK)))
 	row("  of which end to end (model included)", got.total, "")
 	row("  of which model calls (excluded)", got.model, "")
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if missing > 0 {
-		fmt.Fprintf(stdout, "note: %d follow-ups had no reply within %s\n", missing, *wait)
+		fmt.Fprintf(stdout, "note: %d follow-ups had no reply within %s\n", missing, cf.wait)
 	}
 
 	// Acknowledgements: signed deliveries of channel chatter (recorded in
@@ -189,23 +172,16 @@ func benchSlack(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		return err
 	}
 	fmt.Fprintf(stdout, "\nEvents API at %d/s for %s: %d deliveries, %d not acknowledged with 2xx (generator lag max %s); then the anchor, a minimal signed handler (read, verify, one insert, one commit) on the same database, at the same rate: %d not 2xx\n",
-		*ackRate, *ackDuration, len(acks)+failed, failed, ms(ackLag), anchorFailed)
-	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tp99.9\tmax\ttarget\t")
-	row("signed delivery → acknowledgement", acks, fmt.Sprintf("p99 ≤ %s, all 2xx %s", targetSlackAckP99, verdict(ackOK)))
+		*ackRate, *ackDuration, len(acks)+failed, failed, kit.Ms(ackLag), anchorFailed)
+	tw = kit.NewTable(stdout, 50, 99, 99.9, 100)
+	row = tw.Row
+	row("signed delivery → acknowledgement", acks, fmt.Sprintf("p99 ≤ %s, all 2xx %s", targetSlackAckP99, kit.Verdict(ackOK)))
 	row("  the anchor's", anchorAcks, fmt.Sprintf("weft's p99 is %.1f× it", float64(acks.Percentile(99))/float64(max(anchorAcks.Percentile(99), time.Microsecond))))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 
-	_, peak, err := b.serve.Memory()
-	if err != nil {
-		return err
-	}
-	pass = pass && peak <= targetRSS
-	fmt.Fprintf(stdout, "\npeak RSS of weft serve (VmHWM): %s (target ≤ %s) %s\n", mib(peak), mib(targetRSS), verdict(peak <= targetRSS))
-	fmt.Fprintf(stdout, "\noverall: %s\n", verdict(pass))
-	return nil
+	return b.overall(stdout, pass)
 }
 
 // slackSeedMessages is how many top-level messages each channel holds
@@ -215,11 +191,15 @@ const slackSeedMessages = 30
 // slackRanking finds, in the ranking prompt, the messages about billing.
 var slackRanking = regexp.MustCompile(`\[([0-9]+\.[0-9]+)\] [^:\n]+: [^\n]*billing`)
 
-func startSlackBench(ctx context.Context, url string) (_ *slackBench, err error) {
-	b := &slackBench{slack: slacktest.NewServer(nil), model: llmtest.NewServer(nil), user: slacktest.User{ID: "U0ADA", Name: "ada"}}
+func startSlackBench(ctx context.Context, url string) (*slackBench, error) {
+	b := &slackBench{slack: slacktest.NewServer(nil), user: slacktest.User{ID: "U0ADA", Name: "ada"}}
 	// The fast model ranks the billing threads relevant; the main model
-	// answers at once.
-	b.model.SetDefault(func(r llmtest.Request) llmtest.Reply {
+	// answers at once. Slack paces history reads per workspace (Tier 3, 50
+	// a minute): the bench's 50 mentions' discovery in one workspace would
+	// wait on that for minutes. Our time is what it measures, so the pace
+	// is lifted.
+	var err error
+	b.served, err = startServed(ctx, url, "all", true, func(r llmtest.Request) llmtest.Reply {
 		if strings.Contains(r.System, "messages relevant to a request") {
 			var rank []string
 			for _, m := range slackRanking.FindAllStringSubmatch(r.Last().Content, -1) {
@@ -228,43 +208,18 @@ func startSlackBench(ctx context.Context, url string) (_ *slackBench, err error)
 			return llmtest.Reply{Text: "[" + strings.Join(rank, ",") + "]"}
 		}
 		return llmtest.Reply{Text: "The deploys fail on the migration lock; release it and retry."}
-	})
-	b.timer, err = newModelTimer(b.model.URL())
-	if err != nil {
-		b.slack.Close()
-		b.model.Close()
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			b.slack.Close()
-			b.timer.Close()
-			b.model.Close()
-		}
-	}()
-	var addr string
-	// Slack paces history reads per workspace (Tier 3, 50 a minute): the
-	// bench's 50 mentions' discovery in one workspace would wait on that
-	// for minutes. Our time is what it measures, so the pace is lifted.
-	b.serve, addr, err = startServe(url, "all", b.timer.URL+"/v1",
-		"SLACK_BOT_TOKEN="+slacktest.BotToken, "SLACK_SIGNING_SECRET="+slacktest.SigningSecret, "SLACK_API_URL="+b.slack.APIURL(),
+	}, "SLACK_BOT_TOKEN="+slacktest.BotToken, "SLACK_SIGNING_SECRET="+slacktest.SigningSecret, "SLACK_API_URL="+b.slack.APIURL(),
 		fmt.Sprintf("SLACK_HISTORY_PER_MINUTE=%d", benchHistoryPerMinute))
 	if err != nil {
+		b.slack.Close()
 		return nil, err
 	}
-	go func() { <-b.serve.Done(); b.timer.Close(); b.model.Close() }()
-	if err := b.serve.WaitReady(ctx, "http://"+addr+"/readyz", 60*time.Second); err != nil {
-		_ = b.serve.Stop(5 * time.Second)
-		return nil, fmt.Errorf("%w\nweft serve stderr:\n%s", err, b.serve.Stderr())
-	}
-	b.url = "http://" + addr + "/webhooks/slack"
+	b.url = "http://" + b.addr + "/webhooks/slack"
 	return b, nil
 }
 
 func (b *slackBench) close(logger *slog.Logger) {
-	if err := b.serve.Stop(15 * time.Second); err != nil {
-		logger.Warn("stop weft serve", slog.Any("error", err), slog.String("stderr", b.serve.Stderr()))
-	}
+	b.stop(logger)
 	b.slack.Close()
 }
 
@@ -357,14 +312,7 @@ func (b *slackBench) acks(ctx context.Context, url string, rate int, d time.Dura
 		ok   bool
 	}
 	results := make(chan result, n)
-	var lag time.Duration
-	start := time.Now()
-	for i := range n {
-		sched := start.Add(time.Duration(i) * time.Second / time.Duration(rate))
-		if err := retry.Sleep(ctx, time.Until(sched)); err != nil {
-			return nil, 0, 0, err
-		}
-		lag = max(lag, time.Since(sched))
+	lag, err := kit.Pace(ctx, rate, n, func(i int) error {
 		ts := slack.FormatTS(time.Now()) // unique: one delivery per tick, µs apart at most
 		_, body := b.slack.Envelope(map[string]any{"type": "message", "channel": "C0CHATTER", "channel_type": "channel",
 			"user": b.user.ID, "text": fmt.Sprintf("chatter %d", i), "ts": ts, "event_ts": ts})
@@ -386,6 +334,10 @@ func (b *slackBench) acks(ctx context.Context, url string, rate int, d time.Dura
 			resp.Body.Close()
 			results <- result{took: took, ok: resp.StatusCode >= 200 && resp.StatusCode < 300}
 		}()
+		return nil
+	})
+	if err != nil {
+		return nil, 0, 0, err
 	}
 	var l kit.Latencies
 	failed := 0

@@ -69,19 +69,15 @@ type soakConv struct {
 // soakBench is one `weft bench soak` run: one weft serve with Linear and
 // Discord on, their fakes, and the generator's bookkeeping.
 type soakBench struct {
-	linear  *lineartest.Server
-	signer  lineartest.Signer
+	linearIssue
 	discord *discordtest.Server
-	serve   *kit.Process
-	addr    string
+	*served
 	token   string
 	client  *http.Client
 	pool    *pgxpool.Pool
 	scratch string
 	channel string
 	user    discordtest.User
-	issueID string
-	teamID  string
 
 	sends sync.WaitGroup
 	slots chan struct{} // bounds Linear webhook sends in flight
@@ -133,26 +129,25 @@ func benchSoak(ctx context.Context, cfg *app.Config, logger *slog.Logger, args [
 	probeRate := fs.Int("probe-rate", 100, "inputs per second offered during the capacity probe")
 	modelDelay := fs.Duration("model-delay", time.Second, "how long the fake model takes to answer")
 	wait := fs.Duration("wait", 60*time.Second, "how long to wait, after the soak, for answers still due")
-	keep := fs.Bool("keep", false, "keep the scratch database afterwards")
-	scratch := fs.String("db", "weft_bench_soak", "name of the scratch database (dropped first if it exists)")
+	sc := scratchFlags(fs, "weft_bench_soak")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	if *rate < 0 || *duration < time.Minute || *probe < 10*time.Second || *probeRate < 1 || *wait <= 0 {
 		return badFlags(fs, stderr)
 	}
-	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, *keep)
+	url, cleanup, err := sc.create(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	b, err := startSoakBench(ctx, url, *scratch, *modelDelay)
+	b, err := startSoakBench(ctx, url, *sc.name, *modelDelay)
 	if err != nil {
 		return err
 	}
 	defer b.close(logger)
 	fmt.Fprintf(stdout, "weft-bench soak: weft serve pid %d on scratch database %s; fakes: lineartest, discordtest, llmtest (model answering in %s)\n",
-		b.serve.PID(), *scratch, *modelDelay)
+		b.proc.PID(), *sc.name, *modelDelay)
 
 	soakRate := *rate
 	if soakRate == 0 {
@@ -164,7 +159,7 @@ func benchSoak(ctx context.Context, cfg *app.Config, logger *slog.Logger, args [
 	}
 	minutes := int(*duration / time.Minute)
 	fmt.Fprintf(stdout, "\nSoak at %d inputs/s for %d min (conversations of %d inputs, alternating Linear and Discord):\n", soakRate, minutes, soakTurnsPerConversation)
-	errBefore := b.serve.StderrLines()
+	errBefore := b.proc.StderrLines()
 	rows, samples, err := b.soak(ctx, stdout, soakRate, minutes)
 	if err != nil {
 		return err
@@ -174,7 +169,7 @@ func benchSoak(ctx context.Context, cfg *app.Config, logger *slog.Logger, args [
 		return err
 	}
 	b.sends.Wait()
-	errLines := b.serve.StderrLines() - errBefore
+	errLines := b.proc.StderrLines() - errBefore
 	return b.judge(stdout, rows, samples, unanswered, errLines)
 }
 
@@ -182,61 +177,42 @@ func benchSoak(ctx context.Context, cfg *app.Config, logger *slog.Logger, args [
 // Discord on, and waits until it is ready and its gateway identified.
 func startSoakBench(ctx context.Context, url, scratch string, modelDelay time.Duration) (_ *soakBench, err error) {
 	const secret = "weft-bench-webhook-secret"
-	b := &soakBench{linear: lineartest.NewServer(nil), signer: lineartest.Signer{Secret: []byte(secret)},
+	b := &soakBench{linearIssue: newLinearIssue(secret),
 		discord: discordtest.NewServer(nil), token: "weft-bench-soak", scratch: scratch,
-		user:    discordtest.User{ID: "200000000000000001", Name: "ada"},
-		issueID: uuid.NewString(), teamID: uuid.NewString(), client: &http.Client{Timeout: linearDeliveryTimeout},
-		slots: make(chan struct{}, 256), sessions: map[string]*soakConv{}, most: soakMaxConversations}
-	model := llmtest.NewServer(nil)
-	model.SetDefault(func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: soakReply, Delay: modelDelay} })
+		user:   discordtest.User{ID: "200000000000000001", Name: "ada"},
+		client: &http.Client{Timeout: linearDeliveryTimeout},
+		slots:  make(chan struct{}, 256), sessions: map[string]*soakConv{}, most: soakMaxConversations}
 	defer func() {
 		if err != nil {
 			b.linear.Close()
 			b.discord.Close()
-			model.Close()
 			if b.pool != nil {
 				b.pool.Close()
 			}
 		}
 	}()
-	b.linear.AddTeam(lineartest.Team{ID: b.teamID, Key: "ENG", Name: "Engineering", States: []lineartest.State{
-		{ID: uuid.NewString(), Name: "Todo", Type: "unstarted"}, {ID: uuid.NewString(), Name: "In Progress", Type: "started", Position: 1}}})
-	b.linear.AddIssue(lineartest.Issue{ID: b.issueID, Identifier: "ENG-1", Title: "Fix the login redirect", TeamID: b.teamID})
 	b.channel = b.discord.AddChannel(discordBenchGuild)
 
-	b.serve, b.addr, err = startServe(url, "all", model.OpenAIBaseURL(), "WEFT_API_TOKEN="+b.token,
-		"LINEAR_WEBHOOK_SECRET="+secret, "LINEAR_ACCESS_TOKEN="+lineartest.AccessToken, "LINEAR_API_URL="+b.linear.URL(),
-		"DISCORD_BOT_TOKEN="+discordtest.Token, "DISCORD_API_URL="+b.discord.URL(), "DISCORD_GATEWAY_URL=",
-		"DISCORD_APPLICATION_ID="+b.discord.ApplicationID(), "DISCORD_ALLOWED_GUILDS="+discordBenchGuild,
-		"DISCORD_PUBLIC_KEY="+discordtest.NewInteractionSigner().PublicKeyHex(), "DISCORD_SHARD_COUNT=1")
+	b.served, err = startServed(ctx, url, "all", false, func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: soakReply, Delay: modelDelay} },
+		append([]string{"WEFT_API_TOKEN=" + b.token,
+			"LINEAR_WEBHOOK_SECRET=" + secret, "LINEAR_ACCESS_TOKEN=" + lineartest.AccessToken, "LINEAR_API_URL=" + b.linear.URL()},
+			discordEnv(b.discord, discordBenchGuild)...)...)
 	if err != nil {
 		return nil, err
 	}
-	go func() { <-b.serve.Done(); model.Close() }()
-	if err := b.serve.WaitReady(ctx, "http://"+b.addr+"/readyz", 60*time.Second); err != nil {
-		_ = b.serve.Stop(5 * time.Second)
-		return nil, fmt.Errorf("%w\nweft serve stderr:\n%s", err, b.serve.Stderr())
-	}
-	for deadline := time.Now().Add(30 * time.Second); len(b.discord.Identifies()) == 0; {
-		if time.Now().After(deadline) {
-			_ = b.serve.Stop(5 * time.Second)
-			return nil, fmt.Errorf("weft's gateway never identified\nweft serve stderr:\n%s", b.serve.Stderr())
-		}
-		if err := retry.Sleep(ctx, 20*time.Millisecond); err != nil {
-			_ = b.serve.Stop(5 * time.Second)
-			return nil, err
-		}
+	if err = b.awaitGateway(ctx, b.discord); err != nil {
+		return nil, err
 	}
 	// The bench's own reader of the scratch database: one connection, left
 	// out of the count of weft's.
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		_ = b.serve.Stop(5 * time.Second)
+		_ = b.proc.Stop(5 * time.Second)
 		return nil, err
 	}
 	pcfg.MaxConns = 1
 	if b.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
-		_ = b.serve.Stop(5 * time.Second)
+		_ = b.proc.Stop(5 * time.Second)
 		return nil, err
 	}
 	return b, nil
@@ -245,9 +221,7 @@ func startSoakBench(ctx context.Context, url, scratch string, modelDelay time.Du
 func (b *soakBench) close(logger *slog.Logger) {
 	b.sends.Wait()
 	b.pool.Close()
-	if err := b.serve.Stop(15 * time.Second); err != nil {
-		logger.Warn("stop weft serve", slog.Any("error", err), slog.String("stderr", b.serve.Stderr()))
-	}
+	b.stop(logger)
 	b.linear.Close()
 	b.discord.Close()
 }
@@ -301,7 +275,7 @@ func (b *soakBench) soak(ctx context.Context, stdout io.Writer, rate, minutes in
 	nextSample := start.Add(soakSampleEvery)
 	minuteEnd := start.Add(time.Minute)
 	var sentAt, answersAt int
-	errBase := b.serve.StderrLines()
+	errBase := b.proc.StderrLines()
 	var sampleErr error
 	err := b.drive(ctx, rate, time.Duration(minutes)*time.Minute, func(now time.Time) {
 		if sampleErr != nil || now.Before(nextSample) {
@@ -324,7 +298,7 @@ func (b *soakBench) soak(ctx context.Context, stdout io.Writer, rate, minutes in
 		sentAt, answersAt = b.sent, answers
 		rows = append(rows, row)
 		fmt.Fprintf(stdout, rowFormat, len(rows), row.sent, row.answers, fmt.Sprintf("%.1f", float64(row.answers)/60),
-			mib(s.rss), s.goroutines, s.conns, s.queued, s.errLines)
+			kit.MiB(s.rss), s.goroutines, s.conns, s.queued, s.errLines)
 	})
 	if err == nil {
 		err = sampleErr
@@ -364,7 +338,7 @@ func (b *soakBench) judge(stdout io.Writer, rows []soakMinute, samples []soakSam
 	}
 	fmt.Fprintln(stdout)
 	if len(steady) >= 2 {
-		trend("RSS", func(s soakSample) float64 { return float64(s.rss) }, soakRSSFloor, func(v float64) string { return mib(int64(v)) })
+		trend("RSS", func(s soakSample) float64 { return float64(s.rss) }, soakRSSFloor, func(v float64) string { return kit.MiB(int64(v)) })
 		trend("goroutines", func(s soakSample) float64 { return float64(s.goroutines) }, soakGoroutineFloor, func(v float64) string { return fmt.Sprintf("%.0f", v) })
 	} else {
 		reasons = append(reasons, "too few samples after the first minute to judge a trend")
@@ -373,7 +347,7 @@ func (b *soakBench) judge(stdout io.Writer, rows []soakMinute, samples []soakSam
 	fmt.Fprintf(stdout, "error log lines of weft serve during the soak: %d\n", errLines)
 	if errLines > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d error log lines (last of them above)", errLines))
-		fmt.Fprintf(stdout, "weft serve stderr (tail):\n%s\n", lastLines(b.serve.Stderr(), 10))
+		fmt.Fprintf(stdout, "weft serve stderr (tail):\n%s\n", lastLines(b.proc.Stderr(), 10))
 	}
 	fmt.Fprintf(stdout, "inputs: %d sent, %d skipped (generator at its conversation bound), %d webhooks not 200, %d Linear error activities, %d unanswered at the end\n",
 		b.sent, b.skipped, b.rejected, b.modelErrs, unanswered)
@@ -482,12 +456,8 @@ func (b *soakBench) input(ctx context.Context) {
 	}
 	var dl lineartest.Delivery
 	if c.sent == 1 {
-		now := time.Now()
-		dl, c.opts = b.signer.Created(lineartest.SessionOpts{SessionID: uuid.NewString(), IssueID: b.issueID, TeamID: b.teamID,
-			CommentBody: "@weft why does the login redirect lose the return URL?", PromptContext: "Why does the login redirect lose the return URL?",
-			CreatedAt: now, Timestamp: now})
+		dl, c.opts = b.created(time.Now())
 		c.id = c.opts.SessionID
-		b.linear.AddSession(c.id, b.issueID)
 		b.sessions[c.id] = c
 	} else {
 		c.opts.Timestamp = time.Now()
@@ -636,9 +606,9 @@ func (b *soakBench) reset() {
 // sample reads weft serve's RSS (from /proc), goroutines (its /metrics),
 // connections to the scratch database and River's queued jobs.
 func (b *soakBench) sample(ctx context.Context) (soakSample, error) {
-	s := soakSample{at: time.Now(), errLines: b.serve.StderrLines()}
+	s := soakSample{at: time.Now(), errLines: b.proc.StderrLines()}
 	var err error
-	if s.rss, _, err = b.serve.Memory(); err != nil {
+	if s.rss, _, err = b.proc.Memory(); err != nil {
 		return s, err
 	}
 	if s.goroutines, err = b.goroutines(ctx); err != nil {

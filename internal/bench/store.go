@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/weft-dev/weft/internal/bench/kit"
 	"io"
 	"log/slog"
 	"text/tabwriter"
@@ -28,18 +29,17 @@ func benchStore(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	threads := fs.Int("threads", 10_000, "threads the seeded stitches are spread over")
 	duration := fs.Duration("duration", 5*time.Second, "how long each append measurement runs")
 	samples := fs.Int("samples", 5000, "history reads to time")
-	keep := fs.Bool("keep", false, "keep the scratch database afterwards")
-	scratch := fs.String("db", "weft_bench", "name of the scratch database (dropped first if it exists)")
+	sc := scratchFlags(fs, "weft_bench")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 
-	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, *keep)
+	url, cleanup, err := sc.create(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	fmt.Fprintf(stdout, "weft-bench store: scratch database %s\n", *scratch)
+	fmt.Fprintf(stdout, "weft-bench store: scratch database %s\n", *sc.name)
 	// Enough connections for the 16-connection runs plus the pool's spare.
 	pool, err := db.Open(ctx, app.WithQuery(url, "pool_max_conns", "32"))
 	if err != nil {
@@ -73,7 +73,7 @@ func benchStore(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		}
 		ratio := app.PerSecond() / raw.PerSecond()
 		pass = pass && ratio >= targetAppendRatio
-		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.2f\t≥ %.1f %s\t\n", conns, app.PerSecond(), raw.PerSecond(), ratio, targetAppendRatio, verdict(ratio >= targetAppendRatio))
+		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.2f\t≥ %.1f %s\t\n", conns, app.PerSecond(), raw.PerSecond(), ratio, targetAppendRatio, kit.Verdict(ratio >= targetAppendRatio))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -87,35 +87,7 @@ func benchStore(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	pass = pass && p99 <= targetReadP99
 	fmt.Fprintf(stdout, "\nRead last 50 stitches of a thread (%d samples, 1 conn, %d stitches in table):\n", len(lat), *stitches)
 	fmt.Fprintf(stdout, "  p50 %s  p99 %s  max %s  (target p99 ≤ %s) %s\n",
-		ms(lat.Percentile(50)), ms(p99), ms(lat.Percentile(100)), targetReadP99, verdict(p99 <= targetReadP99))
-	fmt.Fprintf(stdout, "\noverall: %s\n", verdict(pass))
+		kit.Ms(lat.Percentile(50)), kit.Ms(p99), kit.Ms(lat.Percentile(100)), targetReadP99, kit.Verdict(p99 <= targetReadP99))
+	fmt.Fprintf(stdout, "\noverall: %s\n", kit.Verdict(pass))
 	return nil
 }
-
-// scratchDatabase creates a bench's scratch database on the configured
-// server (dropping an old one of that name first) and returns its URL and a
-// cleanup that drops it again, unless keep.
-func scratchDatabase(ctx context.Context, cfg *app.Config, logger *slog.Logger, name string, keep bool) (string, func(), error) {
-	url, drop, err := dbbench.ScratchDatabase(ctx, cfg.DatabaseURL, name)
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup := func() {
-		if keep {
-			return
-		}
-		if err := drop(context.WithoutCancel(ctx)); err != nil {
-			logger.Warn("drop scratch database", slog.Any("error", err))
-		}
-	}
-	return url, cleanup, nil
-}
-
-func verdict(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "MISS"
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }

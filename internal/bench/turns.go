@@ -86,8 +86,7 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	inFlight := fs.Int("in-flight", 1000, "turns started at once in the concurrency run, one turn worker each (0 skips the run)")
 	slowModel := fs.Duration("slow-model", 5*time.Second, "how long each model call takes in the concurrency run")
 	probeRate := fs.Int("probe-rate", 20, "intake writes per second timed before and during the concurrency run")
-	keep := fs.Bool("keep", false, "keep the scratch database afterwards")
-	scratch := fs.String("db", "weft_bench_turns", "name of the scratch database (dropped first if it exists)")
+	sc := scratchFlags(fs, "weft_bench_turns")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the processor and the bench) during the concurrency run to this file")
 	modelServe := fs.String("model-serve", "", "serve the fake model on this address, answering in -steps calls (how the bench starts it as its child)")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
@@ -100,7 +99,7 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		return badFlags(fs, stderr)
 	}
 
-	url, cleanup, err := scratchDatabase(ctx, cfg, logger, *scratch, *keep)
+	url, cleanup, err := sc.create(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -138,7 +137,7 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	}
 	b.runner = &agent.Runner{LLM: b.clock, Model: "bench-model", Tools: registry, Logger: logger.With("component", "agent")}
 
-	fmt.Fprintf(stdout, "weft-bench turns: scratch database %s; model: llmtest (child process %d, instant) through the OpenAI adapter; %d model call(s) per turn\n\n", *scratch, b.model.PID(), *steps)
+	fmt.Fprintf(stdout, "weft-bench turns: scratch database %s; model: llmtest (child process %d, instant) through the OpenAI adapter; %d model call(s) per turn\n\n", *sc.name, b.model.PID(), *steps)
 
 	fmt.Fprintf(stdout, "Turns/s, burning down %d queued turns, beside River burning down %d no-op jobs just before, on the same pool (a turn is a River job: River is its ceiling); ratio = turns / River no-op jobs:\n", *turns, *turns)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -169,11 +168,11 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		perSec := float64(*turns) / r.Last.Sub(r.First).Seconds()
 		noopCPU, turnCPU := after.Sub(before).Per(*turns), b.turnCPU.Per(*turns)
 		cpuLines = append(cpuLines, fmt.Sprintf("  %d worker(s): a River no-op job %s (this process %s, Postgres %s); a turn %s (this process %s, the fake model %s, Postgres %s): %.2f of the 2 cores at %.0f turns/s",
-			workers, us(noopCPU.Total()), us(noopCPU.Self), us(noopCPU.Postgres), us(turnCPU.Total()), us(turnCPU.Self), us(turnCPU.Child), us(turnCPU.Postgres),
+			workers, kit.Us(noopCPU.Total()), kit.Us(noopCPU.Self), kit.Us(noopCPU.Postgres), kit.Us(turnCPU.Total()), kit.Us(turnCPU.Self), kit.Us(turnCPU.Child), kit.Us(turnCPU.Postgres),
 			turnCPU.Total().Seconds()*perSec, perSec))
 		ratio := perSec / noop.PerSecond()
 		pass = pass && ratio >= targetTurnRatio
-		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.2f\t≥ %.2f %s\t\n", workers, perSec, noop.PerSecond(), ratio, targetTurnRatio, verdict(ratio >= targetTurnRatio))
+		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.2f\t≥ %.2f %s\t\n", workers, perSec, noop.PerSecond(), ratio, targetTurnRatio, kit.Verdict(ratio >= targetTurnRatio))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -186,26 +185,24 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		return fmt.Errorf("paced run: %w", err)
 	}
 	fmt.Fprintf(stdout, "\nLatencies (paced: %d turns enqueued one at a time at %d/s, %d turn workers as serve runs them):\n", len(paced.Pickup), *rate, b.cfg.TurnWorkers)
-	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tmax\ttarget\t")
+	lt := kit.NewTable(stdout, 50, 99, 100)
 	row := func(name string, l kit.Latencies, target string, ok bool) {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", name, len(l), ms(l.Percentile(50)), ms(l.Percentile(99)), ms(l.Percentile(100)), target)
+		lt.Row(name, l, target)
 		pass = pass && ok
 	}
 	p50, p99 := paced.Pickup.Percentile(50), paced.Pickup.Percentile(99)
 	row("pickup, enqueue commit → turn start", paced.Pickup,
-		fmt.Sprintf("p50 ≤ %s, p99 ≤ %s %s", targetPickupP50, targetPickupP99, verdict(p50 <= targetPickupP50 && p99 <= targetPickupP99)),
+		fmt.Sprintf("p50 ≤ %s, p99 ≤ %s %s", targetPickupP50, targetPickupP99, kit.Verdict(p50 <= targetPickupP50 && p99 <= targetPickupP99)),
 		p50 <= targetPickupP50 && p99 <= targetPickupP99)
 	overheadRow := func(name string, l kit.Latencies) {
 		ok := l.Percentile(99) <= targetStepOverhead
-		row(name, l, fmt.Sprintf("p99 ≤ %s %s", targetStepOverhead, verdict(ok)), ok)
+		row(name, l, fmt.Sprintf("p99 ≤ %s %s", targetStepOverhead, kit.Verdict(ok)), ok)
 	}
 	overheadRow("backend overhead per step, paced", paced.StepOverhead)
 	overheadRow("backend overhead per step, burn-down 1 worker", burns[1].StepOverhead)
 	overheadRow("backend overhead per step, burn-down 4 workers", burns[4].StepOverhead)
-	fmt.Fprintf(tw, "model call (fake, excluded above), paced\t%d\t%s\t%s\t%s\t\t\n", len(paced.LLM),
-		ms(paced.LLM.Percentile(50)), ms(paced.LLM.Percentile(99)), ms(paced.LLM.Percentile(100)))
-	if err := tw.Flush(); err != nil {
+	lt.Row("model call (fake, excluded above), paced", paced.LLM, "")
+	if err := lt.Flush(); err != nil {
 		return err
 	}
 	for _, r := range []kit.TurnReport{burns[1], burns[4], paced} {
@@ -220,7 +217,7 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		}
 		pass = pass && ok
 	}
-	fmt.Fprintf(stdout, "\noverall: %s\n", verdict(pass))
+	fmt.Fprintf(stdout, "\noverall: %s\n", kit.Verdict(pass))
 	return nil
 }
 
@@ -260,19 +257,18 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 	probe := func(ctx context.Context, d time.Duration) ([]kit.Turn, kit.Latencies, error) {
 		var turns []kit.Turn
 		var lat kit.Latencies
-		interval := time.Second / time.Duration(rate)
-		start := time.Now()
-		for i := 0; time.Since(start) < d; i++ {
-			if err := retry.Sleep(ctx, time.Until(start.Add(time.Duration(i)*interval))); err != nil {
-				return nil, nil, err
-			}
+		_, err := kit.PaceFor(ctx, rate, d, func(int) error {
 			t0 := time.Now()
 			t, err := b.enqueue(ctx, intake, b.nextKey())
 			if err != nil {
-				return nil, nil, fmt.Errorf("intake probe: %w", err)
+				return fmt.Errorf("intake probe: %w", err)
 			}
 			lat = append(lat, time.Since(t0))
 			turns = append(turns, t)
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
 		}
 		return turns, lat.Sorted(), nil
 	}
@@ -348,20 +344,19 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 	after := b.pool.Stat()
 	fmt.Fprintf(stdout, "\nConcurrency: %d turns started at once (by %d enqueuers on a pool of their own), %d turn workers, each model call %s; intake writes at %d/s on a %d-connection intake pool, %s idle (anchor) then %s while the turns are in flight:\n",
 		n, enqueuers, n, delay, rate, b.cfg.IntakeDBConns, window, window)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "figure\tsamples\tp50\tp99\tmax\ttarget\t")
+	tw := kit.NewTable(stdout, 50, 99, 100)
 	pass := true
 	row := func(name string, l kit.Latencies, target string, ok bool) {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", name, len(l), ms(l.Percentile(50)), ms(l.Percentile(99)), ms(l.Percentile(100)), target)
+		tw.Row(name, l, target)
 		pass = pass && ok
 	}
 	ok := r.StepOverhead.Percentile(99) <= targetStepOverhead
-	row("backend overhead per step", r.StepOverhead, fmt.Sprintf("p99 ≤ %s %s", targetStepOverhead, verdict(ok)), ok)
+	row("backend overhead per step", r.StepOverhead, fmt.Sprintf("p99 ≤ %s %s", targetStepOverhead, kit.Verdict(ok)), ok)
 	row("model call (fake, excluded above)", r.LLM, "", true)
 	row("intake write, processor idle (anchor)", idle, "", true)
 	ratio := float64(busy.Percentile(99)) / float64(max(idle.Percentile(99), time.Microsecond))
 	ok = ratio <= targetIntakeSlowdown
-	row("intake write, turns in flight", busy, fmt.Sprintf("p99 ≤ %.0f× anchor's: %.1f× %s", targetIntakeSlowdown, ratio, verdict(ok)), ok)
+	row("intake write, turns in flight", busy, fmt.Sprintf("p99 ≤ %.0f× anchor's: %.1f× %s", targetIntakeSlowdown, ratio, kit.Verdict(ok)), ok)
 	if err := tw.Flush(); err != nil {
 		return false, err
 	}
@@ -373,12 +368,12 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 	acq := after.AcquireCount() - before.AcquireCount()
 	waited := after.EmptyAcquireCount() - before.EmptyAcquireCount()
 	fmt.Fprintf(stdout, "work pool (%d connections, WEFT_DB_CONNS): %d acquires, %d had to wait, mean acquire %s\n", b.pool.Config().MaxConns, acq, waited,
-		ms((after.AcquireDuration()-before.AcquireDuration())/time.Duration(max(acq, 1))))
+		kit.Ms((after.AcquireDuration()-before.AcquireDuration())/time.Duration(max(acq, 1))))
 	fmt.Fprintf(stdout, "sent to Postgres on the work pool while the turns ran (their starts and the intake writes on pools of their own), per model call: %s\n", trips.Per(len(r.LLM)))
 	ok = peak <= targetRSS
 	pass = pass && ok
 	fmt.Fprintf(stdout, "peak RSS during the run (VmHWM): this process (the processor and the bench) %s (target ≤ %s) %s; the fake model's child process (%d connections) %s\n",
-		mib(peak), mib(targetRSS), verdict(ok), n, mib(modelPeak))
+		kit.MiB(peak), kit.MiB(targetRSS), kit.Verdict(ok), n, kit.MiB(modelPeak))
 	return pass, nil
 }
 
@@ -387,21 +382,13 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 // decodes and keeps are not counted in the processor's memory, and returns
 // its OpenAI base URL.
 func (b *turnsBench) startModel(ctx context.Context, steps int) (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("find the weft-bench binary: %w", err)
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		return "", err
-	}
-	b.model, err = kit.Start(exe, []string{"turns", "-model-serve", addr, "-steps", strconv.Itoa(steps)}, []string{"WEFT_LOG_LEVEL=error"})
+	var addr string
+	var err error
+	b.model, addr, err = kit.StartSelf(ctx, "fake model", func(addr string) ([]string, []string) {
+		return []string{"turns", "-model-serve", addr, "-steps", strconv.Itoa(steps)}, []string{"WEFT_LOG_LEVEL=error"}
+	}, kit.Listening(30*time.Second))
 	if err != nil {
 		return "", err
-	}
-	if err := b.model.WaitListening(ctx, addr, 30*time.Second); err != nil {
-		_ = b.model.Stop(5 * time.Second)
-		return "", fmt.Errorf("%w\nfake model stderr:\n%s", err, b.model.Stderr())
 	}
 	return "http://" + addr + "/v1", nil
 }
@@ -561,19 +548,15 @@ func (b *turnsBench) paced(ctx context.Context, rate int, d time.Duration) (kit.
 			return nil, err
 		}
 		var turns []kit.Turn
-		interval := time.Second / time.Duration(rate)
-		start := time.Now()
-		for i := 0; time.Since(start) < d; i++ {
-			if err := retry.Sleep(ctx, time.Until(start.Add(time.Duration(i)*interval))); err != nil {
-				return nil, err
-			}
+		_, err := kit.PaceFor(ctx, rate, d, func(int) error {
 			t, err := b.enqueue(ctx, in, b.nextKey())
 			if err != nil {
-				return nil, fmt.Errorf("enqueue: %w", err)
+				return fmt.Errorf("enqueue: %w", err)
 			}
 			turns = append(turns, t)
-		}
-		return turns, nil
+			return nil
+		})
+		return turns, err
 	}, in)
 }
 
@@ -607,6 +590,3 @@ func (b *turnsBench) work(ctx context.Context, proc *processor.Processor, feed f
 	}
 	return b.clock.Report(turns), nil
 }
-
-// us formats d in microseconds.
-func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond)) }

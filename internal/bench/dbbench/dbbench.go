@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/bench/kit"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -28,58 +28,6 @@ import (
 var Payload = []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are weft, a helpful engineering agent. ` +
 	strings.Repeat("Keep answers short and concrete. ", 20) + `"},{"role":"user","content":"Why is the nightly build red?"}],` +
 	`"tools":[{"name":"search_thread_messages","description":"Search messages in a thread"}],"temperature":0.2}`)
-
-// ScratchDatabase creates a fresh database named name on the server behind
-// adminURL and returns its URL and a function that drops it.
-func ScratchDatabase(ctx context.Context, adminURL, name string) (string, func(context.Context) error, error) {
-	scratchURL := adminURL
-	adminURL = withoutPoolParams(adminURL)
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return "", nil, fmt.Errorf("connect: %w", err)
-	}
-	defer conn.Close(ctx)
-	ident := pgx.Identifier{name}.Sanitize()
-	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
-		return "", nil, fmt.Errorf("drop old scratch database: %w", err)
-	}
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+ident); err != nil {
-		return "", nil, fmt.Errorf("create scratch database: %w", err)
-	}
-	u, err := url.Parse(scratchURL)
-	if err != nil {
-		return "", nil, fmt.Errorf("parse url: %w", err)
-	}
-	u.Path = "/" + name
-	drop := func(ctx context.Context) error {
-		c, err := pgx.Connect(ctx, adminURL)
-		if err != nil {
-			return err
-		}
-		defer c.Close(ctx)
-		_, err = c.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)")
-		return err
-	}
-	return u.String(), drop, nil
-}
-
-// withoutPoolParams drops pgxpool's own parameters (pool_max_conns, …)
-// from a DATABASE_URL, which a single connection would send to the server
-// as unknown settings. The scratch database's URL keeps them.
-func withoutPoolParams(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	q := u.Query()
-	for k := range q {
-		if strings.HasPrefix(k, "pool_") {
-			q.Del(k)
-		}
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
-}
 
 // Seed fills the store with stitches spread over threads, interleaved the
 // way concurrent conversations write them (so one thread's rows sit on
@@ -123,18 +71,9 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, threads, stitches int) ([]uui
 	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 }
 
-// Rate is a throughput measurement.
-type Rate struct {
-	Ops     int64
-	Elapsed time.Duration
-}
-
-// PerSecond is the measured rate.
-func (r Rate) PerSecond() float64 { return float64(r.Ops) / r.Elapsed.Seconds() }
-
 // loop runs op from conns goroutines for d and counts successes; the first
 // error stops it.
-func loop(ctx context.Context, conns int, d time.Duration, op func(ctx context.Context, worker int, rnd *rand.Rand) error) (Rate, error) {
+func loop(ctx context.Context, conns int, d time.Duration, op func(ctx context.Context, worker int, rnd *rand.Rand) error) (kit.Rate, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var ops atomic.Int64
@@ -159,12 +98,12 @@ func loop(ctx context.Context, conns int, d time.Duration, op func(ctx context.C
 		}()
 	}
 	wg.Wait()
-	return Rate{Ops: ops.Load(), Elapsed: time.Since(start)}, firstErr
+	return kit.Rate{Ops: ops.Load(), Elapsed: time.Since(start)}, firstErr
 }
 
 // Appends appends llm_call stitches of Payload to random threads through
 // store for d, from conns goroutines.
-func Appends(ctx context.Context, store *db.Store, threads []uuid.UUID, conns int, d time.Duration) (Rate, error) {
+func Appends(ctx context.Context, store *db.Store, threads []uuid.UUID, conns int, d time.Duration) (kit.Rate, error) {
 	return loop(ctx, conns, d, func(ctx context.Context, _ int, rnd *rand.Rand) error {
 		_, err := store.AppendStitch(ctx, thread.Stitch{
 			ThreadID: threads[rnd.IntN(len(threads))], Type: thread.StitchLLMCall, LLMRequest: Payload,
@@ -176,12 +115,12 @@ func Appends(ctx context.Context, store *db.Store, threads []uuid.UUID, conns in
 // RawInserts is the baseline: single-row INSERTs of the same payload into a
 // table with the shape of the ceiling measurement (a uuid key and one
 // (thread_id, created_at) index), no chain and no thread lock.
-func RawInserts(ctx context.Context, pool *pgxpool.Pool, threads []uuid.UUID, conns int, d time.Duration) (Rate, error) {
+func RawInserts(ctx context.Context, pool *pgxpool.Pool, threads []uuid.UUID, conns int, d time.Duration) (kit.Rate, error) {
 	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS bench_raw_stitches (
 		id uuid PRIMARY KEY DEFAULT gen_random_uuid(), thread_id uuid NOT NULL, previous_stitch_id uuid,
 		stitch_type text NOT NULL, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
 		CREATE INDEX IF NOT EXISTS bench_raw_thread_created ON bench_raw_stitches (thread_id, created_at)`); err != nil {
-		return Rate{}, fmt.Errorf("create baseline table: %w", err)
+		return kit.Rate{}, fmt.Errorf("create baseline table: %w", err)
 	}
 	return loop(ctx, conns, d, func(ctx context.Context, _ int, rnd *rand.Rand) error {
 		_, err := pool.Exec(ctx, `INSERT INTO bench_raw_stitches (thread_id, previous_stitch_id, stitch_type, payload)
@@ -190,23 +129,11 @@ func RawInserts(ctx context.Context, pool *pgxpool.Pool, threads []uuid.UUID, co
 	})
 }
 
-// Latencies are sorted durations with percentile lookups.
-type Latencies []time.Duration
-
-// Percentile returns the p-th percentile (0 < p ≤ 100), nearest-rank.
-func (l Latencies) Percentile(p float64) time.Duration {
-	if len(l) == 0 {
-		return 0
-	}
-	i := int(float64(len(l))*p/100+0.5) - 1
-	return l[max(0, min(i, len(l)-1))]
-}
-
 // LastN reads the newest n stitches of random threads through store, one
 // connection, samples times, and returns the sorted latencies.
-func LastN(ctx context.Context, store *db.Store, threads []uuid.UUID, n, samples int) (Latencies, error) {
+func LastN(ctx context.Context, store *db.Store, threads []uuid.UUID, n, samples int) (kit.Latencies, error) {
 	rnd := rand.New(rand.NewPCG(1, 2))
-	out := make(Latencies, 0, samples)
+	out := make(kit.Latencies, 0, samples)
 	for range samples {
 		id := threads[rnd.IntN(len(threads))]
 		start := time.Now()

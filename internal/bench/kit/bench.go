@@ -29,3 +29,12 @@ func (l Latencies) Percentile(p float64) time.Duration {
 	i := int(float64(len(l))*p/100+0.5) - 1
 	return l[max(0, min(i, len(l)-1))]
 }
+
+// Rate is a throughput measurement.
+type Rate struct {
+	Ops     int64
+	Elapsed time.Duration
+}
+
+// PerSecond is the measured rate.
+func (r Rate) PerSecond() float64 { return float64(r.Ops) / r.Elapsed.Seconds() }

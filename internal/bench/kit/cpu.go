@@ -106,3 +106,52 @@ func parseStatCPU(stat string) (time.Duration, error) {
 	}
 	return time.Duration(utime+stime) * time.Second / userHZ, nil
 }
+
+// Sched is a process's scheduler account (/proc/PID/task/*/schedstat):
+// time on a CPU, and time runnable but waiting for one. On a shared
+// machine the wait is what other tenants take from it.
+type Sched struct{ ran, waited time.Duration }
+
+// SampleSched reads the scheduler account of process pid.
+func SampleSched(pid int) (Sched, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil {
+		return Sched{}, err
+	}
+	var c Sched
+	for _, path := range tasks {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // a thread that exited
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			continue
+		}
+		ran, _ := strconv.ParseInt(f[0], 10, 64)
+		waited, _ := strconv.ParseInt(f[1], 10, 64)
+		c.ran += time.Duration(ran)
+		c.waited += time.Duration(waited)
+	}
+	return c, nil
+}
+
+// Since is the account between two readings, per second of wall time d.
+func (c Sched) Since(before Sched, d time.Duration) string {
+	s := d.Seconds()
+	return fmt.Sprintf("on a CPU %.2f s/s, runnable but waiting for one %.2f s/s",
+		(c.ran-before.ran).Seconds()/s, (c.waited-before.waited).Seconds()/s)
+}
+
+// LoadAvg is the machine's load average, as uptime prints it.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], ", ")
+}

@@ -184,3 +184,66 @@ func (t *tail) String() string {
 	defer t.mu.Unlock()
 	return string(t.b)
 }
+
+// FreeAddr picks a free loopback address.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("pick a port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// Ready waits until a child started on addr is ready to be measured.
+type Ready func(ctx context.Context, p *Process, addr string) error
+
+// ReadyAt is ready when addr answers 200 on path (WaitReady).
+func ReadyAt(path string, timeout time.Duration) Ready {
+	return func(ctx context.Context, p *Process, addr string) error {
+		return p.WaitReady(ctx, "http://"+addr+path, timeout)
+	}
+}
+
+// Listening is ready when addr accepts a connection (WaitListening).
+func Listening(timeout time.Duration) Ready {
+	return func(ctx context.Context, p *Process, addr string) error { return p.WaitListening(ctx, addr, timeout) }
+}
+
+// StartSelf starts this binary as a child process listening on a free
+// loopback address, with the arguments and environment (added to this
+// process's) that launch gives for that address, and waits until ready;
+// a child that never is is stopped, and the error carries the stderr of
+// what it is. It returns the child and its address.
+func StartSelf(ctx context.Context, what string, launch func(addr string) (args, env []string), ready Ready) (*Process, string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", fmt.Errorf("find the weft-bench binary: %w", err)
+	}
+	addr, err := FreeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	args, env := launch(addr)
+	p, err := Start(exe, args, env)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := ready(ctx, p, addr); err != nil {
+		_ = p.Stop(5 * time.Second)
+		return nil, "", fmt.Errorf("%w\n%s stderr:\n%s", err, what, p.Stderr())
+	}
+	return p, addr, nil
+}
+
+// StartServe starts `weft-bench serve` (weft serve itself) as a child on
+// the database at url, with the model at modelURL (OpenAI's protocol) and
+// env's platform settings, and waits until it is ready.
+func StartServe(ctx context.Context, url, role, modelURL string, env ...string) (*Process, string, error) {
+	return StartSelf(ctx, "weft serve", func(addr string) ([]string, []string) {
+		return []string{"serve"}, append([]string{
+			"DATABASE_URL=" + url, "WEFT_ADDR=" + addr, "WEFT_LOG_LEVEL=error", "WEFT_ROLE=" + role, "WEFT_SHUTDOWN_TIMEOUT=5s",
+			"WEFT_LLM_PROVIDER=openai", "OPENAI_API_KEY=bench", "OPENAI_BASE_URL=" + modelURL,
+		}, env...)
+	}, ReadyAt("/readyz", 60*time.Second))
+}

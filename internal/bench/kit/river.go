@@ -9,8 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-
-	"github.com/weft-dev/weft/internal/bench/dbbench"
 )
 
 // River's fetch settings as processor.New sets them, so the no-op run
@@ -33,7 +31,7 @@ func (noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil
 // configured as weft's processor configures them, and returns the rate
 // from the first job's start to the last one's completion: the queue's own
 // share of a turn, between the bare SKIP LOCKED loop and a whole turn.
-func RiverNoop(ctx context.Context, pool *pgxpool.Pool, workers, n int) (dbbench.Rate, error) {
+func RiverNoop(ctx context.Context, pool *pgxpool.Pool, workers, n int) (Rate, error) {
 	ws := river.NewWorkers()
 	river.AddWorker(ws, noopWorker{})
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
@@ -44,19 +42,19 @@ func RiverNoop(ctx context.Context, pool *pgxpool.Pool, workers, n int) (dbbench
 		FetchPollInterval: riverFetchPollInterval,
 	})
 	if err != nil {
-		return dbbench.Rate{}, fmt.Errorf("river client: %w", err)
+		return Rate{}, fmt.Errorf("river client: %w", err)
 	}
 	params := make([]river.InsertManyParams, n)
 	for i := range params {
 		params[i] = river.InsertManyParams{Args: noopArgs{}, InsertOpts: &river.InsertOpts{Queue: riverNoopQueue}}
 	}
 	if _, err := client.InsertMany(ctx, params); err != nil {
-		return dbbench.Rate{}, fmt.Errorf("insert no-op jobs: %w", err)
+		return Rate{}, fmt.Errorf("insert no-op jobs: %w", err)
 	}
 	events, cancel := client.Subscribe(river.EventKindJobCompleted)
 	defer cancel()
 	if err := client.Start(ctx); err != nil {
-		return dbbench.Rate{}, fmt.Errorf("start river: %w", err)
+		return Rate{}, fmt.Errorf("start river: %w", err)
 	}
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -69,9 +67,9 @@ func RiverNoop(ctx context.Context, pool *pgxpool.Pool, workers, n int) (dbbench
 	for done := 0; done < n; {
 		select {
 		case <-ctx.Done():
-			return dbbench.Rate{}, ctx.Err()
+			return Rate{}, ctx.Err()
 		case <-timeout.C:
-			return dbbench.Rate{}, fmt.Errorf("river no-op: %d of %d jobs completed", done, n)
+			return Rate{}, fmt.Errorf("river no-op: %d of %d jobs completed", done, n)
 		case ev := <-events:
 			if ev.Job.Kind != (noopArgs{}).Kind() {
 				continue
@@ -83,5 +81,5 @@ func RiverNoop(ctx context.Context, pool *pgxpool.Pool, workers, n int) (dbbench
 			done++
 		}
 	}
-	return dbbench.Rate{Ops: int64(n), Elapsed: time.Since(first)}, nil
+	return Rate{Ops: int64(n), Elapsed: time.Since(first)}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -153,4 +154,11 @@ func Count(results []Result) Tally {
 	}
 	t.Ack, t.ShedLatency = t.Ack.Sorted(), t.ShedLatency.Sorted()
 	return t
+}
+
+// IsTimeout reports whether a request got no answer within the client's
+// timeout.
+func IsTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
