@@ -161,7 +161,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	a.proc, err = processor.New(a.store.Pool(), a.store, runner, senders, processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, Gate: gate, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
 		OnTurn: turnHooks(a.discord.onTurn(), a.slack.onTurn(a.store)), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
-		Echo: cfg.Echo,
+		Echo: cfg.Echo, Observer: cfg.Observer,
 	}, logger)
 	if err != nil {
 		return nil, err

@@ -77,15 +77,5 @@ func (t *Trips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)
 // OpenCounting opens a pool on url, as db.Open does, whose traffic t
 // counts.
 func OpenCounting(ctx context.Context, url string, t *Trips) (*pgxpool.Pool, error) {
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return nil, fmt.Errorf("parse database url: %w", err)
-	}
-	db.Configure(cfg)
-	cfg.ConnConfig.Tracer = t
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
-	}
-	return pool, nil
+	return db.OpenTraced(ctx, url, t)
 }
