@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"io"
 	"log/slog"
 	"os"
@@ -15,20 +17,15 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/weft-dev/weft/db"
-	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/app"
 	"github.com/weft-dev/weft/internal/bench/dbbench"
 	"github.com/weft-dev/weft/internal/bench/kit"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
-	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/retry"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/internal/tools"
 )
 
 // Targets from docs/architecture.md ("Numbers we hold ourselves to").
@@ -44,18 +41,25 @@ const (
 	targetIntakeSlowdown = 2.0
 )
 
-// turnsBench is one `weft bench turns` run's wiring: the scratch store, the
-// fake model (a child process) behind the real OpenAI adapter, and the
-// clock on both.
+// turnsBench is one `weft bench turns` run's wiring: weft as serve builds
+// it (app.New) on the scratch database, the fake model (a child process)
+// behind the real OpenAI adapter, and the clock on both.
 type turnsBench struct {
 	cfg    *app.Config
 	logger *slog.Logger
-	pool   *pgxpool.Pool
-	store  *db.Store
-	runner *agent.Runner
-	clock  *kit.TurnClock
-	// trips counts what the pool sends the server.
+	// url is the scratch database's, modelURL the fake model's.
+	url, modelURL string
+	// weft is the App of the current run, built by start with the run's
+	// turn workers, and clock the clock on its turns and model calls.
+	weft  *app.App
+	clock *kit.TurnClock
+	// trips counts what weft's work pool sends the server.
 	trips *dbbench.Trips
+	// starter starts threads as serve's intake would, on a pool of its
+	// own whose traffic startCount counts, so that the work pool carries
+	// only the processor's, as in serve.
+	starter    *ingest.Ingester
+	startCount *dbbench.Trips
 	// startTrips and turnTrips are what the last burn-down sent: its
 	// threads' starts (each with its turn's job), then its turns (River's
 	// fetches and completions included).
@@ -104,21 +108,8 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		return err
 	}
 	defer cleanup()
-	// The processor gets a pool as `weft serve` opens it (WEFT_DB_CONNS),
-	// so the figures are serve's; River's no-op jobs run on the same one.
-	trips := &dbbench.Trips{}
-	pool, err := dbbench.OpenCounting(ctx, app.WithQuery(url, "pool_max_conns", strconv.Itoa(cfg.DBConns)), trips)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	if err := db.Migrate(ctx, pool, slog.New(slog.DiscardHandler)); err != nil {
-		return err
-	}
-
-	b := &turnsBench{cfg: cfg, logger: logger, pool: pool, store: db.New(pool, logger), trips: trips}
-	modelURL, err := b.startModel(ctx, *steps)
-	if err != nil {
+	b := &turnsBench{cfg: cfg, logger: logger, url: url, trips: &dbbench.Trips{}, startCount: &dbbench.Trips{}}
+	if b.modelURL, err = b.startModel(ctx, *steps); err != nil {
 		return err
 	}
 	defer func() {
@@ -126,16 +117,11 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 			logger.Warn("stop the fake model", slog.Any("error", err))
 		}
 	}()
-	provider, err := llm.New(llm.Config{Provider: "openai", APIKey: "bench", BaseURL: modelURL})
+	stop, err := b.openStarter(ctx)
 	if err != nil {
 		return err
 	}
-	b.clock = kit.NewTurnClock(provider)
-	registry, err := tools.NewRegistry(tools.Memory(b.store)...)
-	if err != nil {
-		return err
-	}
-	b.runner = &agent.Runner{LLM: b.clock, Model: "bench-model", Tools: registry, Logger: logger.With("component", "agent")}
+	defer stop()
 
 	fmt.Fprintf(stdout, "weft-bench turns: scratch database %s; model: llmtest (child process %d, instant) through the OpenAI adapter; %d model call(s) per turn\n\n", *sc.name, b.model.PID(), *steps)
 
@@ -146,27 +132,15 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	burns := map[int]kit.TurnReport{}
 	var tripLines, cpuLines []string
 	for _, workers := range []int{1, 4} {
-		before, err := kit.SampleCPU(b.model.PID())
+		noop, noopCPU, r, err := b.burnDown(ctx, workers, *turns)
 		if err != nil {
 			return err
-		}
-		noop, err := kit.RiverNoop(ctx, pool, workers, *turns)
-		if err != nil {
-			return fmt.Errorf("river no-op at %d workers: %w", workers, err)
-		}
-		after, err := kit.SampleCPU(b.model.PID())
-		if err != nil {
-			return err
-		}
-		r, err := b.burnDown(ctx, workers, *turns)
-		if err != nil {
-			return fmt.Errorf("burn down at %d workers: %w", workers, err)
 		}
 		burns[workers] = r
 		tripLines = append(tripLines, fmt.Sprintf("  %d worker(s): per thread start (thread, first stitches, turn job): %s; per turn: %s",
 			workers, b.startTrips.Per(*turns), b.turnTrips.Per(*turns)))
 		perSec := float64(*turns) / r.Last.Sub(r.First).Seconds()
-		noopCPU, turnCPU := after.Sub(before).Per(*turns), b.turnCPU.Per(*turns)
+		noopCPU, turnCPU := noopCPU.Per(*turns), b.turnCPU.Per(*turns)
 		cpuLines = append(cpuLines, fmt.Sprintf("  %d worker(s): a River no-op job %s (this process %s, Postgres %s); a turn %s (this process %s, the fake model %s, Postgres %s): %.2f of the 2 cores at %.0f turns/s",
 			workers, kit.Us(noopCPU.Total()), kit.Us(noopCPU.Self), kit.Us(noopCPU.Postgres), kit.Us(turnCPU.Total()), kit.Us(turnCPU.Self), kit.Us(turnCPU.Child), kit.Us(turnCPU.Postgres),
 			turnCPU.Total().Seconds()*perSec, perSec))
@@ -232,28 +206,13 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 // and the intake pool only the timed writes. With profile set, it writes a
 // CPU profile of the in-flight part there.
 func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, delay time.Duration, rate int, profile string) (bool, error) {
-	const enqueuers = 8
-	open := func(conns int) (*pgxpool.Pool, error) {
-		return db.Open(ctx, app.WithQuery(b.pool.Config().ConnString(), "pool_max_conns", strconv.Itoa(conns)))
-	}
-	intakePool, err := open(b.cfg.IntakeDBConns)
-	if err != nil {
-		return false, err
-	}
-	defer intakePool.Close()
-	startPool, err := open(enqueuers)
-	if err != nil {
-		return false, err
-	}
-	defer startPool.Close()
 	b.delay = delay
 	defer func() { b.delay = 0 }()
-	proc, in, err := b.newProcessor(n)
-	if err != nil {
+	if err := b.start(ctx, n); err != nil {
 		return false, err
 	}
-	intake := ingest.New(db.New(intakePool, b.logger), proc.Inserter(), nil, b.logger)
-	starter := ingest.New(db.New(startPool, b.logger), proc.Inserter(), nil, b.logger)
+	defer b.stop()
+	intake, pool := b.weft.Ingester(), b.weft.Store().Pool()
 	probe := func(ctx context.Context, d time.Duration) ([]kit.Turn, kit.Latencies, error) {
 		var turns []kit.Turn
 		var lat kit.Latencies
@@ -274,12 +233,12 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 	}
 	var idle, busy kit.Latencies
 	var all []kit.Turn
-	before := b.pool.Stat()
+	before := pool.Stat()
 	var trips dbbench.TripCount
 	stopProfile := func() error { return nil }
 	defer func() { _ = stopProfile() }()
 	window := min(delay, 5*time.Second)
-	r, err := b.work(ctx, proc, func(ctx context.Context, _ *ingest.Ingester) ([]kit.Turn, error) {
+	r, err := b.work(ctx, func(ctx context.Context) ([]kit.Turn, error) {
 		if err := retry.Sleep(ctx, 500*time.Millisecond); err != nil {
 			return nil, err
 		}
@@ -310,7 +269,7 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 		for g := range errs {
 			wg.Go(func() {
 				for i := g; i < n && errs[g] == nil; i += len(errs) {
-					turns[i], errs[g] = b.enqueue(ctx, starter, keys[i])
+					turns[i], errs[g] = b.enqueue(ctx, b.starter, keys[i])
 				}
 			})
 		}
@@ -325,7 +284,7 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 		busy = lat
 		all = append(append(append(all, before...), turns...), during...)
 		return all, nil
-	}, in)
+	})
 	if err != nil {
 		return false, err
 	}
@@ -341,7 +300,7 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 	if err != nil {
 		return false, err
 	}
-	after := b.pool.Stat()
+	after := pool.Stat()
 	fmt.Fprintf(stdout, "\nConcurrency: %d turns started at once (by %d enqueuers on a pool of their own), %d turn workers, each model call %s; intake writes at %d/s on a %d-connection intake pool, %s idle (anchor) then %s while the turns are in flight:\n",
 		n, enqueuers, n, delay, rate, b.cfg.IntakeDBConns, window, window)
 	tw := kit.NewTable(stdout, 50, 99, 100)
@@ -367,7 +326,7 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 	// What bounds the overhead: the turns share serve's work pool.
 	acq := after.AcquireCount() - before.AcquireCount()
 	waited := after.EmptyAcquireCount() - before.EmptyAcquireCount()
-	fmt.Fprintf(stdout, "work pool (%d connections, WEFT_DB_CONNS): %d acquires, %d had to wait, mean acquire %s\n", b.pool.Config().MaxConns, acq, waited,
+	fmt.Fprintf(stdout, "work pool (%d connections, WEFT_DB_CONNS): %d acquires, %d had to wait, mean acquire %s\n", pool.Config().MaxConns, acq, waited,
 		kit.Ms((after.AcquireDuration()-before.AcquireDuration())/time.Duration(max(acq, 1))))
 	fmt.Fprintf(stdout, "sent to Postgres on the work pool while the turns ran (their starts and the intake writes on pools of their own), per model call: %s\n", trips.Per(len(r.LLM)))
 	ok = peak <= targetRSS
@@ -442,17 +401,51 @@ func firstUser(r llmtest.Request) string {
 	return ""
 }
 
-// newProcessor builds a processor with workers turn workers, reporting to
-// the clock, configured as serve configures it otherwise.
-func (b *turnsBench) newProcessor(workers int) (*processor.Processor, *ingest.Ingester, error) {
-	proc, err := processor.New(b.pool, b.store, b.runner, nil, processor.Config{
-		Workers: true, TurnWorkers: workers, LeaseTTL: b.cfg.LeaseTTL, SweepInterval: b.cfg.SweepInterval, Observer: b.clock,
-	}, b.logger)
+// enqueuers is how many goroutines start a run's queued turns: filling
+// the queue is not what is measured.
+const enqueuers = 8
+
+// openStarter opens the starter's pool (enqueuers connections, counted by
+// startCount) and its insert-only River client, as New does for
+// continuations, and returns what closes it.
+func (b *turnsBench) openStarter(ctx context.Context) (func(), error) {
+	pool, err := dbbench.OpenCounting(ctx, app.WithQuery(b.url, "pool_max_conns", strconv.Itoa(enqueuers)), b.startCount)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return proc, ingest.New(b.store, proc.Inserter(), nil, b.logger), nil
+	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: b.logger.With("component", "river_insert")})
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("river insert client: %w", err)
+	}
+	b.starter = ingest.New(db.New(pool, b.logger), jobs, nil, b.logger)
+	return pool.Close, nil
 }
+
+// start builds weft as `weft serve` builds it (app.New, with the
+// configured pools, turn workers aside), with workers turn workers, the
+// fake model behind a new clock, which the processor reports its turns
+// to, and its work pool counted by trips. Nothing runs until work.
+func (b *turnsBench) start(ctx context.Context, workers int) error {
+	cfg := *b.cfg
+	cfg.DatabaseURL, cfg.Role, cfg.TurnWorkers, cfg.ShutdownTimeout = b.url, "all", workers, 10*time.Second
+	cfg.LLMProvider, cfg.LLMAPIKey, cfg.LLMBaseURL, cfg.Model = "openai", "bench", b.modelURL, "bench-model"
+	clock := kit.NewTurnClock(nil)
+	cfg.WrapModel = func(p llm.Provider) llm.Provider {
+		clock.Provider = p
+		return clock
+	}
+	cfg.Observer, cfg.DBTracer = clock, b.trips
+	a, err := app.New(ctx, &cfg, b.logger)
+	if err != nil {
+		return err
+	}
+	b.weft, b.clock = a, clock
+	return nil
+}
+
+// stop closes the App start built; work has stopped it.
+func (b *turnsBench) stop() { b.weft.Close() }
 
 // enqueue starts one autonomous thread, as `weft thread create --detach`
 // does, and notes when its transaction had committed.
@@ -492,64 +485,80 @@ func startCPUProfile(path string) (stop func() error, err error) {
 	}, nil
 }
 
-// burnDown queues n turns with no worker running, then starts workers
-// turn workers and times them until all have finished.
-func (b *turnsBench) burnDown(ctx context.Context, workers, n int) (kit.TurnReport, error) {
-	proc, in, err := b.newProcessor(workers)
+// burnDown builds weft with workers turn workers, burns down n River
+// no-op jobs on its work pool (the anchor, and what they cost in CPU),
+// then queues n turns with no worker running, starts the workers and
+// times them until all have finished.
+func (b *turnsBench) burnDown(ctx context.Context, workers, n int) (kit.Rate, kit.CPU, kit.TurnReport, error) {
+	if err := b.start(ctx, workers); err != nil {
+		return kit.Rate{}, kit.CPU{}, kit.TurnReport{}, err
+	}
+	defer b.stop()
+	before, err := kit.SampleCPU(b.model.PID())
 	if err != nil {
-		return kit.TurnReport{}, err
+		return kit.Rate{}, kit.CPU{}, kit.TurnReport{}, err
+	}
+	noop, err := kit.RiverNoop(ctx, b.weft.Store().Pool(), workers, n)
+	if err != nil {
+		return kit.Rate{}, kit.CPU{}, kit.TurnReport{}, fmt.Errorf("river no-op at %d workers: %w", workers, err)
+	}
+	after, err := kit.SampleCPU(b.model.PID())
+	if err != nil {
+		return kit.Rate{}, kit.CPU{}, kit.TurnReport{}, err
 	}
 	turns := make([]kit.Turn, n)
 	keys := make([]string, n)
 	for i := range keys {
 		keys[i] = b.nextKey()
 	}
-	start := b.trips.Count()
-	// Four enqueuers: filling the queue is not what is measured.
+	start := b.startCount.Count()
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for g := range errs {
 		wg.Go(func() {
 			for i := g; i < n && errs[g] == nil; i += len(errs) {
-				turns[i], errs[g] = b.enqueue(ctx, in, keys[i])
+				turns[i], errs[g] = b.enqueue(ctx, b.starter, keys[i])
 			}
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return kit.TurnReport{}, fmt.Errorf("enqueue: %w", err)
-		}
+	if err := errors.Join(errs...); err != nil {
+		return kit.Rate{}, kit.CPU{}, kit.TurnReport{}, fmt.Errorf("burn down at %d workers: enqueue: %w", workers, err)
 	}
-	enqueued := b.trips.Count()
+	b.startTrips = b.startCount.Count().Sub(start)
 	cpu, err := kit.SampleCPU(b.model.PID())
 	if err != nil {
-		return kit.TurnReport{}, err
+		return kit.Rate{}, kit.CPU{}, kit.TurnReport{}, err
 	}
-	r, err := b.work(ctx, proc, func(context.Context, *ingest.Ingester) ([]kit.Turn, error) { return turns, nil }, in)
-	b.startTrips, b.turnTrips = enqueued.Sub(start), b.trips.Count().Sub(enqueued)
+	worked := b.trips.Count()
+	r, err := b.work(ctx, func(context.Context) ([]kit.Turn, error) { return turns, nil })
+	b.turnTrips = b.trips.Count().Sub(worked)
 	if end, cerr := kit.SampleCPU(b.model.PID()); cerr == nil {
 		b.turnCPU = end.Sub(cpu)
 	}
-	return r, err
+	if err != nil {
+		return kit.Rate{}, kit.CPU{}, kit.TurnReport{}, fmt.Errorf("burn down at %d workers: %w", workers, err)
+	}
+	return noop, after.Sub(before), r, nil
 }
 
 // paced runs serve's number of turn workers and enqueues turns one at a
-// time, rate a second, for d: each turn finds the processor idle, so its
-// pickup is the queue's latency and not a backlog's.
+// time through weft's intake, rate a second, for d: each turn finds the
+// processor idle, so its pickup is the queue's latency and not a
+// backlog's.
 func (b *turnsBench) paced(ctx context.Context, rate int, d time.Duration) (kit.TurnReport, error) {
-	proc, in, err := b.newProcessor(b.cfg.TurnWorkers)
-	if err != nil {
+	if err := b.start(ctx, b.cfg.TurnWorkers); err != nil {
 		return kit.TurnReport{}, err
 	}
-	return b.work(ctx, proc, func(ctx context.Context, in *ingest.Ingester) ([]kit.Turn, error) {
+	defer b.stop()
+	return b.work(ctx, func(ctx context.Context) ([]kit.Turn, error) {
 		// Let River's fetch loops and LISTEN start before the first turn.
 		if err := retry.Sleep(ctx, 500*time.Millisecond); err != nil {
 			return nil, err
 		}
 		var turns []kit.Turn
 		_, err := kit.PaceFor(ctx, rate, d, func(int) error {
-			t, err := b.enqueue(ctx, in, b.nextKey())
+			t, err := b.enqueue(ctx, b.weft.Ingester(), b.nextKey())
 			if err != nil {
 				return fmt.Errorf("enqueue: %w", err)
 			}
@@ -557,7 +566,7 @@ func (b *turnsBench) paced(ctx context.Context, rate int, d time.Duration) (kit.
 			return nil
 		})
 		return turns, err
-	}, in)
+	})
 }
 
 // turnsTimeout bounds how long a run waits for its turns: far more than a
@@ -565,21 +574,19 @@ func (b *turnsBench) paced(ctx context.Context, rate int, d time.Duration) (kit.
 // was seen to run 300 turns at 1 worker in over a minute.
 const turnsTimeout = 5 * time.Minute
 
-// work starts proc, gets the run's turns from feed, waits until they have
-// all finished, and stops proc.
-func (b *turnsBench) work(ctx context.Context, proc *processor.Processor, feed func(context.Context, *ingest.Ingester) ([]kit.Turn, error), in *ingest.Ingester) (kit.TurnReport, error) {
+// work starts weft working jobs, gets the run's turns from feed, waits
+// until they have all finished, and stops weft.
+func (b *turnsBench) work(ctx context.Context, feed func(context.Context) ([]kit.Turn, error)) (kit.TurnReport, error) {
 	b.clock.Reset()
-	if err := proc.Start(ctx); err != nil {
+	if err := b.weft.Work(ctx); err != nil {
 		return kit.TurnReport{}, err
 	}
 	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := proc.Stop(stopCtx); err != nil {
-			b.logger.Warn("stop processor", slog.Any("error", err))
+		if err := b.weft.Stop(ctx); err != nil {
+			b.logger.Warn("stop weft", slog.Any("error", err))
 		}
 	}()
-	turns, err := feed(ctx, in)
+	turns, err := feed(ctx)
 	if err != nil {
 		return kit.TurnReport{}, err
 	}

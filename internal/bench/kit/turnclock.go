@@ -37,7 +37,8 @@ type turnSpan struct {
 	err        error
 }
 
-// NewTurnClock wraps the model provider p.
+// NewTurnClock wraps the model provider p, which may instead be set as
+// Provider before the first call (how a bench wraps the one app.New makes).
 func NewTurnClock(p llm.Provider) *TurnClock {
 	return &TurnClock{Provider: p, turns: map[uuid.UUID]*turnSpan{}, calls: map[string][]span{}, nudge: make(chan struct{}, 1)}
 }
