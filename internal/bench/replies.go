@@ -9,7 +9,6 @@ import (
 	"github.com/weft-dev/weft/internal/bench/kit"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"text/tabwriter"
@@ -18,10 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/weft-dev/weft/api"
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/app"
-	"github.com/weft-dev/weft/internal/mcpserver"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -34,9 +31,9 @@ const targetRepliesP99 = 50 * time.Millisecond
 const benchRepliesToken = "weft-bench-replies"
 
 // benchReplies measures get-thread-replies on a 100-reply thread through
-// the REST API and the MCP server's streamable HTTP, each served by the real
-// handler on a loopback port, beside a baseline: the same call made in
-// process, without HTTP. It works in a scratch database it drops afterwards.
+// the REST API and the MCP server's streamable HTTP, served by weft as
+// `weft serve` runs it (in this process, on a loopback port), beside a
+// baseline: the same call made in process, without HTTP. It works in a scratch database it drops afterwards.
 func benchReplies(ctx context.Context, cfg *app.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("weft-bench replies", flag.ContinueOnError)
 	replyCount := fs.Int("replies", 100, "replies in the thread read")
@@ -51,16 +48,21 @@ func benchReplies(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 		return err
 	}
 	defer cleanup()
-	pool, err := db.Open(ctx, url)
+	// weft's REST API and MCP server as serve runs them (its router,
+	// middleware and pools; role api, since no turn runs), and the
+	// in-process baseline, a replies service of the bench's own, on its
+	// store.
+	quiet := slog.New(slog.DiscardHandler)
+	weft, err := runInProcess(ctx, cfg, url, "api", benchRepliesToken, quiet)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	quiet := slog.New(slog.DiscardHandler)
-	if err := db.Migrate(ctx, pool, quiet); err != nil {
-		return err
-	}
-	store := db.New(pool, quiet)
+	defer func() {
+		if err := weft.stop(); err != nil {
+			logger.Warn("stop weft", slog.Any("error", err))
+		}
+	}()
+	store := weft.Store()
 	th, err := seedReplies(ctx, store, *replyCount)
 	if err != nil {
 		return err
@@ -69,16 +71,7 @@ func benchReplies(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 	if err != nil {
 		return err
 	}
-	handler := api.NewServer(api.Deps{Logger: quiet, DB: store, Token: benchRepliesToken, Store: store,
-		Replies: svc, MCP: mcpserver.Handler(mcpserver.New(mcpserver.Deps{Store: store, Replies: svc, Logger: quiet}), quiet)})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	base := "http://" + ln.Addr().String()
+	base := "http://" + weft.addr
 	client := &http.Client{Transport: &bearerTransport{token: benchRepliesToken, next: http.DefaultTransport}}
 
 	req := replies.Request{ThreadID: th.ID.String(), Limit: *replyCount}

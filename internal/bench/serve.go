@@ -2,12 +2,14 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/weft-dev/weft/internal/app"
 	"github.com/weft-dev/weft/internal/bench/kit"
 
 	"github.com/weft-dev/weft/internal/discord/discordtest"
@@ -140,4 +142,42 @@ func (l linearIssue) created(at time.Time) (lineartest.Delivery, lineartest.Sess
 		CreatedAt: at, Timestamp: at})
 	l.linear.AddSession(o.SessionID, l.issueID)
 	return dl, o
+}
+
+// inProcess is weft run in this process, as `weft serve` runs it
+// (app.New, then app.Run) on a loopback address: for the benches that time
+// its HTTP surface without a child process between them and the figures.
+type inProcess struct {
+	*app.App
+	addr string
+	stop func() error
+}
+
+// runInProcess builds weft from cfg on the database at url, its API,
+// /mcp and console behind token, and runs it with role until stop.
+func runInProcess(ctx context.Context, cfg *app.Config, url, role, token string, logger *slog.Logger) (*inProcess, error) {
+	addr, err := kit.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	c := *cfg
+	c.DatabaseURL, c.Addr, c.Role, c.APIToken, c.DebugAddr, c.ShutdownTimeout = url, addr, role, token, "", 5*time.Second
+	a, err := app.New(ctx, &c, logger)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done, gone := make(chan error, 1), make(chan struct{})
+	go func() {
+		done <- a.Run(runCtx)
+		close(gone)
+	}()
+	w := &inProcess{App: a, addr: addr, stop: func() error {
+		cancel()
+		return <-done
+	}}
+	if err := kit.WaitHTTP(ctx, "http://"+addr+"/readyz", 30*time.Second, gone); err != nil {
+		return nil, errors.Join(fmt.Errorf("weft not ready: %w", err), w.stop())
+	}
+	return w, nil
 }

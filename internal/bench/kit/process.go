@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -58,6 +59,18 @@ func (p *Process) StderrLines() int {
 
 // WaitReady polls url until it answers 200, the child exits, or timeout.
 func (p *Process) WaitReady(ctx context.Context, url string, timeout time.Duration) error {
+	if err := WaitHTTP(ctx, url, timeout, p.exited); !errors.Is(err, errGone) {
+		return err
+	}
+	return fmt.Errorf("server exited before it was ready: %v", p.err)
+}
+
+// errGone is WaitHTTP's answer when the server went away first.
+var errGone = errors.New("server gone")
+
+// WaitHTTP polls url until it answers 200, gone is closed (the server
+// went away), or timeout.
+func WaitHTTP(ctx context.Context, url string, timeout time.Duration, gone <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
@@ -72,8 +85,8 @@ func (p *Process) WaitReady(ctx context.Context, url string, timeout time.Durati
 			}
 		}
 		select {
-		case <-p.exited:
-			return fmt.Errorf("server exited before it was ready: %v", p.err)
+		case <-gone:
+			return errGone
 		case <-ctx.Done():
 			return fmt.Errorf("server not ready: %w", ctx.Err())
 		case <-time.After(50 * time.Millisecond):
