@@ -184,6 +184,10 @@ func (a *App) Store() *db.Store { return a.store }
 // through it, as every other event does.
 func (a *App) Ingester() *ingest.Ingester { return a.ingest }
 
+// Handler is weft's HTTP surface, as Run serves it (nil on a worker): for
+// a benchmark timing its pages in process.
+func (a *App) Handler() http.Handler { return a.handler }
+
 // Work starts working jobs, without the doors (no HTTP, no Discord
 // gateway): how `weft thread create` runs its thread here. Stop ends it.
 func (a *App) Work(ctx context.Context) error { return a.proc.Start(ctx) }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/app"
 	"github.com/weft-dev/weft/internal/bench/consolebench"
 )
@@ -32,14 +31,14 @@ func benchConsole(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 	}
 	defer cleanup()
 	fmt.Fprintf(stdout, "weft-bench console: scratch database %s\n", scratch)
-	pool, err := db.Open(ctx, url)
+	// weft as serve builds it (role api: the console needs no turns).
+	c := *cfg
+	c.DatabaseURL, c.Role, c.APIToken = url, "api", consolebench.Token
+	weft, err := app.New(ctx, &c, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	if err := db.Migrate(ctx, pool, slog.New(slog.DiscardHandler)); err != nil {
-		return err
-	}
-	_, err = consolebench.Run(ctx, pool, logger, stdout, consolebench.Config{Threads: *threads, Stitches: *stitches, Samples: *samples})
+	defer weft.Close()
+	_, err = consolebench.Run(ctx, weft.Store().Pool(), weft.Handler(), stdout, consolebench.Config{Threads: *threads, Stitches: *stitches, Samples: *samples})
 	return err
 }

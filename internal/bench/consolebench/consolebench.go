@@ -1,27 +1,24 @@
 // Package consolebench measures the console's two pages that grow with the
 // data: a thread of many stitches rendered server-side, and the threads
 // list paged deep into many threads. Run seeds a migrated database (SQL
-// generate_series, seconds for 100,000 threads), then times the real
-// handler, with a logged-in session, through the full HTTP stack in
-// process, and prints p50/p99 against the targets of issue #16.
+// generate_series, seconds for 100,000 threads), then times weft's HTTP
+// surface as serve builds it (app.App.Handler), with a logged-in session,
+// in process, and prints p50/p99 against the targets of issue #16.
 package consolebench
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/bench/dbbench"
 	"github.com/weft-dev/weft/internal/bench/kit"
 	"github.com/weft-dev/weft/internal/console"
@@ -56,11 +53,14 @@ type Result struct {
 // Pass reports whether both pages met their targets.
 func (r Result) Pass() bool { return r.ThreadP99 <= TargetThreadP99 && r.ListP99 <= TargetListP99 }
 
-const token = "consolebench"
+// Token is the API token (WEFT_API_TOKEN) of the weft Run measures: the
+// console's login.
+const Token = "consolebench"
 
 // Run seeds pool's database, which must be migrated and otherwise empty,
-// and measures; it writes the figures to out.
-func Run(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, out io.Writer, cfg Config) (Result, error) {
+// and measures the console of h, weft's HTTP surface on that database
+// with Token; it writes the figures to out.
+func Run(ctx context.Context, pool *pgxpool.Pool, h http.Handler, out io.Writer, cfg Config) (Result, error) {
 	var res Result
 	start := time.Now()
 	if err := seed(ctx, pool, cfg); err != nil {
@@ -69,7 +69,6 @@ func Run(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, out io.Wr
 	fmt.Fprintf(out, "console bench: seeded %d threads and a thread of %d stitches in %s\n",
 		cfg.Threads, cfg.Stitches, time.Since(start).Round(time.Millisecond))
 
-	h := console.New(console.Deps{Logger: logger, Token: token, Store: db.New(pool, logger)})
 	cookie, err := session(h)
 	if err != nil {
 		return res, err
@@ -92,7 +91,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, out io.Wr
 		return res, fmt.Errorf("find the big thread: %w", err)
 	}
 	var thread kit.Latencies
-	cpu0 := cpuTime()
+	cpu0 := kit.SelfCPU()
 	for range cfg.Samples {
 		d, err := get(console.Prefix + "/threads/" + big)
 		if err != nil {
@@ -100,7 +99,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, out io.Wr
 		}
 		thread = append(thread, d)
 	}
-	res.ThreadCPU = (cpuTime() - cpu0) / time.Duration(cfg.Samples)
+	res.ThreadCPU = (kit.SelfCPU() - cpu0) / time.Duration(cfg.Samples)
 	thread = thread.Sorted()
 	res.ThreadP50, res.ThreadP99 = thread.Percentile(50), thread.Percentile(99)
 	threadAnchor, err := anchor(cfg.Samples, func(int) error {
@@ -140,7 +139,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, out io.Wr
 	for i := range picks {
 		picks[i] = cursors[rand.IntN(len(cursors))]
 	}
-	cpu0 = cpuTime()
+	cpu0 = kit.SelfCPU()
 	for i := range cfg.Samples {
 		path := console.Prefix + "/?after=" + url.QueryEscape(picks[i])
 		switch i % 10 {
@@ -155,7 +154,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, out io.Wr
 		}
 		list = append(list, d)
 	}
-	res.ListCPU = (cpuTime() - cpu0) / time.Duration(cfg.Samples)
+	res.ListCPU = (kit.SelfCPU() - cpu0) / time.Duration(cfg.Samples)
 	list = list.Sorted()
 	res.ListP50, res.ListP99 = list.Percentile(50), list.Percentile(99)
 	listAnchor, err := anchor(cfg.Samples, func(i int) error {
@@ -172,13 +171,13 @@ func Run(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, out io.Wr
 	res.ListAnchorP99 = listAnchor.Percentile(99)
 
 	fmt.Fprintf(out, "thread page, %d stitches (%d samples): p50 %s  p99 %s  (target p99 ≤ %s) %s; weft CPU %s per page\n",
-		cfg.Stitches, len(thread), ms(res.ThreadP50), ms(res.ThreadP99), TargetThreadP99, verdict(res.ThreadP99 <= TargetThreadP99), ms(res.ThreadCPU))
+		cfg.Stitches, len(thread), kit.Ms(res.ThreadP50), kit.Ms(res.ThreadP99), TargetThreadP99, kit.Verdict(res.ThreadP99 <= TargetThreadP99), kit.Ms(res.ThreadCPU))
 	fmt.Fprintf(out, "  anchor, its rows read bare from Postgres: p50 %s  p99 %s; the page's p99 is %.1f× it\n",
-		ms(threadAnchor.Percentile(50)), ms(res.ThreadAnchorP99), ratio(res.ThreadP99, res.ThreadAnchorP99))
+		kit.Ms(threadAnchor.Percentile(50)), kit.Ms(res.ThreadAnchorP99), ratio(res.ThreadP99, res.ThreadAnchorP99))
 	fmt.Fprintf(out, "threads list, a page of %d among %d (%d samples): p50 %s  p99 %s  (target p99 ≤ %s) %s; weft CPU %s per page\n",
-		console.PageSize, cfg.Threads, len(list), ms(res.ListP50), ms(res.ListP99), TargetListP99, verdict(res.ListP99 <= TargetListP99), ms(res.ListCPU))
+		console.PageSize, cfg.Threads, len(list), kit.Ms(res.ListP50), kit.Ms(res.ListP99), TargetListP99, kit.Verdict(res.ListP99 <= TargetListP99), kit.Ms(res.ListCPU))
 	fmt.Fprintf(out, "  anchor, the same pages' threads read bare by keyset: p50 %s  p99 %s; the page's p99 is %.1f× it\n",
-		ms(listAnchor.Percentile(50)), ms(res.ListAnchorP99), ratio(res.ListP99, res.ListAnchorP99))
+		kit.Ms(listAnchor.Percentile(50)), kit.Ms(res.ListAnchorP99), ratio(res.ListP99, res.ListAnchorP99))
 	return res, nil
 }
 
@@ -200,7 +199,7 @@ func ratio(a, b time.Duration) float64 { return float64(a) / float64(max(b, time
 // session logs in through the handler and returns the Cookie header.
 func session(h http.Handler) (string, error) {
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", console.Prefix+"/login?token="+token, nil))
+	h.ServeHTTP(rec, httptest.NewRequest("GET", console.Prefix+"/login?token="+Token, nil))
 	for _, c := range rec.Result().Cookies() {
 		if c.Name == "weft_console" {
 			return c.Name + "=" + c.Value, nil
@@ -290,21 +289,3 @@ func seed(ctx context.Context, pool *pgxpool.Pool, cfg Config) error {
 	}
 	return nil
 }
-
-// cpuTime is the process's CPU time so far, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func verdict(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "MISS"
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }

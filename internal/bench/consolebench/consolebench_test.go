@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/app"
 	"github.com/weft-dev/weft/internal/bench/consolebench"
 	"github.com/weft-dev/weft/internal/logtest"
 )
@@ -26,9 +27,15 @@ var (
 
 // TestRun runs the bench; its figures are printed, never asserted.
 func TestRun(t *testing.T) {
-	pool := dbtest.NewPool(t)
+	cfg, err := app.LoadConfig(func(k string) string {
+		return map[string]string{"DATABASE_URL": dbtest.URL(t), "WEFT_ROLE": "api", "WEFT_API_TOKEN": consolebench.Token}[k]
+	})
+	require.NoError(t, err)
+	weft, err := app.New(context.Background(), cfg, logtest.New(t))
+	require.NoError(t, err)
+	t.Cleanup(weft.Close)
 	var out bytes.Buffer
-	res, err := consolebench.Run(context.Background(), pool, logtest.New(t), io.MultiWriter(os.Stdout, &out),
+	res, err := consolebench.Run(context.Background(), weft.Store().Pool(), weft.Handler(), io.MultiWriter(os.Stdout, &out),
 		consolebench.Config{Threads: *threads, Stitches: *stitches, Samples: *samples})
 	require.NoError(t, err)
 	require.Positive(t, res.ThreadAnchorP99)
