@@ -6,23 +6,9 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/weft-dev/weft/internal/bench"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := bench.Run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, bench.ErrUsage) {
-			fmt.Fprintln(os.Stderr, "weft-bench:", err)
-		}
-		os.Exit(1)
-	}
-}
+func main() { os.Exit(bench.Main()) }

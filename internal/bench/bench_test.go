@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/signal"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,14 +20,7 @@ import (
 // benchmark as its fake model.
 func TestMain(m *testing.M) {
 	if os.Getenv("WEFT_TEST_AS_WEFT") == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := Run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
-		stop()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "weft-bench:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+		os.Exit(Main())
 	}
 	os.Exit(m.Run())
 }
@@ -94,7 +85,7 @@ func TestHelpExitsZero(t *testing.T) {
 		require.NotEmpty(t, stdout.String(), args)
 	}
 	err := Run(context.Background(), []string{"weft-bench", "frobnicate"}, env(nil), &bytes.Buffer{}, &bytes.Buffer{})
-	require.ErrorIs(t, err, ErrUsage)
+	require.ErrorIs(t, err, errUsage)
 	err = Run(context.Background(), []string{"weft-bench", "store", "-no-such-flag"}, env(nil), &bytes.Buffer{}, &bytes.Buffer{})
-	require.ErrorIs(t, err, ErrUsage)
+	require.ErrorIs(t, err, errUsage)
 }

@@ -11,14 +11,32 @@ import (
 	"github.com/weft-dev/weft/internal/bench/kit"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/weft-dev/weft/internal/app"
 )
 
-// ErrUsage reports a command line weft-bench could not understand; the
+// Main is weft-bench: it runs Run with this process's arguments,
+// environment and output until SIGINT or SIGTERM, and returns its exit
+// status.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := Run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "weft-bench:", err)
+		}
+		return 1
+	}
+	return 0
+}
+
+// errUsage reports a command line weft-bench could not understand; the
 // usage was already printed.
-var ErrUsage = errors.New("usage")
+var errUsage = errors.New("usage")
 
 const usage = `weft-bench measures weft; each benchmark works in a scratch database on
 DATABASE_URL's server and prints its figures beside their targets, PASS or
@@ -42,7 +60,7 @@ Usage:
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) < 2 {
 		fmt.Fprint(stderr, usage)
-		return ErrUsage
+		return errUsage
 	}
 	cmd, rest := args[1], args[2:]
 	bench, ok := map[string]func(context.Context, *app.Config, *slog.Logger, []string, io.Writer, io.Writer) error{
@@ -55,7 +73,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	case !ok && cmd != "serve":
 		fmt.Fprintf(stderr, "weft-bench: unknown benchmark %q\n\n%s", cmd, usage)
-		return ErrUsage
+		return errUsage
 	}
 	cfg, err := app.LoadConfig(getenv)
 	if err != nil {
@@ -101,7 +119,7 @@ func badFlags(fs *flag.FlagSet, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "usage of %s:\n", fs.Name())
 	fs.SetOutput(stderr)
 	fs.PrintDefaults()
-	return ErrUsage
+	return errUsage
 }
 
 // scratch is a bench's scratch database, named by its -db flag and kept
