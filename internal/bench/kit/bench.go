@@ -1,8 +1,11 @@
-// Package kit holds the measuring instruments of `weft bench turns` and
-// `weft bench linear`: a clock on the processor's turns and model calls,
-// and an open-loop webhook load generator. The commands in cmd/weft wire
-// them to a scratch database, the fakes and weft itself, and print the
-// figures beside the targets of docs/architecture.md.
+// Package kit holds the instruments every benchmark of internal/bench
+// measures with, written once: latencies and the table that prints them
+// beside their targets (PASS or MISS), rates, the open-loop pacing of a
+// run and the webhook load generator, child processes (weft serve, an
+// anchor, the fake model) and what /proc and getrusage say of their CPU
+// and memory, the clock on the processor's turns and model calls, the
+// proxy that times the fake model, River's no-op anchor, and scratch
+// databases. The benches wire them to the fakes and to weft itself.
 package kit
 
 import (
