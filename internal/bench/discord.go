@@ -76,8 +76,21 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 	defer b.close(logger)
 	fmt.Fprintf(stdout, "weft-bench discord: weft serve pid %d on scratch database %s; fakes: discordtest (REST + gateway), llmtest (model answering at once)\n\n", b.proc.PID(), *sc.name)
 
-	// Setup: one mention per thread, paced at the steady rate, then every
-	// thread's first reply.
+	mentions, mentionOK, err := b.mentions(ctx, stdout, cf)
+	if err != nil {
+		return err
+	}
+	steadyOK, err := b.followUps(ctx, stdout, cf, mentions)
+	if err != nil {
+		return err
+	}
+	return b.overall(stdout, mentionOK && steadyOK)
+}
+
+// mentions opens the bench's threads: one mention each, paced at the
+// steady rate, then every thread's first reply. It prints their figures
+// and returns the mentions and whether their target was met.
+func (b *discordBench) mentions(ctx context.Context, stdout io.Writer, cf *chatFlags) ([]discordPost, bool, error) {
 	mentions := make([]discordPost, cf.threads)
 	startup := len(b.discord.Requests())
 	if _, err := kit.Pace(ctx, cf.rate, cf.threads, func(i int) error {
@@ -87,17 +100,17 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 		mentions[i] = discordPost{channel: m.ID, tag: i, at: at}
 		return nil
 	}); err != nil {
-		return err
+		return nil, false, err
 	}
 	opened, missing, err := b.await(ctx, mentions, cf.wait)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	// The steady run starts once the mentions' work is all done (answers
 	// after notices, joins), so it times follow-ups alone.
 	setupRequests, burst, err := b.settle(ctx, startup, mentions, cf.wait)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	fmt.Fprintf(stdout, "Setup: %d mentions at %d/s, %d threads answered:\n", cf.threads, cf.rate, len(opened.total))
 	tw := kit.NewTable(stdout, 50, 99, 100)
@@ -108,7 +121,7 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 	tw.Row("  of which thread opened → first reply (turn, discovery, REST)", burst.first, "")
 	tw.Row("mention dispatched → its answer (last reply), our time", burst.answers, "")
 	if err := tw.Flush(); err != nil {
-		return err
+		return nil, false, err
 	}
 	perMention, routes := restPerMention(setupRequests, cf.threads)
 	// The protocol's ceiling: every REST call of every mention shares the
@@ -117,10 +130,16 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 	fmt.Fprintf(stdout, "REST calls per mention: %.1f (%s); Discord's global limit of %d/s allows %.1f mentions/s (anchor); offered %d/s = %.2f× it\n",
 		perMention, routes, globalRESTLimit, ceiling, cf.rate, float64(cf.rate)/ceiling)
 	if missing > 0 {
-		return fmt.Errorf("%d of %d mentions got no reply within %s\nweft serve stderr:\n%s", missing, cf.threads, cf.wait, b.proc.Stderr())
+		return nil, false, fmt.Errorf("%d of %d mentions got no reply within %s\nweft serve stderr:\n%s", missing, cf.threads, cf.wait, b.proc.Stderr())
 	}
 
-	// Steady load: follow-ups open-loop, round-robin over the threads.
+	return mentions, mentionOK, nil
+}
+
+// followUps posts follow-ups open-loop at the steady rate, round-robin over
+// the mentions' threads, prints their figures and returns whether their
+// targets were met.
+func (b *discordBench) followUps(ctx context.Context, stdout io.Writer, cf *chatFlags, mentions []discordPost) (bool, error) {
 	n := int(cf.duration.Seconds() * float64(cf.rate))
 	posts := make([]discordPost, 0, n)
 	lag, err := kit.Pace(ctx, cf.rate, n, func(i int) error {
@@ -132,17 +151,17 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 		return nil
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	got, missing, err := b.await(ctx, posts, cf.wait)
 	if err != nil {
-		return err
+		return false, err
 	}
 
-	pass := missing == 0 && mentionOK
+	pass := missing == 0
 	fmt.Fprintf(stdout, "\nSteady %d/s for %s over %d threads: %d follow-ups, %d replies, %d with a typing indicator of their own (generator lag max %s)\n",
 		cf.rate, cf.duration, cf.threads, len(posts), len(got.total), len(got.typing), kit.Ms(lag))
-	tw = kit.NewTable(stdout, 50, 99, 99.9, 100)
+	tw := kit.NewTable(stdout, 50, 99, 99.9, 100)
 	row := tw.Row
 	ownOK := got.own.Percentile(99) <= targetDiscordReplyP99 && missing == 0
 	pass = pass && ownOK
@@ -156,13 +175,12 @@ func benchDiscord(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 	row("message dispatched → first typing at fake", got.typing, fmt.Sprintf("p99 ≤ %s %s", targetDiscordTypingP99, kit.Verdict(typingOK)))
 	row("  no typing of its own: reply (model included)", got.untyped, fmt.Sprintf("all ≤ %s", targetDiscordTypingP99))
 	if err := tw.Flush(); err != nil {
-		return err
+		return false, err
 	}
 	if missing > 0 {
 		fmt.Fprintf(stdout, "note: %d follow-ups had no reply within %s\n", missing, cf.wait)
 	}
-
-	return b.overall(stdout, pass)
+	return pass, nil
 }
 
 // startDiscordBench starts the fakes and weft serve on the database at url,

@@ -90,9 +90,26 @@ func benchSlack(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	channels := b.seed(cf.threads)
 	b.slack.DeliverTo(b.url)
 	fmt.Fprintf(stdout, "weft-bench slack: weft serve pid %d on scratch database %s; fakes: slacktest (Web API + signed Events API deliveries), llmtest (model answering at once)\n\n", b.proc.PID(), *sc.name)
+	mentions, mentionOK, err := b.mentions(ctx, stdout, cf, channels)
+	if err != nil {
+		return err
+	}
+	steadyOK, err := b.followUps(ctx, stdout, cf, mentions)
+	if err != nil {
+		return err
+	}
+	ackOK, err := b.acknowledgements(ctx, stdout, url, *ackRate, *ackDuration)
+	if err != nil {
+		return err
+	}
+	return b.overall(stdout, mentionOK && steadyOK && ackOK)
+}
 
-	// Setup: one mention at the top of each channel, paced at the steady
-	// rate, then every thread's first reply.
+// mentions opens the bench's threads: one mention at the top of each
+// channel, paced at the steady rate, then every thread's first reply. It
+// prints their figures and returns the mentions and whether their target
+// was met.
+func (b *slackBench) mentions(ctx context.Context, stdout io.Writer, cf *chatFlags, channels []string) ([]slackPost, bool, error) {
 	mentions := make([]slackPost, cf.threads)
 	startup := len(b.slack.Calls(""))
 	if _, err := kit.Pace(ctx, cf.rate, len(channels), func(i int) error {
@@ -100,7 +117,7 @@ func benchSlack(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		mentions[i] = slackPost{channel: channels[i], threadTS: m.TS, tag: i, ts: m.TS}
 		return nil
 	}); err != nil {
-		return err
+		return nil, false, err
 	}
 	opened, missing := b.await(ctx, mentions, cf.wait)
 	calls := b.slack.Calls("")[startup:]
@@ -112,14 +129,20 @@ func benchSlack(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	tw.Row("  of which end to end (model included)", opened.total, "")
 	tw.Row("  of which model calls (excluded; ranking and answer)", opened.model, "")
 	if err := tw.Flush(); err != nil {
-		return err
+		return nil, false, err
 	}
 	fmt.Fprintf(stdout, "Web API calls per mention: %s\n", perMention(calls, cf.threads))
 	if missing > 0 {
-		return fmt.Errorf("%d of %d mentions got no reply within %s\nweft serve stderr:\n%s", missing, cf.threads, cf.wait, b.proc.Stderr())
+		return nil, false, fmt.Errorf("%d of %d mentions got no reply within %s\nweft serve stderr:\n%s", missing, cf.threads, cf.wait, b.proc.Stderr())
 	}
 
-	// Steady load: follow-ups open-loop, round-robin over the threads.
+	return mentions, mentionOK, nil
+}
+
+// followUps posts follow-ups open-loop at the steady rate, round-robin over
+// the mentions' threads, prints their figures and returns whether their
+// target was met.
+func (b *slackBench) followUps(ctx context.Context, stdout io.Writer, cf *chatFlags, mentions []slackPost) (bool, error) {
 	n := int(cf.duration.Seconds() * float64(cf.rate))
 	posts := make([]slackPost, 0, n)
 	lag, err := kit.Pace(ctx, cf.rate, n, func(i int) error {
@@ -130,13 +153,13 @@ func benchSlack(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		return nil
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	got, missing := b.await(ctx, posts, cf.wait)
-	pass := mentionOK && missing == 0
+	pass := missing == 0
 	fmt.Fprintf(stdout, "\nSteady %d/s for %s over %d threads: %d follow-ups, %d replies (generator lag max %s)\n",
 		cf.rate, cf.duration, cf.threads, len(posts), len(got.total), kit.Ms(lag))
-	tw = kit.NewTable(stdout, 50, 99, 99.9, 100)
+	tw := kit.NewTable(stdout, 50, 99, 99.9, 100)
 	row := tw.Row
 	ownOK := missing == 0 && got.own.Percentile(99) <= targetSlackReplyP99
 	pass = pass && ownOK
@@ -144,44 +167,48 @@ func benchSlack(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	row("  of which end to end (model included)", got.total, "")
 	row("  of which model calls (excluded)", got.model, "")
 	if err := tw.Flush(); err != nil {
-		return err
+		return false, err
 	}
 	if missing > 0 {
 		fmt.Fprintf(stdout, "note: %d follow-ups had no reply within %s\n", missing, cf.wait)
 	}
+	return pass, nil
+}
 
-	// Acknowledgements: signed deliveries of channel chatter (recorded in
-	// the ledger, answered by no turn), open-loop at the ack rate.
-	acks, failed, ackLag, err := b.acks(ctx, b.url, *ackRate, *ackDuration)
+// acknowledgements times signed deliveries of channel chatter (recorded in
+// the ledger, answered by no turn), open-loop at rate for d, on weft, then
+// on the anchor (a minimal signed handler on the database at url) once
+// weft's run is over; it prints both and returns whether weft met its
+// target.
+func (b *slackBench) acknowledgements(ctx context.Context, stdout io.Writer, url string, rate int, d time.Duration) (bool, error) {
+	acks, failed, ackLag, err := b.acks(ctx, b.url, rate, d)
 	if err != nil {
-		return err
+		return false, err
 	}
 	ackOK := failed == 0 && acks.Percentile(99) <= targetSlackAckP99
-	pass = pass && ackOK
 	// The anchor, at the same rate, once weft's run is over: a minimal
 	// signed handler on the same database.
 	anchor, anchorURL, err := startSlackAnchor(ctx, url, slacktest.SigningSecret)
 	if err != nil {
-		return err
+		return false, err
 	}
-	anchorAcks, anchorFailed, _, err := b.acks(ctx, anchorURL, *ackRate, *ackDuration)
+	anchorAcks, anchorFailed, _, err := b.acks(ctx, anchorURL, rate, d)
 	if stopErr := anchor.Stop(15 * time.Second); err == nil {
 		err = stopErr
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	fmt.Fprintf(stdout, "\nEvents API at %d/s for %s: %d deliveries, %d not acknowledged with 2xx (generator lag max %s); then the anchor, a minimal signed handler (read, verify, one insert, one commit) on the same database, at the same rate: %d not 2xx\n",
-		*ackRate, *ackDuration, len(acks)+failed, failed, kit.Ms(ackLag), anchorFailed)
-	tw = kit.NewTable(stdout, 50, 99, 99.9, 100)
-	row = tw.Row
+		rate, d, len(acks)+failed, failed, kit.Ms(ackLag), anchorFailed)
+	tw := kit.NewTable(stdout, 50, 99, 99.9, 100)
+	row := tw.Row
 	row("signed delivery → acknowledgement", acks, fmt.Sprintf("p99 ≤ %s, all 2xx %s", targetSlackAckP99, kit.Verdict(ackOK)))
 	row("  the anchor's", anchorAcks, fmt.Sprintf("weft's p99 is %.1f× it", float64(acks.Percentile(99))/float64(max(anchorAcks.Percentile(99), time.Microsecond))))
 	if err := tw.Flush(); err != nil {
-		return err
+		return false, err
 	}
-
-	return b.overall(stdout, pass)
+	return ackOK, nil
 }
 
 // slackSeedMessages is how many top-level messages each channel holds
