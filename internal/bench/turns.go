@@ -125,65 +125,15 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 
 	fmt.Fprintf(stdout, "weft-bench turns: scratch database %s; model: llmtest (child process %d, instant) through the OpenAI adapter; %d model call(s) per turn\n\n", *sc.name, b.model.PID(), *steps)
 
-	fmt.Fprintf(stdout, "Turns/s, burning down %d queued turns, beside River burning down %d no-op jobs just before, on the same pool (a turn is a River job: River is its ceiling); ratio = turns / River no-op jobs:\n", *turns, *turns)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workers\tturns/s\tRiver no-op jobs/s (anchor)\tratio\ttarget\t")
-	pass := true
-	burns := map[int]kit.TurnReport{}
-	var tripLines, cpuLines []string
-	for _, workers := range []int{1, 4} {
-		noop, noopCPU, r, err := b.burnDown(ctx, workers, *turns)
-		if err != nil {
-			return err
-		}
-		burns[workers] = r
-		tripLines = append(tripLines, fmt.Sprintf("  %d worker(s): per thread start (thread, first stitches, turn job): %s; per turn: %s",
-			workers, b.startTrips.Per(*turns), b.turnTrips.Per(*turns)))
-		perSec := float64(*turns) / r.Last.Sub(r.First).Seconds()
-		noopCPU, turnCPU := noopCPU.Per(*turns), b.turnCPU.Per(*turns)
-		cpuLines = append(cpuLines, fmt.Sprintf("  %d worker(s): a River no-op job %s (this process %s, Postgres %s); a turn %s (this process %s, the fake model %s, Postgres %s): %.2f of the 2 cores at %.0f turns/s",
-			workers, kit.Us(noopCPU.Total()), kit.Us(noopCPU.Self), kit.Us(noopCPU.Postgres), kit.Us(turnCPU.Total()), kit.Us(turnCPU.Self), kit.Us(turnCPU.Child), kit.Us(turnCPU.Postgres),
-			turnCPU.Total().Seconds()*perSec, perSec))
-		ratio := perSec / noop.PerSecond()
-		pass = pass && ratio >= targetTurnRatio
-		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.2f\t≥ %.2f %s\t\n", workers, perSec, noop.PerSecond(), ratio, targetTurnRatio, kit.Verdict(ratio >= targetTurnRatio))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "Sent to Postgres on the work pool, counted by a pgx tracer (%d model call(s) a turn):\n%s\n", *steps, strings.Join(tripLines, "\n"))
-	fmt.Fprintf(stdout, "CPU (user and system, from /proc; Postgres is every local process named postgres):\n%s\n", strings.Join(cpuLines, "\n"))
-
-	paced, err := b.paced(ctx, *rate, *duration)
+	burns, pass, err := b.throughput(ctx, stdout, *turns, *steps)
 	if err != nil {
-		return fmt.Errorf("paced run: %w", err)
-	}
-	fmt.Fprintf(stdout, "\nLatencies (paced: %d turns enqueued one at a time at %d/s, %d turn workers as serve runs them):\n", len(paced.Pickup), *rate, b.cfg.TurnWorkers)
-	lt := kit.NewTable(stdout, 50, 99, 100)
-	row := func(name string, l kit.Latencies, target string, ok bool) {
-		lt.Row(name, l, target)
-		pass = pass && ok
-	}
-	p50, p99 := paced.Pickup.Percentile(50), paced.Pickup.Percentile(99)
-	row("pickup, enqueue commit → turn start", paced.Pickup,
-		fmt.Sprintf("p50 ≤ %s, p99 ≤ %s %s", targetPickupP50, targetPickupP99, kit.Verdict(p50 <= targetPickupP50 && p99 <= targetPickupP99)),
-		p50 <= targetPickupP50 && p99 <= targetPickupP99)
-	overheadRow := func(name string, l kit.Latencies) {
-		ok := l.Percentile(99) <= targetStepOverhead
-		row(name, l, fmt.Sprintf("p99 ≤ %s %s", targetStepOverhead, kit.Verdict(ok)), ok)
-	}
-	overheadRow("backend overhead per step, paced", paced.StepOverhead)
-	overheadRow("backend overhead per step, burn-down 1 worker", burns[1].StepOverhead)
-	overheadRow("backend overhead per step, burn-down 4 workers", burns[4].StepOverhead)
-	lt.Row("model call (fake, excluded above), paced", paced.LLM, "")
-	if err := lt.Flush(); err != nil {
 		return err
 	}
-	for _, r := range []kit.TurnReport{burns[1], burns[4], paced} {
-		if r.Unfinished+r.Failed+r.Retried > 0 {
-			fmt.Fprintf(stdout, "note: %d turns unfinished, %d failed, %d started more than once\n", r.Unfinished, r.Failed, r.Retried)
-		}
+	ok, err := b.latencies(ctx, stdout, *rate, *duration, burns)
+	if err != nil {
+		return err
 	}
+	pass = pass && ok
 	if *inFlight > 0 {
 		ok, err := b.concurrency(ctx, stdout, *inFlight, *slowModel, *probeRate, *cpuProfile)
 		if err != nil {
@@ -399,6 +349,81 @@ func firstUser(r llmtest.Request) string {
 		}
 	}
 	return ""
+}
+
+// throughput burns down n queued turns at 1 and 4 workers, each beside
+// River burning down n no-op jobs just before on the same pool, prints
+// their rates, what they sent to Postgres and their CPU, and returns the
+// burn-downs by workers and whether the ratio's target was met.
+func (b *turnsBench) throughput(ctx context.Context, stdout io.Writer, n, steps int) (map[int]kit.TurnReport, bool, error) {
+	fmt.Fprintf(stdout, "Turns/s, burning down %d queued turns, beside River burning down %d no-op jobs just before, on the same pool (a turn is a River job: River is its ceiling); ratio = turns / River no-op jobs:\n", n, n)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workers\tturns/s\tRiver no-op jobs/s (anchor)\tratio\ttarget\t")
+	pass := true
+	burns := map[int]kit.TurnReport{}
+	var tripLines, cpuLines []string
+	for _, workers := range []int{1, 4} {
+		noop, noopCPU, r, err := b.burnDown(ctx, workers, n)
+		if err != nil {
+			return nil, false, err
+		}
+		burns[workers] = r
+		tripLines = append(tripLines, fmt.Sprintf("  %d worker(s): per thread start (thread, first stitches, turn job): %s; per turn: %s",
+			workers, b.startTrips.Per(n), b.turnTrips.Per(n)))
+		perSec := float64(n) / r.Last.Sub(r.First).Seconds()
+		noopCPU, turnCPU := noopCPU.Per(n), b.turnCPU.Per(n)
+		cpuLines = append(cpuLines, fmt.Sprintf("  %d worker(s): a River no-op job %s (this process %s, Postgres %s); a turn %s (this process %s, the fake model %s, Postgres %s): %.2f of the 2 cores at %.0f turns/s",
+			workers, kit.Us(noopCPU.Total()), kit.Us(noopCPU.Self), kit.Us(noopCPU.Postgres), kit.Us(turnCPU.Total()), kit.Us(turnCPU.Self), kit.Us(turnCPU.Child), kit.Us(turnCPU.Postgres),
+			turnCPU.Total().Seconds()*perSec, perSec))
+		ratio := perSec / noop.PerSecond()
+		pass = pass && ratio >= targetTurnRatio
+		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.2f\t≥ %.2f %s\t\n", workers, perSec, noop.PerSecond(), ratio, targetTurnRatio, kit.Verdict(ratio >= targetTurnRatio))
+	}
+	if err := tw.Flush(); err != nil {
+		return nil, false, err
+	}
+	fmt.Fprintf(stdout, "Sent to Postgres on the work pool, counted by a pgx tracer (%d model call(s) a turn):\n%s\n", steps, strings.Join(tripLines, "\n"))
+	fmt.Fprintf(stdout, "CPU (user and system, from /proc; Postgres is every local process named postgres):\n%s\n", strings.Join(cpuLines, "\n"))
+
+	return burns, pass, nil
+}
+
+// latencies runs the paced run (rate a second for d) and prints its
+// latencies beside the burn-downs' step overhead, and returns whether
+// their targets were met.
+func (b *turnsBench) latencies(ctx context.Context, stdout io.Writer, rate int, d time.Duration, burns map[int]kit.TurnReport) (bool, error) {
+	pass := true
+	paced, err := b.paced(ctx, rate, d)
+	if err != nil {
+		return false, fmt.Errorf("paced run: %w", err)
+	}
+	fmt.Fprintf(stdout, "\nLatencies (paced: %d turns enqueued one at a time at %d/s, %d turn workers as serve runs them):\n", len(paced.Pickup), rate, b.cfg.TurnWorkers)
+	lt := kit.NewTable(stdout, 50, 99, 100)
+	row := func(name string, l kit.Latencies, target string, ok bool) {
+		lt.Row(name, l, target)
+		pass = pass && ok
+	}
+	p50, p99 := paced.Pickup.Percentile(50), paced.Pickup.Percentile(99)
+	row("pickup, enqueue commit → turn start", paced.Pickup,
+		fmt.Sprintf("p50 ≤ %s, p99 ≤ %s %s", targetPickupP50, targetPickupP99, kit.Verdict(p50 <= targetPickupP50 && p99 <= targetPickupP99)),
+		p50 <= targetPickupP50 && p99 <= targetPickupP99)
+	overheadRow := func(name string, l kit.Latencies) {
+		ok := l.Percentile(99) <= targetStepOverhead
+		row(name, l, fmt.Sprintf("p99 ≤ %s %s", targetStepOverhead, kit.Verdict(ok)), ok)
+	}
+	overheadRow("backend overhead per step, paced", paced.StepOverhead)
+	overheadRow("backend overhead per step, burn-down 1 worker", burns[1].StepOverhead)
+	overheadRow("backend overhead per step, burn-down 4 workers", burns[4].StepOverhead)
+	lt.Row("model call (fake, excluded above), paced", paced.LLM, "")
+	if err := lt.Flush(); err != nil {
+		return false, err
+	}
+	for _, r := range []kit.TurnReport{burns[1], burns[4], paced} {
+		if r.Unfinished+r.Failed+r.Retried > 0 {
+			fmt.Fprintf(stdout, "note: %d turns unfinished, %d failed, %d started more than once\n", r.Unfinished, r.Failed, r.Retried)
+		}
+	}
+	return pass, nil
 }
 
 // enqueuers is how many goroutines start a run's queued turns: filling
