@@ -162,25 +162,7 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 		return false, err
 	}
 	defer b.stop()
-	intake, pool := b.weft.Ingester(), b.weft.Store().Pool()
-	probe := func(ctx context.Context, d time.Duration) ([]kit.Turn, kit.Latencies, error) {
-		var turns []kit.Turn
-		var lat kit.Latencies
-		_, err := kit.PaceFor(ctx, rate, d, func(int) error {
-			t0 := time.Now()
-			t, err := b.enqueue(ctx, intake, b.nextKey())
-			if err != nil {
-				return fmt.Errorf("intake probe: %w", err)
-			}
-			lat = append(lat, time.Since(t0))
-			turns = append(turns, t)
-			return nil
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		return turns, lat.Sorted(), nil
-	}
+	pool := b.weft.Store().Pool()
 	var idle, busy kit.Latencies
 	var all []kit.Turn
 	before := pool.Stat()
@@ -194,7 +176,7 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 		}
 		var err error
 		var before []kit.Turn
-		if before, idle, err = probe(ctx, window); err != nil {
+		if before, idle, err = b.probe(ctx, rate, window); err != nil {
 			return nil, err
 		}
 		if err := kit.ResetSelfPeak(); err != nil {
@@ -209,26 +191,14 @@ func (b *turnsBench) concurrency(ctx context.Context, stdout io.Writer, n int, d
 				return nil, err
 			}
 		}
-		keys := make([]string, n)
-		for i := range keys {
-			keys[i] = b.nextKey()
-		}
-		turns := make([]kit.Turn, n)
+		keys := b.keys(n)
+		var turns []kit.Turn
+		var startErr error
 		var wg sync.WaitGroup
-		errs := make([]error, enqueuers)
-		for g := range errs {
-			wg.Go(func() {
-				for i := g; i < n && errs[g] == nil; i += len(errs) {
-					turns[i], errs[g] = b.enqueue(ctx, b.starter, keys[i])
-				}
-			})
-		}
-		during, lat, err := probe(ctx, window)
+		wg.Go(func() { turns, startErr = b.enqueueAll(ctx, keys, enqueuers) })
+		during, lat, err := b.probe(ctx, rate, window)
 		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return nil, fmt.Errorf("enqueue: %w", err)
-		}
-		if err != nil {
+		if err := errors.Join(startErr, err); err != nil {
 			return nil, err
 		}
 		busy = lat
@@ -483,6 +453,57 @@ func (b *turnsBench) enqueue(ctx context.Context, in *ingest.Ingester, key strin
 	return kit.Turn{ThreadID: th.ID, Key: key, Committed: time.Now()}, nil
 }
 
+// keys names n new threads.
+func (b *turnsBench) keys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = b.nextKey()
+	}
+	return keys
+}
+
+// enqueueAll starts a thread for each key through the starter, from that
+// many goroutines, and returns their turns.
+func (b *turnsBench) enqueueAll(ctx context.Context, keys []string, goroutines int) ([]kit.Turn, error) {
+	turns := make([]kit.Turn, len(keys))
+	var wg sync.WaitGroup
+	errs := make([]error, goroutines)
+	for g := range errs {
+		wg.Go(func() {
+			for i := g; i < len(keys) && errs[g] == nil; i += len(errs) {
+				turns[i], errs[g] = b.enqueue(ctx, b.starter, keys[i])
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	return turns, nil
+}
+
+// probe times intake writes through weft's intake (a thread and its
+// turn, what a webhook's ack waits on), rate a second for d, and returns
+// their turns and sorted latencies.
+func (b *turnsBench) probe(ctx context.Context, rate int, d time.Duration) ([]kit.Turn, kit.Latencies, error) {
+	var turns []kit.Turn
+	var lat kit.Latencies
+	_, err := kit.PaceFor(ctx, rate, d, func(int) error {
+		t0 := time.Now()
+		t, err := b.enqueue(ctx, b.weft.Ingester(), b.nextKey())
+		if err != nil {
+			return fmt.Errorf("intake probe: %w", err)
+		}
+		lat = append(lat, time.Since(t0))
+		turns = append(turns, t)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return turns, lat.Sorted(), nil
+}
+
 // nextKey names a new thread, and the model's delay for it.
 func (b *turnsBench) nextKey() string {
 	b.seq++
@@ -531,24 +552,12 @@ func (b *turnsBench) burnDown(ctx context.Context, workers, n int) (kit.Rate, ki
 	if err != nil {
 		return kit.Rate{}, kit.CPU{}, kit.TurnReport{}, err
 	}
-	turns := make([]kit.Turn, n)
-	keys := make([]string, n)
-	for i := range keys {
-		keys[i] = b.nextKey()
-	}
+	keys := b.keys(n)
 	start := b.startCount.Count()
-	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	for g := range errs {
-		wg.Go(func() {
-			for i := g; i < n && errs[g] == nil; i += len(errs) {
-				turns[i], errs[g] = b.enqueue(ctx, b.starter, keys[i])
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return kit.Rate{}, kit.CPU{}, kit.TurnReport{}, fmt.Errorf("burn down at %d workers: enqueue: %w", workers, err)
+	// Four enqueuers: filling the queue is not what is measured.
+	turns, err := b.enqueueAll(ctx, keys, 4)
+	if err != nil {
+		return kit.Rate{}, kit.CPU{}, kit.TurnReport{}, fmt.Errorf("burn down at %d workers: %w", workers, err)
 	}
 	b.startTrips = b.startCount.Count().Sub(start)
 	cpu, err := kit.SampleCPU(b.model.PID())
