@@ -132,7 +132,6 @@ func (b *discordBench) mentions(ctx context.Context, stdout io.Writer, cf *chatF
 	if missing > 0 {
 		return nil, false, fmt.Errorf("%d of %d mentions got no reply within %s\nweft serve stderr:\n%s", missing, cf.threads, cf.wait, b.proc.Stderr())
 	}
-
 	return mentions, mentionOK, nil
 }
 
@@ -140,15 +139,12 @@ func (b *discordBench) mentions(ctx context.Context, stdout io.Writer, cf *chatF
 // the mentions' threads, prints their figures and returns whether their
 // targets were met.
 func (b *discordBench) followUps(ctx context.Context, stdout io.Writer, cf *chatFlags, mentions []discordPost) (bool, error) {
-	n := int(cf.duration.Seconds() * float64(cf.rate))
-	posts := make([]discordPost, 0, n)
-	lag, err := kit.Pace(ctx, cf.rate, n, func(i int) error {
-		th := mentions[i%len(mentions)].channel
-		tag := cf.threads + i
+	var posts []discordPost
+	lag, err := cf.paceFollowUps(ctx, func(thread, tag int) {
+		th := mentions[thread].channel
 		at := time.Now()
 		b.discord.PostUserMessage(th, b.user, fmt.Sprintf("follow-up %s: and what about the logout redirect?", kit.Tag(tag)))
 		posts = append(posts, discordPost{channel: th, tag: tag, at: at})
-		return nil
 	})
 	if err != nil {
 		return false, err

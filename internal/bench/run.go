@@ -165,3 +165,14 @@ func chatFlagsOn(fs *flag.FlagSet, db, threads string) *chatFlags {
 func (c *chatFlags) valid() bool {
 	return c.rate >= 1 && c.threads >= 1 && c.duration > 0 && c.wait > 0
 }
+
+// paceFollowUps runs the steady run's schedule: rate follow-ups a second
+// for duration, open-loop, round-robin over the threads; post sends one,
+// given its thread's index and its tag (after the mentions' 0 to
+// threads-1). It returns the generator's lag.
+func (c *chatFlags) paceFollowUps(ctx context.Context, post func(thread, tag int)) (time.Duration, error) {
+	return kit.Pace(ctx, c.rate, int(c.duration.Seconds()*float64(c.rate)), func(i int) error {
+		post(i%c.threads, c.threads+i)
+		return nil
+	})
+}

@@ -135,7 +135,6 @@ func (b *slackBench) mentions(ctx context.Context, stdout io.Writer, cf *chatFla
 	if missing > 0 {
 		return nil, false, fmt.Errorf("%d of %d mentions got no reply within %s\nweft serve stderr:\n%s", missing, cf.threads, cf.wait, b.proc.Stderr())
 	}
-
 	return mentions, mentionOK, nil
 }
 
@@ -143,14 +142,11 @@ func (b *slackBench) mentions(ctx context.Context, stdout io.Writer, cf *chatFla
 // the mentions' threads, prints their figures and returns whether their
 // target was met.
 func (b *slackBench) followUps(ctx context.Context, stdout io.Writer, cf *chatFlags, mentions []slackPost) (bool, error) {
-	n := int(cf.duration.Seconds() * float64(cf.rate))
-	posts := make([]slackPost, 0, n)
-	lag, err := kit.Pace(ctx, cf.rate, n, func(i int) error {
-		th := mentions[i%len(mentions)]
-		tag := cf.threads + i
+	var posts []slackPost
+	lag, err := cf.paceFollowUps(ctx, func(thread, tag int) {
+		th := mentions[thread]
 		m := b.slack.Post(b.user, th.channel, th.threadTS, fmt.Sprintf("follow-up %s: and the staging deploys?", kit.Tag(tag)))
 		posts = append(posts, slackPost{channel: th.channel, threadTS: th.threadTS, tag: tag, ts: m.TS})
-		return nil
 	})
 	if err != nil {
 		return false, err
