@@ -42,11 +42,20 @@ func newQueries(db dbtx) Queries { return Queries{db: db, gen: dbsqlc.New(db)} }
 
 // Open connects a pool to the database at url (a DATABASE_URL).
 func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	return OpenTraced(ctx, url, nil)
+}
+
+// OpenTraced is Open with tracer (nil: none) on every connection, for a
+// benchmark counting what a pool sends.
+func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
 	Configure(cfg)
+	if tracer != nil {
+		cfg.ConnConfig.Tracer = tracer
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)

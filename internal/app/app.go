@@ -161,7 +161,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	a.proc, err = processor.New(a.store.Pool(), a.store, runner, senders, processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, Gate: gate, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
 		OnTurn: turnHooks(a.discord.onTurn(), a.slack.onTurn(a.store)), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
-		Echo: cfg.Echo,
+		Echo: cfg.Echo, Observer: cfg.Observer,
 	}, logger)
 	if err != nil {
 		return nil, err
@@ -183,6 +183,10 @@ func (a *App) Store() *db.Store { return a.store }
 // Ingester writes inbound events: threads started by a command go in
 // through it, as every other event does.
 func (a *App) Ingester() *ingest.Ingester { return a.ingest }
+
+// Handler is weft's HTTP surface, as Run serves it (nil on a worker): for
+// a benchmark timing its pages in process.
+func (a *App) Handler() http.Handler { return a.handler }
 
 // Work starts working jobs, without the doors (no HTTP, no Discord
 // gateway): how `weft thread create` runs its thread here. Stop ends it.

@@ -9,9 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/outbox"
+	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -80,6 +83,13 @@ type Config struct {
 	// Registry receives weft's metrics and is what /metrics exports; nil
 	// makes a fresh one.
 	Registry *prometheus.Registry
+	// WrapModel, Observer and DBTracer let a benchmark time the weft it
+	// built, unchanged: WrapModel wraps the model provider the agent
+	// calls, Observer is told when turns start and finish, and DBTracer
+	// traces the processor's pool (not the intake's). Nil changes nothing.
+	WrapModel func(llm.Provider) llm.Provider
+	Observer  processor.Observer
+	DBTracer  pgx.QueryTracer
 }
 
 // Default models per provider, used when WEFT_MODEL / WEFT_FAST_MODEL are unset.
@@ -234,6 +244,7 @@ func loadEcho(getenv func(string) string) (outbox.Echo, error) {
 func (c *Config) intakeDB() *Config {
 	i := *c
 	i.DBConns = c.IntakeDBConns
+	i.DBTracer = nil
 	return &i
 }
 

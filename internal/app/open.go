@@ -33,7 +33,7 @@ func Open(ctx context.Context, cfg *Config, logger *slog.Logger) (*db.Store, *pg
 	if cfg.DBConns > 0 && !strings.Contains(url, "pool_max_conns") {
 		url = WithQuery(url, "pool_max_conns", strconv.Itoa(cfg.DBConns))
 	}
-	pool, err := db.Open(ctx, url)
+	pool, err := db.OpenTraced(ctx, url, cfg.DBTracer)
 	if err != nil {
 		return nil, nil, err
 	}

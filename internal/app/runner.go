@@ -26,6 +26,9 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp
 	if err != nil {
 		return nil, err
 	}
+	if cfg.WrapModel != nil {
+		provider = cfg.WrapModel(provider)
+	}
 	own := tools.Memory(store)
 	own = append(own, dis.tools(lin.sender != nil || sl.on(), c.discord)...)
 	own = append(own, sl.tools(lin.sender != nil || dis.on(), c.slack)...)

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/weft-dev/weft/db/dbbench"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/bench/dbbench"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
