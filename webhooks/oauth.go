@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/internal/linear"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 // stateCookie holds the OAuth state between the install redirect and the
@@ -65,7 +66,7 @@ func handleLinearCallback(logger *slog.Logger, o *LinearOAuth) http.Handler {
 		}
 		tok, err := o.Codes.ExchangeCode(ctx, code)
 		if err != nil {
-			var le *linear.Error
+			var le *surface.Error
 			if errors.As(err, &le) && !le.Retryable() {
 				http.Error(w, "Linear refused the authorization code; start again from /oauth/linear/install", http.StatusBadRequest)
 				return

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 // slackStateCookie binds a Slack install flow to the browser that started
@@ -80,8 +81,8 @@ func handleSlackCallback(logger *slog.Logger, o *SlackOAuth) http.Handler {
 		}
 		in, err := o.Codes.Exchange(ctx, code)
 		if err != nil {
-			var se *slack.Error
-			if errors.As(err, &se) && se.Kind != slack.KindServer && se.Kind != slack.KindRateLimited {
+			var se *surface.Error
+			if errors.As(err, &se) && se.Kind != surface.KindServer && se.Kind != surface.KindRateLimited {
 				http.Error(w, "Slack refused the authorization code; start again from /oauth/slack/install", http.StatusBadRequest)
 				return
 			}

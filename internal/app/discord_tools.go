@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/llm"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -158,8 +159,8 @@ func channelMessage(m discord.Message) tools.ChannelMessage {
 // notFound marks Discord's 404s (unknown channel, message) as
 // thread.ErrNotFound, keeping the Discord error.
 func notFound(err error) error {
-	var de *discord.Error
-	if errors.As(err, &de) && de.Kind == discord.KindNotFound {
+	var de *surface.Error
+	if errors.As(err, &de) && de.Kind == surface.KindNotFound {
 		return fmt.Errorf("%w: %w", thread.ErrNotFound, err)
 	}
 	return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -130,9 +131,9 @@ func slackChannelMessage(m slack.Message) tools.ChannelMessage {
 // the tools' terms, keeping Slack's error.
 func slackReadError(err error) error {
 	switch {
-	case slack.IsKind(err, slack.KindRateLimited):
+	case surface.IsKind(err, surface.KindRateLimited):
 		return fmt.Errorf("%w: %w", tools.ErrSlackRateLimited, err)
-	case slack.IsKind(err, slack.KindNotFound):
+	case surface.IsKind(err, surface.KindNotFound):
 		return fmt.Errorf("%w: %w", thread.ErrNotFound, err)
 	}
 	return err

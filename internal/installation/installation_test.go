@@ -19,6 +19,7 @@ import (
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/secret"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -162,9 +163,9 @@ func TestRefresh(t *testing.T) {
 
 		b.expireSoon(t, -time.Minute)
 		_, err = b.tokens.Token(t.Context(), lineartest.OrganizationID)
-		var le *linear.Error
+		var le *surface.Error
 		require.ErrorAs(t, err, &le)
-		require.Equal(t, linear.KindAuth, le.Kind)
+		require.Equal(t, surface.KindAuth, le.Kind)
 	})
 }
 
@@ -182,7 +183,7 @@ func TestTokenErrors(t *testing.T) {
 
 	// The client reports it as an auth failure, which the outbox gives up on.
 	_, err = linear.NewClient(b.srv.URL(), &http.Client{}, b.tokens).Viewer(linear.WithOrganization(t.Context(), lineartest.OrganizationID))
-	var le *linear.Error
+	var le *surface.Error
 	require.True(t, errors.As(err, &le))
-	require.Equal(t, linear.KindAuth, le.Kind)
+	require.Equal(t, surface.KindAuth, le.Kind)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 const redirectURI = "https://weft.example/oauth/linear/callback"
@@ -52,7 +53,7 @@ func TestOAuthExchangeAndRefresh(t *testing.T) {
 
 	// A code is good once.
 	_, err = oc.ExchangeCode(t.Context(), "code-1")
-	requireKind(t, err, linear.KindAuth)
+	requireKind(t, err, surface.KindAuth)
 
 	// Refresh rotates the refresh token; the old one is spent.
 	next, err := oc.Refresh(t.Context(), tok.RefreshToken)
@@ -60,7 +61,7 @@ func TestOAuthExchangeAndRefresh(t *testing.T) {
 	require.NotEqual(t, tok.AccessToken, next.AccessToken)
 	require.NotEqual(t, tok.RefreshToken, next.RefreshToken)
 	_, err = oc.Refresh(t.Context(), tok.RefreshToken)
-	e := requireKind(t, err, linear.KindAuth)
+	e := requireKind(t, err, surface.KindAuth)
 	require.Equal(t, "refresh token", e.Op)
 	_, err = oc.Refresh(t.Context(), next.RefreshToken)
 	require.NoError(t, err)
@@ -73,15 +74,15 @@ func TestOAuthErrors(t *testing.T) {
 
 	wrongSecret := linear.NewOAuthClient(lineartest.ClientID, "nope", redirectURI, srv.TokenURL(), nil)
 	_, err := wrongSecret.ExchangeCode(t.Context(), "code-1")
-	requireKind(t, err, linear.KindAuth)
+	requireKind(t, err, surface.KindAuth)
 
 	wrongRedirect := linear.NewOAuthClient(lineartest.ClientID, lineartest.ClientSecret, "https://evil.example/cb", srv.TokenURL(), nil)
 	_, err = wrongRedirect.ExchangeCode(t.Context(), "code-1")
-	requireKind(t, err, linear.KindAuth)
+	requireKind(t, err, surface.KindAuth)
 
 	srv.Close()
 	_, err = wrongSecret.Refresh(t.Context(), "r")
-	requireKind(t, err, linear.KindServer)
+	requireKind(t, err, surface.KindServer)
 }
 
 func TestState(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -65,7 +66,7 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	if o.Kind == thread.OutboxSessionUpdate {
 		err := s.c.UpdateSession(ctx, o.Target, SessionUpdate{ExternalURL: body.ExternalURL, ExternalURLLabel: body.ExternalURLLabel})
 		if err != nil {
-			return "", sendError(o, err)
+			return "", surface.SendError(platform, o, err)
 		}
 		return o.Target, nil
 	}
@@ -75,7 +76,7 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	}
 	id, err := s.c.CreateActivity(ctx, o.Target, a)
 	if err != nil {
-		return "", sendError(o, err)
+		return "", surface.SendError(platform, o, err)
 	}
 	return id, nil
 }
@@ -142,17 +143,6 @@ func ActivityID(outboxID uuid.UUID) string {
 	id := outboxID
 	id[6] = id[6]&0x0f | 0x40
 	return id.String()
-}
-
-// sendError keeps retryable failures as they are and marks the rest
-// invalid: an auth failure, a refusal or a missing session does not get
-// better by sending the same row again.
-func sendError(o thread.Outbox, err error) error {
-	var e *Error
-	if errors.As(err, &e) && !e.Retryable() {
-		return fmt.Errorf("linear: send %s %s: %w: %w", o.Kind, o.ID, thread.ErrInvalid, err)
-	}
-	return fmt.Errorf("linear: send %s %s: %w", o.Kind, o.ID, err)
 }
 
 // StartIssue moves a delegated issue to started (Client.StartIssue) as the

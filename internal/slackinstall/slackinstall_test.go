@@ -16,6 +16,7 @@ import (
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
 	"github.com/weft-dev/weft/internal/slackinstall"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -134,6 +135,6 @@ func TestExchangeRefusals(t *testing.T) {
 	for _, code := range []string{"code-1", "never-issued"} {
 		_, err := b.oauth.Exchange(t.Context(), code)
 		require.Error(t, err)
-		require.True(t, slack.IsKind(err, slack.KindInvalid), "%v", err)
+		require.True(t, surface.IsKind(err, surface.KindInvalid), "%v", err)
 	}
 }
