@@ -18,6 +18,7 @@ import (
 	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/metrics"
+	"github.com/weft-dev/weft/internal/surface/webhook"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -83,8 +84,8 @@ func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *Disc
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		reject := rejecter(ctx, w, logger, "discord interaction rejected")
-		body, ok := readBody(w, r, reject)
+		reject := webhook.Rejecter(ctx, w, logger, "discord interaction rejected")
+		body, ok := webhook.ReadBody(w, r, reject)
 		if !ok {
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/surface/webhook"
 )
 
 // Slack serves Slack's Events API (POST /webhooks/slack) and the /weft
@@ -61,8 +62,8 @@ type SlackCommandHandler func(ctx context.Context, c SlackCommand) (reply string
 func handleSlackEvents(logger *slog.Logger, s *Slack) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		reject := rejecter(ctx, w, logger, "slack event rejected")
-		body, ok := readBody(w, r, reject)
+		reject := webhook.Rejecter(ctx, w, logger, "slack event rejected")
+		body, ok := webhook.ReadBody(w, r, reject)
 		if !ok {
 			return
 		}
@@ -99,8 +100,8 @@ const slackUsage = "Usage: `/weft continue ENG-123` continues a Linear issue's c
 func handleSlackCommand(logger *slog.Logger, s *Slack) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		reject := rejecter(ctx, w, logger, "slack command rejected")
-		body, ok := readBody(w, r, reject)
+		reject := webhook.Rejecter(ctx, w, logger, "slack command rejected")
+		body, ok := webhook.ReadBody(w, r, reject)
 		if !ok {
 			return
 		}
