@@ -85,13 +85,11 @@ func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *Disc
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		reject := webhook.Rejecter(ctx, w, logger, "discord interaction rejected")
-		body, ok := webhook.ReadBody(w, r, reject)
+		body, ok := webhook.ReadVerified(w, r, reject, "invalid request signature", func(body []byte) error {
+			sig := r.Header.Get("X-Signature-Ed25519")
+			return discord.VerifyInteraction(d.PublicKey, sig, r.Header.Get("X-Signature-Timestamp"), body, time.Now(), window)
+		})
 		if !ok {
-			return
-		}
-		sig := r.Header.Get("X-Signature-Ed25519")
-		if err := discord.VerifyInteraction(d.PublicKey, sig, r.Header.Get("X-Signature-Timestamp"), body, time.Now(), window); err != nil {
-			reject(http.StatusUnauthorized, "invalid request signature", err)
 			return
 		}
 		in, err := discord.ParseInteraction(body)

@@ -63,12 +63,10 @@ func handleSlackEvents(logger *slog.Logger, s *Slack) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		reject := webhook.Rejecter(ctx, w, logger, "slack event rejected")
-		body, ok := webhook.ReadBody(w, r, reject)
+		body, ok := webhook.ReadVerified(w, r, reject, "invalid signature", func(body []byte) error {
+			return slack.Verify(r.Header, body, s.SigningSecret)
+		})
 		if !ok {
-			return
-		}
-		if err := slack.Verify(r.Header, body, s.SigningSecret); err != nil {
-			reject(http.StatusUnauthorized, "invalid signature", err)
 			return
 		}
 		challenge, err := s.Events.Handle(ctx, body)
@@ -101,12 +99,10 @@ func handleSlackCommand(logger *slog.Logger, s *Slack) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		reject := webhook.Rejecter(ctx, w, logger, "slack command rejected")
-		body, ok := webhook.ReadBody(w, r, reject)
+		body, ok := webhook.ReadVerified(w, r, reject, "invalid signature", func(body []byte) error {
+			return slack.Verify(r.Header, body, s.SigningSecret)
+		})
 		if !ok {
-			return
-		}
-		if err := slack.Verify(r.Header, body, s.SigningSecret); err != nil {
-			reject(http.StatusUnauthorized, "invalid signature", err)
 			return
 		}
 		form, err := url.ParseQuery(string(body))

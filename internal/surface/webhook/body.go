@@ -23,9 +23,12 @@ const MaxBody = 1 << 20
 // body still arriving after this is not theirs to wait for.
 const bodyReadTimeout = 2 * time.Second
 
-// Rejecter answers a request weft refuses, logging why once: nothing has
-// been written when it is called.
-func Rejecter(ctx context.Context, w http.ResponseWriter, logger *slog.Logger, msg string) func(status int, reason string, err error) {
+// Reject answers a request weft refuses with status and reason, logging
+// err; nothing has been written when it is called.
+type Reject func(status int, reason string, err error)
+
+// Rejecter answers a request weft refuses, logging why once under msg.
+func Rejecter(ctx context.Context, w http.ResponseWriter, logger *slog.Logger, msg string) Reject {
 	return func(status int, reason string, err error) {
 		logger.InfoContext(ctx, msg, slog.Int("status", status), slog.String("reason", reason), slog.Any("error", err))
 		http.Error(w, reason, status)
@@ -37,7 +40,7 @@ func Rejecter(ctx context.Context, w http.ResponseWriter, logger *slog.Logger, m
 // It rejects an oversized (413) or unreadable or late (400) body itself and
 // reports whether to go on. A body BufferBody read already is returned as
 // it is.
-func ReadBody(w http.ResponseWriter, r *http.Request, reject func(int, string, error)) ([]byte, bool) {
+func ReadBody(w http.ResponseWriter, r *http.Request, reject Reject) ([]byte, bool) {
 	if b, ok := r.Body.(buffered); ok {
 		return b.body, true
 	}
@@ -61,6 +64,21 @@ func ReadBody(w http.ResponseWriter, r *http.Request, reject func(int, string, e
 	// microseconds of the deadline may still see its context cancelled,
 	// and gets a 503 that Linear retries.)
 	_ = rc.SetReadDeadline(time.Time{})
+	return body, true
+}
+
+// ReadVerified reads the body (ReadBody) and checks the platform's
+// signature on exactly those bytes with verify, answering 401 with reason
+// when it fails. It reports whether to go on.
+func ReadVerified(w http.ResponseWriter, r *http.Request, reject Reject, reason string, verify func(body []byte) error) ([]byte, bool) {
+	body, ok := ReadBody(w, r, reject)
+	if !ok {
+		return nil, false
+	}
+	if err := verify(body); err != nil {
+		reject(http.StatusUnauthorized, reason, err)
+		return nil, false
+	}
 	return body, true
 }
 
