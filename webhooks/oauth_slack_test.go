@@ -18,6 +18,7 @@ import (
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
 	"github.com/weft-dev/weft/internal/slackinstall"
+	"github.com/weft-dev/weft/internal/surface/oauth"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/webhooks"
 )
@@ -109,9 +110,9 @@ func TestSlackInstall(t *testing.T) {
 		require.ErrorIs(t, err, thread.ErrNotFound)
 	})
 
-	forged, err := slack.SignState([]byte("another secret"), time.Now().Add(time.Minute))
+	forged, err := oauth.SignState([]byte("another secret"), "slack", time.Now().Add(time.Minute))
 	require.NoError(t, err)
-	expired, err := slack.SignState([]byte(slacktest.ClientSecret), time.Now().Add(-time.Minute))
+	expired, err := oauth.SignState([]byte(slacktest.ClientSecret), "slack", time.Now().Add(-time.Minute))
 	require.NoError(t, err)
 	tests := []struct {
 		name   string

@@ -31,14 +31,16 @@ func addRoutes(r chi.Router, d Deps) {
 		logger.Debug("slack events off: no signing secret or bot token")
 	}
 	if o := d.LinearOAuth; o != nil {
-		r.Method(http.MethodGet, "/oauth/linear/install", handleLinearInstall(logger, o))
-		r.Method(http.MethodGet, "/oauth/linear/callback", handleLinearCallback(logger, o))
+		f := linearFlow(logger, o)
+		r.Method(http.MethodGet, f.Path()+"/install", f.Install())
+		r.Method(http.MethodGet, f.Path()+"/callback", f.Callback())
 	} else {
 		logger.Debug("linear oauth install off: no client credentials")
 	}
 	if o := d.SlackOAuth; o != nil {
-		r.Method(http.MethodGet, "/oauth/slack/install", handleSlackInstall(logger, o))
-		r.Method(http.MethodGet, "/oauth/slack/callback", handleSlackCallback(logger, o))
+		f := slackFlow(logger, o)
+		r.Method(http.MethodGet, f.Path()+"/install", f.Install())
+		r.Method(http.MethodGet, f.Path()+"/callback", f.Callback())
 	}
 }
 

@@ -7,7 +7,7 @@
 //     session updates, issues, the session's history, the app user and
 //     moving a delegated issue to started. It is built on genqlient, whose
 //     generated functions stay unexported behind domain-level methods;
-//   - the OAuth app flow (AuthorizeURL, OAuthClient, SignState);
+//   - the OAuth app flow (AuthorizeURL, OAuthClient);
 //   - the classification of Linear's failures into *surface.Error, whose
 //     Kind callers switch on to decide between retrying later,
 //     re-authorizing and giving up.

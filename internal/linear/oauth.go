@@ -28,7 +28,7 @@ func AgentScopes() []string {
 
 // AuthorizeURL is where to send a workspace admin to install the app as an
 // agent: actor=app installs it as its own user rather than acting as the
-// admin. nil scopes means AgentScopes. state should come from SignState.
+// admin. nil scopes means AgentScopes. state should come from oauth.SignState.
 func AuthorizeURL(clientID, redirectURI, state string, scopes []string) string {
 	if scopes == nil {
 		scopes = AgentScopes()

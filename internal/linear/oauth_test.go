@@ -2,7 +2,6 @@ package linear_test
 
 import (
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -83,37 +82,4 @@ func TestOAuthErrors(t *testing.T) {
 	srv.Close()
 	_, err = wrongSecret.Refresh(t.Context(), "r")
 	requireKind(t, err, surface.KindServer)
-}
-
-func TestState(t *testing.T) {
-	t.Parallel()
-	secret := []byte("state-secret")
-	now := time.Now()
-	st, err := linear.SignState(secret, now.Add(10*time.Minute))
-	require.NoError(t, err)
-	other, err := linear.SignState(secret, now.Add(10*time.Minute))
-	require.NoError(t, err)
-	require.NotEqual(t, st, other, "states must not be predictable")
-
-	require.NoError(t, linear.VerifyState(secret, st, now))
-	msg, mac, _ := strings.Cut(st, ".")
-	tests := map[string]struct {
-		secret []byte
-		state  string
-		now    time.Time
-	}{
-		"Expired":     {secret, st, now.Add(11 * time.Minute)},
-		"WrongSecret": {[]byte("other"), st, now},
-		"NoSecret":    {nil, st, now},
-		"Tampered":    {secret, msg + "." + strings.ToUpper(mac), now},
-		"Swapped":     {secret, msg + "." + strings.SplitN(other, ".", 2)[1], now},
-		"Empty":       {secret, "", now},
-		"NotBase64":   {secret, "!!.!!", now},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			require.ErrorIs(t, linear.VerifyState(tt.secret, tt.state, tt.now), linear.ErrBadState)
-		})
-	}
 }
