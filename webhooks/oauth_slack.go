@@ -22,7 +22,7 @@ type SlackOAuth struct {
 	Codes interface {
 		Exchange(ctx context.Context, code string) (*slack.Install, error)
 	}
-	// Installations stores the result; *slackinstall.Tokens.
+	// Installations stores the result; *installation.Slack.
 	Installations interface {
 		Save(ctx context.Context, in *slack.Install) error
 	}

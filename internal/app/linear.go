@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/db"
-	"github.com/weft-dev/weft/internal/installation"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/secret"
+	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
@@ -79,7 +79,7 @@ func newLinearApp(c LinearConfig, store *db.Store, logger *slog.Logger) (*linear
 			return nil, err
 		}
 		oauth := linear.NewOAuthClient(c.ClientID, c.ClientSecret, c.RedirectURI, c.tokenURL(), nil)
-		inst := installation.NewTokens(store, cipher, oauth, logger) // names its component itself
+		inst := installation.NewLinear(store, cipher, oauth, logger) // names its component itself
 		tokens = inst
 		app.oauth = &webhooks.LinearOAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI,
 			StateSecret: []byte(c.ClientSecret), Codes: oauth, Endpoint: c.APIURL, Installations: inst}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/slack"
-	"github.com/weft-dev/weft/internal/slackinstall"
+	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
@@ -65,7 +65,7 @@ type slackApp struct {
 	logger *slog.Logger
 	ws     *slack.Workspaces
 	// installs are the OAuth installations; nil without OAuth.
-	installs *slackinstall.Tokens
+	installs *installation.Slack
 	sender   *slack.Sender
 	conv     *slack.Conversations
 	socket   *slack.Socket
@@ -76,7 +76,7 @@ type slackApp struct {
 
 // newSlackApp builds Slack on SLACK_BOT_TOKEN and the OAuth installs'
 // tokens (installs; nil without OAuth): off with neither.
-func newSlackApp(cfg SlackConfig, installs *slackinstall.Tokens, logger *slog.Logger) (*slackApp, error) {
+func newSlackApp(cfg SlackConfig, installs *installation.Slack, logger *slog.Logger) (*slackApp, error) {
 	a := &slackApp{cfg: cfg, logger: logger.With("component", "slack"), installs: installs}
 	var src slack.TokenSource
 	if installs != nil {

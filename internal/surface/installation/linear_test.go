@@ -15,11 +15,11 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
-	"github.com/weft-dev/weft/internal/installation"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/surface"
+	"github.com/weft-dev/weft/internal/surface/installation"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -42,7 +42,7 @@ type bundle struct {
 	store   *db.Store
 	cipher  *secret.Cipher
 	refresh *countingRefresher
-	tokens  *installation.Tokens
+	tokens  *installation.Linear
 }
 
 func setup(t *testing.T) *bundle {
@@ -54,7 +54,7 @@ func setup(t *testing.T) *bundle {
 	oauth := linear.NewOAuthClient(lineartest.ClientID, lineartest.ClientSecret, redirectURI, srv.TokenURL(), nil)
 	r := &countingRefresher{oauth: oauth}
 	return &bundle{srv: srv, store: store, cipher: cipher, refresh: r,
-		tokens: installation.NewTokens(store, cipher, r, dbtest.Logger(t))}
+		tokens: installation.NewLinear(store, cipher, r, dbtest.Logger(t))}
 }
 
 // install runs the OAuth code exchange against the fake and saves the
