@@ -5,6 +5,9 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/continuation"
+	"github.com/weft-dev/weft/internal/discovery"
+	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/thread"
@@ -13,7 +16,7 @@ import (
 
 // continuers continue conversations in Discord and in Slack; each nil when
 // its platform is off.
-type continuers struct{ discord, slack *tools.Continuer }
+type continuers struct{ discord, slack *continuation.Continuer }
 
 // newRunner builds the agent that works turns: the model, the tools (memory,
 // get-thread-replies, continue_in_discord and continue_in_slack through the
@@ -40,14 +43,14 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp
 	if err := registry.Register(tools.Replies(rep, reach)); err != nil {
 		return nil, err
 	}
-	history := &tools.History{Store: store, TTL: cfg.HistoryTTL, Logger: logger.With("component", "history")}
+	history := &history.History{Store: store, TTL: cfg.HistoryTTL, Logger: logger.With("component", "history")}
 	if lin.history != nil {
 		history.Linear = lin.history
 	}
 	history.Discord = dis.history()
 	history.Slack = sl.backfill()
 	contexts := []agent.ContextProvider{history}
-	sources := map[thread.Platform]tools.DiscoverySource{}
+	sources := map[thread.Platform]discovery.DiscoverySource{}
 	if dis.on() {
 		discovery, search := discordContext(dis.client, store, provider, cfg.FastModel, cfg.Discord.AllowedGuilds, logger)
 		sources[thread.PlatformDiscord] = discovery

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/continuation"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/internal/thread"
@@ -104,7 +105,7 @@ func (a *slackApp) on() bool { return a != nil && a.ws != nil }
 // threads with them.
 type slackThreads struct{ *slack.Workspaces }
 
-func (w slackThreads) Threads(ctx context.Context, teamID string) (tools.SlackThreads, error) {
+func (w slackThreads) Threads(ctx context.Context, teamID string) (continuation.SlackThreads, error) {
 	return w.Client(ctx, teamID)
 }
 
@@ -127,7 +128,7 @@ func (a *slackApp) listen(rec slack.Recorder, allowed func(teamID string) bool) 
 
 // events is the HTTP doors' configuration, /weft continue served by c
 // (nil: Slack is off); nil (off) without a signing secret.
-func (a *slackApp) events(c *tools.Continuer, allowed func(teamID string) bool) *webhooks.Slack {
+func (a *slackApp) events(c *continuation.Continuer, allowed func(teamID string) bool) *webhooks.Slack {
 	if a.conv == nil || a.cfg.SigningSecret == "" {
 		return nil
 	}
@@ -140,18 +141,18 @@ func (a *slackApp) events(c *tools.Continuer, allowed func(teamID string) bool) 
 
 // continuer serves continue_in_slack and /weft continue, recording
 // through rec; nil when Slack is off.
-func (a *slackApp) continuer(store *db.Store, rec tools.ContinueRecorder,
-	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *tools.Continuer {
+func (a *slackApp) continuer(store *db.Store, rec continuation.ContinueRecorder,
+	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *continuation.Continuer {
 	if !a.on() {
 		return nil
 	}
-	return &tools.Continuer{Store: store, Opener: tools.SlackOpener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec,
+	return &continuation.Continuer{Store: store, Opener: continuation.SlackOpener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec,
 		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
 }
 
 // tools are the agent tools Slack adds: continue_in_slack, when there is
 // a conversation elsewhere to continue (Linear or Discord is on too).
-func (a *slackApp) tools(elsewhere bool, c *tools.Continuer) []tools.Tool {
+func (a *slackApp) tools(elsewhere bool, c *continuation.Continuer) []tools.Tool {
 	if !a.on() || !elsewhere {
 		return nil
 	}

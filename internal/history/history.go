@@ -1,4 +1,4 @@
-package tools
+package history
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/ttlcache"
 )
 
 // HistoryMessage is one message of a platform thread's history.
@@ -58,12 +59,12 @@ type History struct {
 	TTL    time.Duration
 	Logger *slog.Logger
 
-	cache ttlCache[[]HistoryMessage]
+	cache ttlcache.Cache[[]HistoryMessage]
 }
 
 // PromptSections implements agent.ContextProvider.
 func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain []thread.Stitch) []string {
-	cur := latestInput(chain)
+	cur := LatestInput(chain)
 	if cur == nil {
 		return nil
 	}
@@ -125,7 +126,7 @@ func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain [
 		if text == "" {
 			continue
 		}
-		fmt.Fprintf(&b, "%s: %s\n", orUnknown(m.Author), strings.Join(strings.Fields(text), " "))
+		fmt.Fprintf(&b, "%s: %s\n", OrUnknown(m.Author), strings.Join(strings.Fields(text), " "))
 	}
 	if b.Len() == 0 {
 		return nil
@@ -141,7 +142,7 @@ func opened(cur *thread.Stitch, ref HistoryRef) bool {
 
 // fetch returns the history of ref, from the cache while it is fresh.
 func (h *History) fetch(ctx context.Context, key string, f HistoryFetcher, ref HistoryRef) ([]HistoryMessage, error) {
-	if msgs, ok := h.cache.get(key, time.Now()); ok {
+	if msgs, ok := h.cache.Get(key, time.Now()); ok {
 		return msgs, nil
 	}
 	msgs, err := f.ThreadHistory(ctx, ref)
@@ -158,11 +159,11 @@ func (h *History) remember(key string, msgs []HistoryMessage) {
 	if ttl <= 0 {
 		ttl = DefaultHistoryTTL
 	}
-	h.cache.put(key, msgs, time.Now(), ttl)
+	h.cache.Put(key, msgs, time.Now(), ttl)
 }
 
-// latestInput is the newest input stitch: the question being answered.
-func latestInput(chain []thread.Stitch) *thread.Stitch {
+// LatestInput is the newest input stitch: the question being answered.
+func LatestInput(chain []thread.Stitch) *thread.Stitch {
 	for i := len(chain) - 1; i >= 0; i-- {
 		if chain[i].Type.IsInput() {
 			return &chain[i]
@@ -171,7 +172,7 @@ func latestInput(chain []thread.Stitch) *thread.Stitch {
 	return nil
 }
 
-func orUnknown(name string) string {
+func OrUnknown(name string) string {
 	if name == "" {
 		return "Someone"
 	}

@@ -1,4 +1,4 @@
-package tools
+package continuation
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/internal/toolschema"
 )
 
@@ -57,7 +58,7 @@ type ContinueRecorder interface {
 
 // ContinueStore reads what continuing needs. *db.Store implements it.
 type ContinueStore interface {
-	Organisations
+	tools.Organisations
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
 	ThreadByLinearRef(ctx context.Context, ref, organisation string) (*thread.Thread, error)
 	ThreadBySlackLink(ctx context.Context, channelID, threadTS, organisation string) (*thread.Thread, error)
@@ -239,14 +240,14 @@ func (c *Continuer) origin(ctx context.Context, id uuid.UUID) (Link, error) {
 }
 
 // Tool is continue_in_discord or continue_in_slack, for the agent.
-func (c *Continuer) Tool() Tool {
+func (c *Continuer) Tool() tools.Tool {
 	name := platformName(c.Opener.Platform())
-	return Tool{
+	return tools.Tool{
 		Name: "continue_in_" + string(c.Opener.Platform()),
 		Description: "Move this conversation to a new " + name + " thread: it opens the thread, posts a summary of the conversation there, " +
 			"and links it in Linear. Use it when the user asks to continue or discuss in " + name + ". Returns the thread's link.",
 		Schema: toolschema.For[struct{}](),
-		Handler: func(ctx context.Context, call Call) (string, error) {
+		Handler: func(ctx context.Context, call tools.Call) (string, error) {
 			got, err := c.Continue(ctx, call.ThreadID, "", call.AgentName)
 			if err != nil {
 				return "", err

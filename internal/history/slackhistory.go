@@ -1,4 +1,4 @@
-package tools
+package history
 
 import (
 	"context"
@@ -34,12 +34,12 @@ func (h *History) slackThreadContext(ctx context.Context, th *thread.Thread, cha
 	first := ""
 	for _, s := range chain {
 		if s.Source == thread.PlatformSlack && s.Type == thread.StitchSlackMessage {
-			if ts := slackTS(s.ExternalID); ts != "" && (first == "" || tsBefore(ts, first)) {
+			if ts := SlackTS(s.ExternalID); ts != "" && (first == "" || TSBefore(ts, first)) {
 				first = ts
 			}
 		}
 	}
-	if h.Slack != nil && first != "" && tsBefore(att.ThreadTS, first) {
+	if h.Slack != nil && first != "" && TSBefore(att.ThreadTS, first) {
 		before, err := h.fetch(ctx, "slack:"+att.TeamID+"/"+att.ChannelID+"/"+att.ThreadTS+"<"+first,
 			slackFetcher{h.Slack, att, first}, HistoryRef{})
 		if err != nil {
@@ -89,7 +89,7 @@ func appendLine(lines []string, who, text string) []string {
 	if text == "" {
 		return lines
 	}
-	return append(lines, orUnknown(who)+": "+text+"\n")
+	return append(lines, OrUnknown(who)+": "+text+"\n")
 }
 
 // slackFetcher adapts a backfill to the history cache.
@@ -103,8 +103,8 @@ func (f slackFetcher) ThreadHistory(ctx context.Context, _ HistoryRef) ([]Histor
 	return f.b.SlackThreadBefore(ctx, f.att, f.before)
 }
 
-// slackTS is the ts of a stored Slack message (team/channel/ts).
-func slackTS(externalID string) string {
+// SlackTS is the ts of a stored Slack message (team/channel/ts).
+func SlackTS(externalID string) string {
 	i := strings.LastIndexByte(externalID, '/')
 	if i < 0 {
 		return ""
@@ -112,8 +112,8 @@ func slackTS(externalID string) string {
 	return externalID[i+1:]
 }
 
-// tsBefore orders Slack timestamps ("1700000000.000100").
-func tsBefore(a, b string) bool {
+// TSBefore orders Slack timestamps ("1700000000.000100").
+func TSBefore(a, b string) bool {
 	as, af, _ := strings.Cut(a, ".")
 	bs, bf, _ := strings.Cut(b, ".")
 	if len(as) != len(bs) {

@@ -1,4 +1,4 @@
-package tools
+package discovery
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/ttlcache"
 )
 
 // Defaults of DiscoveryConfig, from the origin design.
@@ -121,15 +123,15 @@ type Discovery struct {
 	Now     func() time.Time // nil: time.Now; tests move the clock
 	Logger  *slog.Logger
 
-	channels ttlCache[[]ChannelMessage] // by channel key
-	threads  ttlCache[[]ChannelMessage] // replies, by channel key and root id
-	reads    singleflight.Group         // reads of either in flight, by key
+	channels ttlcache.Cache[[]ChannelMessage] // by channel key
+	threads  ttlcache.Cache[[]ChannelMessage] // replies, by channel key and root id
+	reads    singleflight.Group               // reads of either in flight, by key
 	// sections keeps each mention's result for its turn: PromptSections runs
 	// before every model call of a turn, and ranking once is enough. Only
 	// the mention's own turn asks, so the result is kept for sectionTTL,
 	// not ThreadTTL: a turn that outlasts it (an outage waited out) ranks
 	// again.
-	sections ttlCache[string]
+	sections ttlcache.Cache[string]
 }
 
 // sectionTTL is how long a mention's discovery result is reused.
@@ -137,7 +139,7 @@ const sectionTTL = 2 * time.Minute
 
 // PromptSections implements agent.ContextProvider.
 func (d *Discovery) PromptSections(ctx context.Context, th *thread.Thread, chain []thread.Stitch) []string {
-	mention := latestInput(chain)
+	mention := history.LatestInput(chain)
 	if mention == nil || mention.Type != thread.StitchInitialPrompt {
 		return nil
 	}
@@ -147,7 +149,7 @@ func (d *Discovery) PromptSections(ctx context.Context, th *thread.Thread, chain
 	}
 	cfg := d.Config.withDefaults()
 	key := string(mention.Source) + ":" + mention.ExternalID
-	if sec, ok := d.sections.get(key, d.now()); ok {
+	if sec, ok := d.sections.Get(key, d.now()); ok {
 		return nonEmpty(sec)
 	}
 	ch, err := src.Channel(ctx, th, mention)
@@ -160,7 +162,7 @@ func (d *Discovery) PromptSections(ctx context.Context, th *thread.Thread, chain
 			// A turn cancelled midway got a degraded result; its resumption
 			// should search again, not reuse that.
 			if ctx.Err() == nil {
-				d.sections.put(key, sec, d.now(), sectionTTL)
+				d.sections.Put(key, sec, d.now(), sectionTTL)
 			}
 			return nonEmpty(sec)
 		}
@@ -203,19 +205,19 @@ func (d *Discovery) discover(ctx context.Context, cfg DiscoveryConfig, src Disco
 // Concurrent misses of one key share one read: a burst of mentions in a
 // channel would otherwise read its history once per mention, each read
 // spending the platform's rate limit before any of them fills the cache.
-func cached(d *Discovery, c *ttlCache[[]ChannelMessage], key string, ttl time.Duration, read func() ([]ChannelMessage, error)) ([]ChannelMessage, error) {
-	if msgs, ok := c.get(key, d.now()); ok {
+func cached(d *Discovery, c *ttlcache.Cache[[]ChannelMessage], key string, ttl time.Duration, read func() ([]ChannelMessage, error)) ([]ChannelMessage, error) {
+	if msgs, ok := c.Get(key, d.now()); ok {
 		return msgs, nil
 	}
 	v, err, _ := d.reads.Do(key, func() (any, error) {
-		if msgs, ok := c.get(key, d.now()); ok {
+		if msgs, ok := c.Get(key, d.now()); ok {
 			return msgs, nil // filled by the read this one queued behind
 		}
 		msgs, err := read()
 		if err != nil && !errors.Is(err, thread.ErrNotFound) {
 			return nil, err
 		}
-		c.put(key, msgs, d.now(), ttl)
+		c.Put(key, msgs, d.now(), ttl)
 		return msgs, nil
 	})
 	if err != nil {
@@ -277,7 +279,7 @@ func render(platform string, earlier []ChannelMessage, threads []found, how stri
 	var b strings.Builder
 	b.WriteString("<" + tag + ">\nRecent messages in this channel, oldest first:\n")
 	for _, m := range earlier[max(0, len(earlier)-overviewMessages):] {
-		fmt.Fprintf(&b, "[%s] %s: %s\n", stamp(m.At), orUnknown(m.Author), clipText(m.Text, maxText))
+		fmt.Fprintf(&b, "[%s] %s: %s\n", stamp(m.At), history.OrUnknown(m.Author), Clip(m.Text, maxText))
 	}
 	if len(threads) == 0 {
 		b.WriteString("\nNo earlier thread in this channel looks relevant to the question.\n")
@@ -285,13 +287,13 @@ func render(platform string, earlier []ChannelMessage, threads []found, how stri
 		fmt.Fprintf(&b, "\nRelevant threads from this channel (%d, ranked by %s), most relevant first:\n", len(threads), how)
 	}
 	for _, t := range threads {
-		fmt.Fprintf(&b, "Thread from %s: %s: %s\n", stamp(t.msg.At), orUnknown(t.msg.Author), clipText(t.msg.Text, maxText))
+		fmt.Fprintf(&b, "Thread from %s: %s: %s\n", stamp(t.msg.At), history.OrUnknown(t.msg.Author), Clip(t.msg.Text, maxText))
 		if t.reason != "" {
-			fmt.Fprintf(&b, "  Why relevant: %s\n", clipText(t.reason, maxText))
+			fmt.Fprintf(&b, "  Why relevant: %s\n", Clip(t.reason, maxText))
 		}
 		for _, r := range t.replies {
 			if r.ID != t.msg.ID && strings.TrimSpace(r.Text) != "" {
-				fmt.Fprintf(&b, "  Reply: %s: %s\n", orUnknown(r.Author), clipText(r.Text, maxText))
+				fmt.Fprintf(&b, "  Reply: %s: %s\n", history.OrUnknown(r.Author), Clip(r.Text, maxText))
 			}
 		}
 	}
@@ -314,3 +316,38 @@ func nonEmpty(sec string) []string {
 	}
 	return []string{sec}
 }
+
+// ChannelMessage is a Discord message as the Discord tools see it, fetched
+// from Discord or read from what weft stored; discovery reads Slack's
+// messages as ChannelMessages too (the id is then the message's ts).
+type ChannelMessage struct {
+	ID       string
+	AuthorID string
+	Author   string
+	Bot      bool
+	Text     string
+	At       time.Time
+	Edited   bool
+	// NoReplies is set when the platform says nobody replied to it in a
+	// thread (Slack's reply_count), so there is no thread to read.
+	NoReplies bool
+}
+
+// FastModel answers one prompt with the fast model (WEFT_FAST_MODEL).
+// cmd/weft adapts an llm.Provider: discovery does not depend on llm.
+type FastModel interface {
+	Ask(ctx context.Context, system, prompt string) (string, error)
+}
+
+// Clip puts text on one line and keeps its first n characters.
+func Clip(text string, n int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > n {
+		return string(r[:n])
+	}
+	return text
+}
+
+// maxText is where a message's text is cut in the prompt, as in the
+// Discord tools' results.
+const maxText = 300

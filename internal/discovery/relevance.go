@@ -1,4 +1,4 @@
-package tools
+package discovery
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -64,7 +65,7 @@ func (d *Discovery) rankByModel(ctx context.Context, cfg DiscoveryConfig, platfo
 	byID := make(map[string]ChannelMessage, len(cands))
 	for _, m := range cands {
 		byID[m.ID] = m
-		fmt.Fprintf(&list, "[%s] %s: %s\n", m.ID, orUnknown(m.Author), clipText(m.Text, maxText))
+		fmt.Fprintf(&list, "[%s] %s: %s\n", m.ID, history.OrUnknown(m.Author), Clip(m.Text, maxText))
 	}
 	reply, err := d.Fast.Ask(ctx, fmt.Sprintf(rankSystem, platform), fmt.Sprintf(rankPrompt, platform, prompt, list.String(),
 		exampleID(cands[0].ID, 0), exampleID(cands[0].ID, 1), cfg.ScoreThreshold))
