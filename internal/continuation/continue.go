@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/internal/toolschema"
@@ -58,7 +59,7 @@ type ContinueRecorder interface {
 
 // ContinueStore reads what continuing needs. *db.Store implements it.
 type ContinueStore interface {
-	tools.Organisations
+	tenancy.Organisations
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
 	ThreadByLinearRef(ctx context.Context, ref, organisation string) (*thread.Thread, error)
 	ThreadBySlackLink(ctx context.Context, channelID, threadTS, organisation string) (*thread.Thread, error)

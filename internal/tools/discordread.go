@@ -15,6 +15,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/history"
+	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -41,7 +42,7 @@ type DiscordReader interface {
 
 // DiscordArchive is what weft stored of Discord. *db.Store implements it.
 type DiscordArchive interface {
-	Organisations
+	tenancy.Organisations
 	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
 	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
 	StoredDiscordMessages(ctx context.Context, q db.DiscordMessageQuery) ([]db.DiscordMessage, error)

@@ -27,7 +27,7 @@ type DiscordSearch struct {
 	Fast   discovery.FastModel // get_channel_summary; nil makes that tool fail clearly
 	// Guilds is DISCORD_ALLOWED_GUILDS: no conversation reads another
 	// server; empty allows any the bot is in. Beyond it, a conversation
-	// reads only servers of its own organisation (Organisations).
+	// reads only servers of its own organisation (tenancy.Organisations).
 	Guilds []string
 	Now    func() time.Time // nil: time.Now; tests pin relative times
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/retry"
+	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -46,7 +47,7 @@ type SlackChannelReader interface {
 // SlackDiscoveryStore is what discovery reads of weft's Slack threads.
 // *db.Store implements it.
 type SlackDiscoveryStore interface {
-	Organisations
+	tenancy.Organisations
 	SlackAttachment(ctx context.Context, threadID uuid.UUID) (*thread.SlackAttachment, error)
 	ThreadBySlackThread(ctx context.Context, teamID, channelID, threadTS string) (*thread.Thread, error)
 	ThreadReplies(ctx context.Context, threadID uuid.UUID, p db.ReplyPage) ([]thread.Stitch, error)
