@@ -1,3 +1,9 @@
+// Package continuation moves a conversation to another platform: the
+// Continuer opens a thread there through the platform's Opener (Discord's
+// and Slack's are here), attaches it to the same weft thread, posts a
+// summary of the conversation so far and links it back in the Linear
+// session. Continuer.Tool offers it to the agent; Discord's /continue and
+// Slack's /weft continue call it directly.
 package continuation
 
 import (

@@ -1,3 +1,9 @@
+// Package discovery brings a channel's relevant earlier threads into the
+// prompt when weft is mentioned there: one algorithm (read the channel's
+// recent top-level messages, rank them with the fast model or by
+// keywords, fetch the best threads in parallel under a timeout) over
+// every platform, each a DiscoverySource, with its reads cached. It also
+// holds the message shape its sources return (ChannelMessage).
 package discovery
 
 import (

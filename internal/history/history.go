@@ -1,3 +1,9 @@
+// Package history puts a conversation's platform thread history in the
+// prompt: History (an agent.ContextProvider) reads the Discord thread's
+// messages or the Linear issue's comments through a Fetcher, and what a
+// Slack thread said before weft joined it, caching each read for a TTL.
+// It holds no platform client: each platform's reader is behind an
+// interface (HistoryFetcher, SlackBackfill).
 package history
 
 import (
