@@ -67,7 +67,7 @@ type Config struct {
 	SlackInstall SlackInstallConfig
 	// Discovery tunes relevant thread discovery (MAX_RELEVANT_THREADS,
 	// RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS).
-	Discovery discovery.DiscoveryConfig
+	Discovery discovery.Config
 	// Tracing is OpenTelemetry's (telemetry.go).
 	Tracing TracingConfig
 	// Echo is what a thread's other surfaces hear of a conversation going on

@@ -106,7 +106,7 @@ func (a *discordApp) on() bool { return a.client != nil }
 
 // continuer serves continue_in_discord and /continue, recording through
 // rec; nil when Discord is off.
-func (a *discordApp) continuer(store *db.Store, rec continuation.ContinueRecorder,
+func (a *discordApp) continuer(store *db.Store, rec continuation.Recorder,
 	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *continuation.Continuer {
 	if !a.on() {
 		return nil
@@ -125,7 +125,7 @@ func (a *discordApp) tools(elsewhere bool, c *continuation.Continuer) []tools.To
 }
 
 // history reads a Discord thread for the prompt; nil when Discord is off.
-func (a *discordApp) history() history.HistoryFetcher {
+func (a *discordApp) history() history.Fetcher {
 	if !a.on() {
 		return nil
 	}
@@ -223,14 +223,14 @@ const discordHistoryLimit = 50
 // discordHistory reads a Discord thread's latest messages for the prompt.
 type discordHistory struct{ c *discord.Client }
 
-func (h discordHistory) ThreadHistory(ctx context.Context, ref history.HistoryRef) ([]history.HistoryMessage, error) {
+func (h discordHistory) ThreadHistory(ctx context.Context, ref history.Ref) ([]history.Message, error) {
 	msgs, err := h.c.MessagesBefore(ctx, ref.ID, "", discordHistoryLimit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]history.HistoryMessage, 0, len(msgs))
+	out := make([]history.Message, 0, len(msgs))
 	for _, m := range msgs {
-		out = append(out, history.HistoryMessage{ID: m.ID, Author: m.Author.Name, Text: m.Content})
+		out = append(out, history.Message{ID: m.ID, Author: m.Author.Name, Text: m.Content})
 	}
 	return out, nil
 }

@@ -24,7 +24,7 @@ import (
 // summaries. guilds is DISCORD_ALLOWED_GUILDS, which bounds what
 // conversations outside Discord may search.
 func discordContext(c *discord.Client, store *db.Store, fast llm.Provider, fastModel string,
-	guilds []string, logger *slog.Logger) (discovery.DiscoverySource, []tools.Tool) {
+	guilds []string, logger *slog.Logger) (discovery.Source, []tools.Tool) {
 	reader := discordReader{c}
 	src := &tools.DiscordChannels{Reader: reader, Store: store, Post: discoveryNotice(c, logger.With("component", "discovery"))}
 	search := &tools.DiscordSearch{Reader: reader, Store: store, Fast: fastModelOf(fast, fastModel), Guilds: guilds}
@@ -33,8 +33,8 @@ func discordContext(c *discord.Client, store *db.Store, fast llm.Provider, fastM
 
 // newDiscovery is relevant thread discovery over the platforms' sources,
 // ranking with the fast model (keywords only with a nil fast).
-func newDiscovery(sources map[thread.Platform]discovery.DiscoverySource, fast llm.Provider, fastModel string,
-	cfg discovery.DiscoveryConfig, logger *slog.Logger) *discovery.Discovery {
+func newDiscovery(sources map[thread.Platform]discovery.Source, fast llm.Provider, fastModel string,
+	cfg discovery.Config, logger *slog.Logger) *discovery.Discovery {
 	return &discovery.Discovery{Sources: sources, Fast: fastModelOf(fast, fastModel), Config: cfg, Logger: logger.With("component", "discovery")}
 }
 
@@ -48,8 +48,8 @@ func fastModelOf(fast llm.Provider, model string) discovery.FastModel {
 
 // loadDiscoveryConfig reads the origin design's settings:
 // MAX_RELEVANT_THREADS, RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS.
-func loadDiscoveryConfig(getenv func(string) string) (discovery.DiscoveryConfig, error) {
-	c := discovery.DiscoveryConfig{ScoreThreshold: discovery.DefaultRelevanceScoreThreshold}
+func loadDiscoveryConfig(getenv func(string) string) (discovery.Config, error) {
+	c := discovery.Config{ScoreThreshold: discovery.DefaultRelevanceScoreThreshold}
 	var err error
 	if c.MaxThreads, err = intEnv(getenv, "MAX_RELEVANT_THREADS", discovery.DefaultMaxRelevantThreads); err != nil {
 		return c, err

@@ -352,15 +352,15 @@ func TestLoadDiscoveryConfig(t *testing.T) {
 	tests := []struct {
 		name    string
 		env     map[string]string
-		want    discovery.DiscoveryConfig
+		want    discovery.Config
 		wantErr string
 	}{
-		{"Defaults", nil, discovery.DiscoveryConfig{MaxThreads: 10, ScoreThreshold: 0.6, FetchTimeout: 5 * time.Second}, ""},
+		{"Defaults", nil, discovery.Config{MaxThreads: 10, ScoreThreshold: 0.6, FetchTimeout: 5 * time.Second}, ""},
 		{"Set", map[string]string{"MAX_RELEVANT_THREADS": "3", "RELEVANCE_SCORE_THRESHOLD": "0.75", "THREAD_FETCH_TIMEOUT_MS": "1500"},
-			discovery.DiscoveryConfig{MaxThreads: 3, ScoreThreshold: 0.75, FetchTimeout: 1500 * time.Millisecond}, ""},
-		{"BadCount", map[string]string{"MAX_RELEVANT_THREADS": "ten"}, discovery.DiscoveryConfig{}, "MAX_RELEVANT_THREADS"},
-		{"BadTimeout", map[string]string{"THREAD_FETCH_TIMEOUT_MS": "-1"}, discovery.DiscoveryConfig{}, "THREAD_FETCH_TIMEOUT_MS"},
-		{"ThresholdAboveOne", map[string]string{"RELEVANCE_SCORE_THRESHOLD": "6"}, discovery.DiscoveryConfig{}, "RELEVANCE_SCORE_THRESHOLD"},
+			discovery.Config{MaxThreads: 3, ScoreThreshold: 0.75, FetchTimeout: 1500 * time.Millisecond}, ""},
+		{"BadCount", map[string]string{"MAX_RELEVANT_THREADS": "ten"}, discovery.Config{}, "MAX_RELEVANT_THREADS"},
+		{"BadTimeout", map[string]string{"THREAD_FETCH_TIMEOUT_MS": "-1"}, discovery.Config{}, "THREAD_FETCH_TIMEOUT_MS"},
+		{"ThresholdAboveOne", map[string]string{"RELEVANCE_SCORE_THRESHOLD": "6"}, discovery.Config{}, "RELEVANCE_SCORE_THRESHOLD"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -379,5 +379,5 @@ func TestLoadDiscoveryConfig(t *testing.T) {
 // discordDiscovery is discovery over Discord alone, as serve builds it.
 func discordDiscovery(t *testing.T, c *discord.Client, store *db.Store, fast llm.Provider) agent.ContextProvider {
 	src, _ := discordContext(c, store, fast, "fast-model", nil, logtest.New(t))
-	return newDiscovery(map[thread.Platform]discovery.DiscoverySource{thread.PlatformDiscord: src}, fast, "fast-model", discovery.DiscoveryConfig{}, logtest.New(t))
+	return newDiscovery(map[thread.Platform]discovery.Source{thread.PlatformDiscord: src}, fast, "fast-model", discovery.Config{}, logtest.New(t))
 }

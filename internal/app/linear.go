@@ -56,7 +56,7 @@ func (c LinearConfig) tokenURL() string {
 type linearApp struct {
 	client  *linear.Client
 	sender  *linear.Sender
-	history history.HistoryFetcher
+	history history.Fetcher
 	oauth   *webhooks.LinearOAuth
 }
 
@@ -121,14 +121,14 @@ func (a *linearApp) issueURL() func(context.Context, *thread.LinearAttachment) (
 // linearHistory reads a Linear issue's comment thread for the prompt.
 type linearHistory struct{ c *linear.Client }
 
-func (h linearHistory) ThreadHistory(ctx context.Context, ref history.HistoryRef) ([]history.HistoryMessage, error) {
+func (h linearHistory) ThreadHistory(ctx context.Context, ref history.Ref) ([]history.Message, error) {
 	issue, err := h.c.Issue(linear.WithOrganization(ctx, ref.Workspace), ref.ID)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]history.HistoryMessage, 0, len(issue.Comments))
+	out := make([]history.Message, 0, len(issue.Comments))
 	for _, c := range issue.Comments {
-		out = append(out, history.HistoryMessage{ID: c.ID, Author: c.AuthorName, Text: c.Body})
+		out = append(out, history.Message{ID: c.ID, Author: c.AuthorName, Text: c.Body})
 	}
 	return out, nil
 }

@@ -57,7 +57,7 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp
 	hist.Discord = dis.history()
 	hist.Slack = sl.backfill()
 	contexts := []agent.ContextProvider{hist}
-	sources := map[thread.Platform]discovery.DiscoverySource{}
+	sources := map[thread.Platform]discovery.Source{}
 	if dis.on() {
 		src, search := discordContext(dis.client, store, provider, cfg.FastModel, cfg.Discord.AllowedGuilds, logger)
 		sources[thread.PlatformDiscord] = src

@@ -141,7 +141,7 @@ func (a *slackApp) events(c *continuation.Continuer, allowed func(teamID string)
 
 // continuer serves continue_in_slack and /weft continue, recording
 // through rec; nil when Slack is off.
-func (a *slackApp) continuer(store *db.Store, rec continuation.ContinueRecorder,
+func (a *slackApp) continuer(store *db.Store, rec continuation.Recorder,
 	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *continuation.Continuer {
 	if !a.on() {
 		return nil

@@ -23,12 +23,12 @@ const maxSlackBackfill = 200
 // thread is longer.
 type slackBackfill struct{ ws *slack.Workspaces }
 
-func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]history.HistoryMessage, error) {
+func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]history.Message, error) {
 	c, err := b.ws.Client(ctx, att.TeamID)
 	if err != nil {
 		return nil, err
 	}
-	var out []history.HistoryMessage
+	var out []history.Message
 	o := slack.ReadOptions{Latest: beforeTS, Limit: maxSlackBackfill}
 	for {
 		pg, err := c.Replies(ctx, att.ChannelID, att.ThreadTS, o)
@@ -40,7 +40,7 @@ func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackA
 			if m.BotID != "" {
 				who = "Bot"
 			}
-			out = append(out, history.HistoryMessage{ID: m.TS, Author: who, Text: m.Text})
+			out = append(out, history.Message{ID: m.TS, Author: who, Text: m.Text})
 		}
 		if pg.NextCursor == "" || len(out) >= maxSlackBackfill {
 			break

@@ -57,14 +57,14 @@ type Opening struct {
 // Link is a labelled URL.
 type Link struct{ Label, URL string }
 
-// ContinueRecorder attaches a thread to a new Discord or Slack thread and
+// Recorder attaches a thread to a new Discord or Slack thread and
 // queues the announcements, atomically. *ingest.Ingester implements it.
-type ContinueRecorder interface {
+type Recorder interface {
 	Continue(ctx context.Context, c thread.Continuation) error
 }
 
-// ContinueStore reads what continuing needs. *db.Store implements it.
-type ContinueStore interface {
+// Store reads what continuing needs. *db.Store implements it.
+type Store interface {
 	tenancy.Organisations
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
 	ThreadByLinearRef(ctx context.Context, ref, organisation string) (*thread.Thread, error)
@@ -74,15 +74,15 @@ type ContinueStore interface {
 	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
 }
 
-// ErrNoContinueChannel: neither the platform's continue channel setting
+// ErrNoChannel: neither the platform's continue channel setting
 // nor the caller names a channel to open the conversation in.
-var ErrNoContinueChannel = &thread.Error{Kind: thread.ErrInvalid,
+var ErrNoChannel = &thread.Error{Kind: thread.ErrInvalid,
 	Msg: "no channel to continue in: set DISCORD_CONTINUE_CHANNEL_ID (Discord) or SLACK_CONTINUE_CHANNEL_ID (Slack)"}
 
-// ErrContinueOtherOrganisation refuses to continue a conversation in a
+// ErrOtherOrganisation refuses to continue a conversation in a
 // server or workspace of another organisation: link them with `weft tenant
 // link` first.
-var ErrContinueOtherOrganisation = &thread.Error{Kind: thread.ErrInvalid,
+var ErrOtherOrganisation = &thread.Error{Kind: thread.ErrInvalid,
 	Msg: "the channel to continue in is in another organisation than this conversation: link them with `weft tenant link`"}
 
 // Continuer continues a conversation on one platform, through its Opener:
@@ -93,9 +93,9 @@ var ErrContinueOtherOrganisation = &thread.Error{Kind: thread.ErrInvalid,
 // question was asked. The continue_in_discord and continue_in_slack tools,
 // Discord's /continue and Slack's /weft continue use it.
 type Continuer struct {
-	Store    ContinueStore
+	Store    Store
 	Opener   Opener
-	Recorder ContinueRecorder
+	Recorder Recorder
 	// ChannelID is where conversations open (DISCORD_CONTINUE_CHANNEL_ID,
 	// SLACK_CONTINUE_CHANNEL_ID); empty means the channel the caller names.
 	ChannelID string
@@ -186,7 +186,7 @@ func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, 
 		channelID, tenant = c.ChannelID, thread.Tenant{}
 	}
 	if channelID == "" {
-		return nil, ErrNoContinueChannel
+		return nil, ErrNoChannel
 	}
 	if org != "" {
 		if tenant.ID == "" {
@@ -200,7 +200,7 @@ func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, 
 			return nil, err
 		}
 		if theirs != org {
-			return nil, ErrContinueOtherOrganisation
+			return nil, ErrOtherOrganisation
 		}
 	}
 	chain, err := c.Store.Stitches(ctx, th.ID, db.StitchPage{Newest: true, Limit: summaryScan})

@@ -207,7 +207,7 @@ func TestContinueInSlackStopsAtTheOrganisation(t *testing.T) {
 		b := setupSlackContinue(t, false)
 		b.cont.ChannelID = continueChannel
 		_, err := b.cont.Tool().Handler(ctx, tools.Call{ThreadID: b.thread, AgentName: "weft"})
-		require.ErrorIs(t, err, continuation.ErrContinueOtherOrganisation)
+		require.ErrorIs(t, err, continuation.ErrOtherOrganisation)
 		nothingHappened(t, b)
 	})
 
@@ -283,7 +283,7 @@ func TestContinueSlackThreadInDiscord(t *testing.T) {
 		t.Parallel()
 		store, cont, id := setup(t, false)
 		_, err := cont.Tool().Handler(ctx, tools.Call{ThreadID: id, AgentName: "weft"})
-		require.ErrorIs(t, err, continuation.ErrContinueOtherOrganisation)
+		require.ErrorIs(t, err, continuation.ErrOtherOrganisation)
 		_, err = store.DiscordAttachment(ctx, id)
 		require.ErrorIs(t, err, thread.ErrNotFound)
 	})

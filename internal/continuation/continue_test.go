@@ -101,7 +101,7 @@ func TestContinueInDiscordTool(t *testing.T) {
 		t.Parallel()
 		b := setupContinue(t, false, true)
 		_, err := b.cont.Tool().Handler(ctx, tools.Call{ThreadID: b.thread, AgentName: "weft"})
-		require.ErrorIs(t, err, continuation.ErrNoContinueChannel)
+		require.ErrorIs(t, err, continuation.ErrNoChannel)
 	})
 
 	t.Run("CommandResolvesIssueURLsAndKeys", func(t *testing.T) {
@@ -145,7 +145,7 @@ func TestContinueStopsAtTheOrganisation(t *testing.T) {
 		t.Parallel()
 		b := setupContinue(t, true, false)
 		_, err := b.cont.Tool().Handler(ctx, tools.Call{ThreadID: b.thread, AgentName: "weft"})
-		require.ErrorIs(t, err, continuation.ErrContinueOtherOrganisation)
+		require.ErrorIs(t, err, continuation.ErrOtherOrganisation)
 		nothingHappened(t, b)
 	})
 

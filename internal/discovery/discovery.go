@@ -2,7 +2,7 @@
 // prompt when weft is mentioned there: one algorithm (read the channel's
 // recent top-level messages, rank them with the fast model or by
 // keywords, fetch the best threads in parallel under a timeout) over
-// every platform, each a DiscoverySource, with its reads cached. It also
+// every platform, each a Source, with its reads cached. It also
 // holds the message shape its sources return (ChannelMessage).
 package discovery
 
@@ -22,7 +22,7 @@ import (
 	"github.com/weft-dev/weft/internal/ttlcache"
 )
 
-// Defaults of DiscoveryConfig, from the origin design.
+// Defaults of Config, from the origin design.
 const (
 	DefaultMaxRelevantThreads      = 10
 	DefaultRelevanceScoreThreshold = 0.6
@@ -40,9 +40,9 @@ const (
 	maxThreadReplies = 50
 )
 
-// DiscoveryConfig tunes relevant thread discovery. Zero fields take the
+// Config tunes relevant thread discovery. Zero fields take the
 // defaults (a threshold of 0 too: a model score of 0 is never relevant).
-type DiscoveryConfig struct {
+type Config struct {
 	MaxThreads     int           // MAX_RELEVANT_THREADS: threads fetched, best first
 	ScoreThreshold float64       // RELEVANCE_SCORE_THRESHOLD: lowest model score kept
 	FetchTimeout   time.Duration // THREAD_FETCH_TIMEOUT_MS: bound on fetching them all
@@ -50,7 +50,7 @@ type DiscoveryConfig struct {
 	ThreadTTL      time.Duration // how long a thread's replies (and a mention's result) are reused
 }
 
-func (c DiscoveryConfig) withDefaults() DiscoveryConfig {
+func (c Config) withDefaults() Config {
 	if c.MaxThreads <= 0 {
 		c.MaxThreads = DefaultMaxRelevantThreads
 	}
@@ -69,9 +69,9 @@ func (c DiscoveryConfig) withDefaults() DiscoveryConfig {
 	return c
 }
 
-// DiscoveryChannel is the channel a mention was made in, as a
-// DiscoverySource names it.
-type DiscoveryChannel struct {
+// Channel is the channel a mention was made in, as a
+// Source names it.
+type Channel struct {
 	// Key names the channel among every platform's and workspace's: its
 	// history's cache key.
 	Key string
@@ -87,29 +87,29 @@ type DiscoveryChannel struct {
 	Org string
 }
 
-// DiscoverySource is one platform's side of relevant thread discovery:
+// Source is one platform's side of relevant thread discovery:
 // where a mention was made, the channel's top-level messages and the
 // threads under them. Message ids are the platform's and order as posted.
-type DiscoverySource interface {
+type Source interface {
 	// Platform names the platform in the prompt ("Discord").
 	Platform() string
 	// Channel returns the channel of a mention outside any thread, or nil
 	// when mention is not one (a message in a thread, a direct message):
 	// discovery is skipped then.
-	Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*DiscoveryChannel, error)
+	Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*Channel, error)
 	// Before reports whether message a was posted before message b.
 	Before(a, b string) bool
 	// TopLevel returns the channel's newest n top-level messages, oldest
 	// first.
-	TopLevel(ctx context.Context, ch *DiscoveryChannel, n int) ([]ChannelMessage, error)
+	TopLevel(ctx context.Context, ch *Channel, n int) ([]ChannelMessage, error)
 	// Thread returns the newest n messages of the thread under a top-level
 	// message, oldest first (the root itself may be among them). A message
 	// nobody replied to has none.
-	Thread(ctx context.Context, ch *DiscoveryChannel, root ChannelMessage, n int) ([]ChannelMessage, error)
+	Thread(ctx context.Context, ch *Channel, root ChannelMessage, n int) ([]ChannelMessage, error)
 	// Notify tells the person who mentioned weft that it is searching the
 	// channel's threads, since that adds a second or two before the
 	// answer. It should return quickly; the turn waits for it.
-	Notify(ctx context.Context, ch *DiscoveryChannel)
+	Notify(ctx context.Context, ch *Channel)
 }
 
 // Discovery brings the channel's relevant earlier threads into the prompt
@@ -119,13 +119,13 @@ type DiscoverySource interface {
 // relevance to the mention (keyword matching when the model fails or
 // answers badly), fetches the best threads in parallel under a timeout, and
 // adds the channel overview and those threads to the system prompt. One
-// Discovery serves every platform, each through its DiscoverySource, keyed
+// Discovery serves every platform, each through its Source, keyed
 // by the platform of the mention's stitch. It is an agent.ContextProvider;
 // a failure only logs.
 type Discovery struct {
-	Sources map[thread.Platform]DiscoverySource
+	Sources map[thread.Platform]Source
 	Fast    FastModel // nil: keyword ranking only
-	Config  DiscoveryConfig
+	Config  Config
 	Now     func() time.Time // nil: time.Now; tests move the clock
 	Logger  *slog.Logger
 
@@ -180,7 +180,7 @@ func (d *Discovery) PromptSections(ctx context.Context, th *thread.Thread, chain
 
 // discover builds the section for a mention; "" when the channel had
 // nothing before it.
-func (d *Discovery) discover(ctx context.Context, cfg DiscoveryConfig, src DiscoverySource, ch *DiscoveryChannel, mention *thread.Stitch) (string, error) {
+func (d *Discovery) discover(ctx context.Context, cfg Config, src Source, ch *Channel, mention *thread.Stitch) (string, error) {
 	history, err := cached(d, &d.channels, ch.Key, cfg.ChannelTTL, func() ([]ChannelMessage, error) {
 		return src.TopLevel(ctx, ch, channelScan)
 	})
@@ -241,7 +241,7 @@ type found struct {
 // fetchThreads reads the picks' threads in parallel under the fetch
 // timeout. Threads not read in time, or whose read failed, keep only their
 // root: partial results beat none.
-func (d *Discovery) fetchThreads(ctx context.Context, cfg DiscoveryConfig, src DiscoverySource, ch *DiscoveryChannel, picks []pick) []found {
+func (d *Discovery) fetchThreads(ctx context.Context, cfg Config, src Source, ch *Channel, picks []pick) []found {
 	ctx, cancel := context.WithTimeout(ctx, cfg.FetchTimeout)
 	defer cancel()
 	type result struct {

@@ -26,7 +26,7 @@ type pick struct {
 // rank picks the messages most relevant to prompt, best first, at most
 // MaxThreads: by the fast model, or by keywords when the model fails or
 // answers with anything but the JSON asked for. how says which.
-func (d *Discovery) rank(ctx context.Context, cfg DiscoveryConfig, platform, prompt string, cands []ChannelMessage) ([]pick, string) {
+func (d *Discovery) rank(ctx context.Context, cfg Config, platform, prompt string, cands []ChannelMessage) ([]pick, string) {
 	if d.Fast != nil {
 		// A slow model is a failed one: the person is waiting for the answer.
 		rankCtx, cancel := context.WithTimeout(ctx, rankTimeout)
@@ -60,7 +60,7 @@ Return a JSON array of relevant message ids with reasoning:
 
 Only include messages with score >= %g. Answer [] if none is relevant.`
 
-func (d *Discovery) rankByModel(ctx context.Context, cfg DiscoveryConfig, platform, prompt string, cands []ChannelMessage) ([]pick, error) {
+func (d *Discovery) rankByModel(ctx context.Context, cfg Config, platform, prompt string, cands []ChannelMessage) ([]pick, error) {
 	var list strings.Builder
 	byID := make(map[string]ChannelMessage, len(cands))
 	for _, m := range cands {

@@ -16,12 +16,12 @@ import (
 )
 
 type fetcher struct {
-	msgs  []history.HistoryMessage
+	msgs  []history.Message
 	err   error
 	calls atomic.Int32
 }
 
-func (f *fetcher) ThreadHistory(context.Context, history.HistoryRef) ([]history.HistoryMessage, error) {
+func (f *fetcher) ThreadHistory(context.Context, history.Ref) ([]history.Message, error) {
 	f.calls.Add(1)
 	return f.msgs, f.err
 }
@@ -42,13 +42,13 @@ func (attachments) SlackAttachment(_ context.Context, id uuid.UUID) (*thread.Sla
 
 // backfill is what a Slack thread said before weft joined it.
 type backfill struct {
-	msgs  []history.HistoryMessage
+	msgs  []history.Message
 	err   error
 	calls atomic.Int32
 	seen  atomic.Value // the beforeTS asked for
 }
 
-func (b *backfill) SlackThreadBefore(_ context.Context, _ *thread.SlackAttachment, before string) ([]history.HistoryMessage, error) {
+func (b *backfill) SlackThreadBefore(_ context.Context, _ *thread.SlackAttachment, before string) ([]history.Message, error) {
 	b.calls.Add(1)
 	b.seen.Store(before)
 	return b.msgs, b.err
@@ -86,7 +86,7 @@ func TestSlackThreadContext(t *testing.T) {
 
 	t.Run("JoinedMidThreadBackfillsOnceCached", func(t *testing.T) {
 		t.Parallel()
-		b := &backfill{msgs: []history.HistoryMessage{{Author: "User", Text: "build-2 is down"}}}
+		b := &backfill{msgs: []history.Message{{Author: "User", Text: "build-2 is down"}}}
 		h := &history.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}
 		secs := h.PromptSections(ctx, th, slackChain(5, "<@U0WEFT> why?", "is it back?"))
 		require.Equal(t, []string{"<slack_thread_context>\nUser: build-2 is down\nUser: <@U0WEFT> why?\nweft: Noted.\n</slack_thread_context>\nCurrent question: is it back?"}, secs)
@@ -122,7 +122,7 @@ func TestHistorySections(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	th := &thread.Thread{ID: uuid.New()}
-	vms := []history.HistoryMessage{
+	vms := []history.Message{
 		{ID: "1", Author: "alice", Text: "We run three VMs: build-1, build-2 and cache-1."},
 		{ID: "2", Author: "weft", Text: "Noted."},
 		{ID: "3", Author: "alice", Text: "are they running?"},

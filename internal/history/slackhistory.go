@@ -13,7 +13,7 @@ import (
 // thread's messages older than beforeTS (conversations.replies), oldest
 // first. Everything from weft's first message on is in Postgres already.
 type SlackBackfill interface {
-	SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]HistoryMessage, error)
+	SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]Message, error)
 }
 
 // slackThreadContext is thread-context-retrieval.md's section for a Slack
@@ -41,7 +41,7 @@ func (h *History) slackThreadContext(ctx context.Context, th *thread.Thread, cha
 	}
 	if h.Slack != nil && first != "" && TSBefore(att.ThreadTS, first) {
 		before, err := h.fetch(ctx, "slack:"+att.TeamID+"/"+att.ChannelID+"/"+att.ThreadTS+"<"+first,
-			slackFetcher{h.Slack, att, first}, HistoryRef{})
+			slackFetcher{h.Slack, att, first}, Ref{})
 		if err != nil {
 			h.Logger.WarnContext(ctx, "slack thread history unavailable; answering without what came before weft",
 				slog.String("thread_id", th.ID.String()), slog.Any("error", err))
@@ -99,7 +99,7 @@ type slackFetcher struct {
 	before string
 }
 
-func (f slackFetcher) ThreadHistory(ctx context.Context, _ HistoryRef) ([]HistoryMessage, error) {
+func (f slackFetcher) ThreadHistory(ctx context.Context, _ Ref) ([]Message, error) {
 	return f.b.SlackThreadBefore(ctx, f.att, f.before)
 }
 

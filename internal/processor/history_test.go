@@ -14,9 +14,9 @@ import (
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-type discordHistory []history.HistoryMessage
+type discordHistory []history.Message
 
-func (d discordHistory) ThreadHistory(context.Context, history.HistoryRef) ([]history.HistoryMessage, error) {
+func (d discordHistory) ThreadHistory(context.Context, history.Ref) ([]history.Message, error) {
 	return d, nil
 }
 

@@ -36,19 +36,19 @@ type DiscordChannels struct {
 	Post func(ctx context.Context, n DiscoveryNotice)
 }
 
-var _ discovery.DiscoverySource = (*DiscordChannels)(nil)
+var _ discovery.Source = (*DiscordChannels)(nil)
 
-// Platform implements discovery.DiscoverySource.
+// Platform implements discovery.Source.
 func (*DiscordChannels) Platform() string { return "Discord" }
 
-// Channel implements discovery.DiscoverySource. weft's Discord sink opens a thread on
+// Channel implements discovery.Source. weft's Discord sink opens a thread on
 // a mention in a channel and makes the mention the new weft thread's
 // initial prompt, sourced from Discord, with the mention's message id; the
 // attachment names the channel. Everything said inside a thread is a
 // discord_message stitch, and a conversation continued from Linear has a
 // Linear or API initial prompt, so discovery is skipped there: the
 // thread's own history is the context then.
-func (s *DiscordChannels) Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*discovery.DiscoveryChannel, error) {
+func (s *DiscordChannels) Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*discovery.Channel, error) {
 	if !thread.IsSnowflake(mention.ExternalID) {
 		return nil, nil
 	}
@@ -59,26 +59,26 @@ func (s *DiscordChannels) Channel(ctx context.Context, th *thread.Thread, mentio
 	if err != nil {
 		return nil, err
 	}
-	return &discovery.DiscoveryChannel{Key: "discord:" + att.ChannelID, ID: att.ChannelID, ThreadID: th.ID,
+	return &discovery.Channel{Key: "discord:" + att.ChannelID, ID: att.ChannelID, ThreadID: th.ID,
 		Reply: att.DiscordThreadID, MentionID: mention.ExternalID}, nil
 }
 
-// Before implements discovery.DiscoverySource.
+// Before implements discovery.Source.
 func (*DiscordChannels) Before(a, b string) bool { return thread.CompareSnowflakes(a, b) < 0 }
 
-// TopLevel implements discovery.DiscoverySource.
-func (s *DiscordChannels) TopLevel(ctx context.Context, ch *discovery.DiscoveryChannel, n int) ([]discovery.ChannelMessage, error) {
+// TopLevel implements discovery.Source.
+func (s *DiscordChannels) TopLevel(ctx context.Context, ch *discovery.Channel, n int) ([]discovery.ChannelMessage, error) {
 	return s.Reader.MessagesBefore(ctx, ch.ID, "", n)
 }
 
-// Thread implements discovery.DiscoverySource: a thread started from a message has
+// Thread implements discovery.Source: a thread started from a message has
 // the message's id.
-func (s *DiscordChannels) Thread(ctx context.Context, _ *discovery.DiscoveryChannel, root discovery.ChannelMessage, n int) ([]discovery.ChannelMessage, error) {
+func (s *DiscordChannels) Thread(ctx context.Context, _ *discovery.Channel, root discovery.ChannelMessage, n int) ([]discovery.ChannelMessage, error) {
 	return s.Reader.MessagesBefore(ctx, root.ID, "", n)
 }
 
-// Notify implements discovery.DiscoverySource.
-func (s *DiscordChannels) Notify(ctx context.Context, ch *discovery.DiscoveryChannel) {
+// Notify implements discovery.Source.
+func (s *DiscordChannels) Notify(ctx context.Context, ch *discovery.Channel) {
 	if s.Post != nil {
 		s.Post(ctx, DiscoveryNotice{ThreadID: ch.ThreadID, DiscordThreadID: ch.Reply, MentionID: ch.MentionID,
 			Text: "🔎 Searching this channel's recent threads for context…"})

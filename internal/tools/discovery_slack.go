@@ -76,17 +76,17 @@ type SlackChannels struct {
 	quietUntil map[string]time.Time // by workspace: no reads before, after a rate limit
 }
 
-var _ discovery.DiscoverySource = (*SlackChannels)(nil)
+var _ discovery.Source = (*SlackChannels)(nil)
 
-// Platform implements discovery.DiscoverySource.
+// Platform implements discovery.Source.
 func (*SlackChannels) Platform() string { return "Slack" }
 
-// Channel implements discovery.DiscoverySource: a mention at the top level of a
+// Channel implements discovery.Source: a mention at the top level of a
 // channel opens a weft thread on the mention's own ts, with the mention as
 // its initial prompt. A mention inside a Slack thread opens one on the
 // thread's parent instead, and a direct message is no channel's: discovery
 // is skipped for both.
-func (s *SlackChannels) Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*discovery.DiscoveryChannel, error) {
+func (s *SlackChannels) Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*discovery.Channel, error) {
 	att, err := s.Store.SlackAttachment(ctx, th.ID)
 	if errors.Is(err, thread.ErrNotFound) {
 		return nil, nil
@@ -101,20 +101,20 @@ func (s *SlackChannels) Channel(ctx context.Context, th *thread.Thread, mention 
 	if err != nil {
 		return nil, err
 	}
-	return &discovery.DiscoveryChannel{Key: "slack:" + att.TeamID + "/" + att.ChannelID, ID: att.ChannelID, Team: att.TeamID,
+	return &discovery.Channel{Key: "slack:" + att.TeamID + "/" + att.ChannelID, ID: att.ChannelID, Team: att.TeamID,
 		ThreadID: th.ID, Reply: att.ThreadTS, MentionID: att.ThreadTS, Org: org}, nil
 }
 
-// Before implements discovery.DiscoverySource.
+// Before implements discovery.Source.
 func (*SlackChannels) Before(a, b string) bool { return history.TSBefore(a, b) }
 
-// TopLevel implements discovery.DiscoverySource.
-func (s *SlackChannels) TopLevel(ctx context.Context, ch *discovery.DiscoveryChannel, n int) ([]discovery.ChannelMessage, error) {
+// TopLevel implements discovery.Source.
+func (s *SlackChannels) TopLevel(ctx context.Context, ch *discovery.Channel, n int) ([]discovery.ChannelMessage, error) {
 	return slackRead(s, ch.Team, func() ([]discovery.ChannelMessage, error) { return s.Reader.TopLevel(ctx, ch.Team, ch.ID, n) })
 }
 
-// Thread implements discovery.DiscoverySource.
-func (s *SlackChannels) Thread(ctx context.Context, ch *discovery.DiscoveryChannel, root discovery.ChannelMessage, n int) ([]discovery.ChannelMessage, error) {
+// Thread implements discovery.Source.
+func (s *SlackChannels) Thread(ctx context.Context, ch *discovery.Channel, root discovery.ChannelMessage, n int) ([]discovery.ChannelMessage, error) {
 	if root.NoReplies {
 		return nil, nil
 	}
@@ -144,7 +144,7 @@ func (s *SlackChannels) Thread(ctx context.Context, ch *discovery.DiscoveryChann
 // the ts of the first Slack message weft saw there: "" when it saw none,
 // or tracks no such thread, or one of another organisation (read from
 // Slack as any other then: its messages are this workspace's).
-func (s *SlackChannels) stored(ctx context.Context, ch *discovery.DiscoveryChannel, rootTS string, n int) ([]discovery.ChannelMessage, string, error) {
+func (s *SlackChannels) stored(ctx context.Context, ch *discovery.Channel, rootTS string, n int) ([]discovery.ChannelMessage, string, error) {
 	th, err := s.Store.ThreadBySlackThread(ctx, ch.Team, ch.ID, rootTS)
 	if errors.Is(err, thread.ErrNotFound) {
 		return nil, "", nil
@@ -216,10 +216,10 @@ func slackRead(s *SlackChannels, team string, read func() ([]discovery.ChannelMe
 // slackSearching is discovery's status line under the thread.
 const slackSearching = "is searching this channel's threads…"
 
-// Notify implements discovery.DiscoverySource: the notice is the thread's status
+// Notify implements discovery.Source: the notice is the thread's status
 // line ("weft is searching…"), which Slack shows under the thread until
 // weft answers, rather than a message of its own in the conversation.
-func (s *SlackChannels) Notify(ctx context.Context, ch *discovery.DiscoveryChannel) {
+func (s *SlackChannels) Notify(ctx context.Context, ch *discovery.Channel) {
 	if err := s.Reader.SetStatus(ctx, ch.Team, ch.ID, ch.Reply, slackSearching); err != nil {
 		s.Logger.DebugContext(ctx, "slack discovery status", slog.String("thread_id", ch.ThreadID.String()), slog.Any("error", err))
 	}

@@ -88,8 +88,8 @@ func (conversation) DiscordAttachment(_ context.Context, id uuid.UUID) (*thread.
 }
 
 // discordSource is Discovery's sources with Discord's on dc alone.
-func discordSource(dc *memDiscord, post func(context.Context, tools.DiscoveryNotice)) map[thread.Platform]discovery.DiscoverySource {
-	return map[thread.Platform]discovery.DiscoverySource{thread.PlatformDiscord: &tools.DiscordChannels{Reader: dc, Store: conversation{}, Post: post}}
+func discordSource(dc *memDiscord, post func(context.Context, tools.DiscoveryNotice)) map[thread.Platform]discovery.Source {
+	return map[thread.Platform]discovery.Source{thread.PlatformDiscord: &tools.DiscordChannels{Reader: dc, Store: conversation{}, Post: post}}
 }
 
 func mentionChain() []thread.Stitch {
@@ -124,7 +124,7 @@ func TestDiscoveryPartialResultsOnTimeout(t *testing.T) {
 	dc.hang[rootB] = true
 	d := &discovery.Discovery{Sources: discordSource(dc, nil), Logger: logtest.New(t),
 		// The timeout is the setting under test, not a wait for sync.
-		Config: discovery.DiscoveryConfig{FetchTimeout: 50 * time.Millisecond},
+		Config: discovery.Config{FetchTimeout: 50 * time.Millisecond},
 		Fast: fastFunc(func(string, string) (string, error) {
 			return fmt.Sprintf(`[{"id":%q,"reason":"a","score":0.9},{"id":%q,"reason":"b","score":0.8}]`, rootA, rootB), nil
 		})}
@@ -163,7 +163,7 @@ func TestDiscoveryRankingAnswers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			d := &discovery.Discovery{Sources: discordSource(newMemDiscord(), nil), Logger: logtest.New(t),
-				Config: discovery.DiscoveryConfig{MaxThreads: tc.max},
+				Config: discovery.Config{MaxThreads: tc.max},
 				Fast:   fastFunc(func(string, string) (string, error) { return tc.answer, tc.err })}
 			secs := d.PromptSections(context.Background(), &thread.Thread{ID: uuid.New()}, mentionChain())
 			require.Len(t, secs, 1)
