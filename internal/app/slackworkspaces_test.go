@@ -167,10 +167,13 @@ func TestSlackInstalledWorkspaces(t *testing.T) {
 	// mention there is acknowledged and dropped like gamma's, rather than
 	// answered with (or failing on) the dead token.
 	gone := w.slack.Uninstall(alpha.ID)
+	// The event is recorded after the revocation commits: wait for the
+	// record, then the revocation must be there.
 	require.Eventually(t, func() bool {
-		return w.count(t, "SELECT count(*) FROM slack_installations WHERE team_id = $1 AND NOT is_active", alpha.ID) == 1
-	}, 30*time.Second, 10*time.Millisecond, "app_uninstalled revokes the installation")
-	require.Equal(t, 1, w.count(t, "SELECT count(*) FROM webhook_deliveries WHERE delivery_id = $1", gone))
+		return w.count(t, "SELECT count(*) FROM webhook_deliveries WHERE delivery_id = $1", gone) == 1
+	}, 30*time.Second, 10*time.Millisecond, "app_uninstalled is recorded")
+	require.Equal(t, 1, w.count(t, "SELECT count(*) FROM slack_installations WHERE team_id = $1 AND NOT is_active", alpha.ID),
+		"app_uninstalled revokes the installation")
 	// The mention's two events (app_mention and message), told apart from
 	// any retry of an earlier event by their new ids.
 	seen := map[string]bool{}
