@@ -15,12 +15,6 @@ import (
 // refreshed.
 const LinearRefreshMargin = 5 * time.Minute
 
-// LinearRefresher trades a refresh token for a new token pair;
-// *linear.OAuthClient implements it.
-type LinearRefresher interface {
-	Refresh(ctx context.Context, refreshToken string) (*linear.Token, error)
-}
-
 // Linear is the linear.TokenSource of an OAuth app installed in many
 // workspaces (organizations).
 type Linear struct {
@@ -29,37 +23,19 @@ type Linear struct {
 
 var _ linear.TokenSource = (*Linear)(nil)
 
-// NewLinear returns the token source over the Linear installations in store.
-func NewLinear(store *db.Store, cipher *secret.Cipher, oauth LinearRefresher, logger *slog.Logger) *Linear {
+// NewLinear returns the token source over the Linear installations in
+// store; *linear.OAuthClient refreshes.
+func NewLinear(store *db.Store, cipher *secret.Cipher, oauth Refresher[*linear.Token], logger *slog.Logger) *Linear {
 	return &Linear{newTokens(Platform{
 		Name: "linear", WorkspaceKey: "organization_id", Margin: LinearRefreshMargin,
-		Table: Table{
-			Name: "linear_installations", TokenColumn: "access",
-			Get: func(ctx context.Context, q *db.Queries, org string) (Sealed, error) {
-				return linearSealed(q.LinearInstallation(ctx, org))
-			},
-			Lock: func(ctx context.Context, tx *db.Tx, org string) (Sealed, error) {
-				return linearSealed(tx.LockLinearInstallation(ctx, org))
-			},
-			Update: func(ctx context.Context, tx *db.Tx, org string, token, refresh []byte, expiresAt time.Time) error {
-				return tx.UpdateLinearTokens(ctx, org, token, refresh, expiresAt)
-			},
-		},
-		Refresh: func(ctx context.Context, rt string) (Pair, error) {
-			tok, err := oauth.Refresh(ctx, rt)
-			if err != nil {
-				return Pair{}, err
-			}
-			return Pair{Token: tok.AccessToken, Refresh: tok.RefreshToken, ExpiresAt: tok.ExpiresAt}, nil
-		},
+		Table: tableOf("linear_installations", "access", (*db.Queries).LinearInstallation, (*db.Queries).LockLinearInstallation,
+			(*db.Queries).UpdateLinearTokens, func(in *db.LinearInstallation) Sealed {
+				return Sealed{Token: in.AccessTokenEnc, Refresh: in.RefreshTokenEnc, ExpiresAt: in.ExpiresAt, Active: in.Active}
+			}),
+		Refresh: refresher(oauth.Refresh, func(tok *linear.Token) Pair {
+			return Pair{Token: tok.AccessToken, Refresh: tok.RefreshToken, ExpiresAt: tok.ExpiresAt}
+		}),
 	}, store, cipher, logger)}
-}
-
-func linearSealed(in *db.LinearInstallation, err error) (Sealed, error) {
-	if err != nil {
-		return Sealed{}, err
-	}
-	return Sealed{Token: in.AccessTokenEnc, Refresh: in.RefreshTokenEnc, ExpiresAt: in.ExpiresAt, Active: in.Active}, nil
 }
 
 // Save stores the installation an OAuth callback produced: the token pair,

@@ -15,11 +15,6 @@ import (
 // refreshed (Slack's expire after 12 hours).
 const SlackRefreshMargin = 10 * time.Minute
 
-// SlackRefresher trades a refresh token for a new pair; *slack.OAuth is one.
-type SlackRefresher interface {
-	Refresh(ctx context.Context, refreshToken string) (*slack.Token, error)
-}
-
 // Slack is the Slack app's installations' bot tokens. Token's errors for a
 // workspace without one are also slack.ErrNotInstalled, so that the
 // clients fall back to SLACK_BOT_TOKEN.
@@ -27,37 +22,19 @@ type Slack struct {
 	*Tokens
 }
 
-// NewSlack returns the token source over the Slack installations in store.
-func NewSlack(store *db.Store, cipher *secret.Cipher, oauth SlackRefresher, logger *slog.Logger) *Slack {
+// NewSlack returns the token source over the Slack installations in
+// store; *slack.OAuth refreshes.
+func NewSlack(store *db.Store, cipher *secret.Cipher, oauth Refresher[*slack.Token], logger *slog.Logger) *Slack {
 	return &Slack{newTokens(Platform{
 		Name: "slack", WorkspaceKey: "team_id", Margin: SlackRefreshMargin, Missing: slack.ErrNotInstalled,
-		Table: Table{
-			Name: "slack_installations", TokenColumn: "bot",
-			Get: func(ctx context.Context, q *db.Queries, team string) (Sealed, error) {
-				return slackSealed(q.SlackInstallation(ctx, team))
-			},
-			Lock: func(ctx context.Context, tx *db.Tx, team string) (Sealed, error) {
-				return slackSealed(tx.LockSlackInstallation(ctx, team))
-			},
-			Update: func(ctx context.Context, tx *db.Tx, team string, token, refresh []byte, expiresAt time.Time) error {
-				return tx.UpdateSlackTokens(ctx, team, token, refresh, expiresAt)
-			},
-		},
-		Refresh: func(ctx context.Context, rt string) (Pair, error) {
-			tok, err := oauth.Refresh(ctx, rt)
-			if err != nil {
-				return Pair{}, err
-			}
-			return Pair{Token: tok.BotToken, Refresh: tok.RefreshToken, ExpiresAt: tok.ExpiresAt}, nil
-		},
+		Table: tableOf("slack_installations", "bot", (*db.Queries).SlackInstallation, (*db.Queries).LockSlackInstallation,
+			(*db.Queries).UpdateSlackTokens, func(in *db.SlackInstallation) Sealed {
+				return Sealed{Token: in.BotTokenEnc, Refresh: in.RefreshTokenEnc, ExpiresAt: in.ExpiresAt, Active: in.Active}
+			}),
+		Refresh: refresher(oauth.Refresh, func(tok *slack.Token) Pair {
+			return Pair{Token: tok.BotToken, Refresh: tok.RefreshToken, ExpiresAt: tok.ExpiresAt}
+		}),
 	}, store, cipher, logger)}
-}
-
-func slackSealed(in *db.SlackInstallation, err error) (Sealed, error) {
-	if err != nil {
-		return Sealed{}, err
-	}
-	return Sealed{Token: in.BotTokenEnc, Refresh: in.RefreshTokenEnc, ExpiresAt: in.ExpiresAt, Active: in.Active}, nil
 }
 
 // Save stores the installation an OAuth callback produced. A re-install

@@ -50,10 +50,46 @@ type Table struct {
 	// binding ("access", "bot"), the refresh token's being "refresh".
 	Name, TokenColumn string
 	// Get reads a workspace's installation, or thread.ErrNotFound; Lock
-	// reads it locked until tx ends; Update stores a refreshed pair.
-	Get    func(ctx context.Context, q *db.Queries, workspace string) (Sealed, error)
-	Lock   func(ctx context.Context, tx *db.Tx, workspace string) (Sealed, error)
-	Update func(ctx context.Context, tx *db.Tx, workspace string, token, refresh []byte, expiresAt time.Time) error
+	// reads it locked until the transaction q is in ends; Update stores a
+	// refreshed pair.
+	Get, Lock func(ctx context.Context, q *db.Queries, workspace string) (Sealed, error)
+	Update    func(ctx context.Context, q *db.Queries, workspace string, token, refresh []byte, expiresAt time.Time) error
+}
+
+// tableOf is the Table over a platform's queries of rows R, which sealed
+// reads the tokens of.
+func tableOf[R any](name, tokenColumn string, get, lock func(*db.Queries, context.Context, string) (*R, error),
+	update func(*db.Queries, context.Context, string, []byte, []byte, time.Time) error, sealed func(*R) Sealed) Table {
+	read := func(f func(*db.Queries, context.Context, string) (*R, error)) func(context.Context, *db.Queries, string) (Sealed, error) {
+		return func(ctx context.Context, q *db.Queries, workspace string) (Sealed, error) {
+			r, err := f(q, ctx, workspace)
+			if err != nil {
+				return Sealed{}, err
+			}
+			return sealed(r), nil
+		}
+	}
+	return Table{Name: name, TokenColumn: tokenColumn, Get: read(get), Lock: read(lock),
+		Update: func(ctx context.Context, q *db.Queries, workspace string, token, refresh []byte, expiresAt time.Time) error {
+			return update(q, ctx, workspace, token, refresh, expiresAt)
+		}}
+}
+
+// refresher is Platform.Refresh over a platform's refresh call, whose
+// token pair pair reads.
+func refresher[T any](refresh func(context.Context, string) (T, error), pair func(T) Pair) func(context.Context, string) (Pair, error) {
+	return func(ctx context.Context, refreshToken string) (Pair, error) {
+		tok, err := refresh(ctx, refreshToken)
+		if err != nil {
+			return Pair{}, err
+		}
+		return pair(tok), nil
+	}
+}
+
+// Refresher trades a refresh token for a platform's new token pair T.
+type Refresher[T any] interface {
+	Refresh(ctx context.Context, refreshToken string) (T, error)
 }
 
 // Platform is what Tokens needs of a platform.
@@ -127,7 +163,7 @@ func (t *Tokens) Token(ctx context.Context, workspace string) (string, error) {
 func (t *Tokens) refresh(ctx context.Context, workspace string) (string, error) {
 	var tok string
 	err := t.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
-		in, err := t.p.Table.Lock(ctx, tx, workspace)
+		in, err := t.p.Table.Lock(ctx, &tx.Queries, workspace)
 		if err != nil {
 			return err
 		}
@@ -156,7 +192,7 @@ func (t *Tokens) refresh(ctx context.Context, workspace string) (string, error) 
 		if err != nil {
 			return err
 		}
-		if err := t.p.Table.Update(ctx, tx, workspace, token, refresh, next.ExpiresAt); err != nil {
+		if err := t.p.Table.Update(ctx, &tx.Queries, workspace, token, refresh, next.ExpiresAt); err != nil {
 			return err
 		}
 		tok = next.Token
