@@ -28,12 +28,9 @@ func NewSender(c *Client) *Sender { return &Sender{c: c} }
 // or that cannot be rendered wraps thread.ErrInvalid, so the processor gives
 // up on it at once and records an error stitch.
 func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
-	if o.Platform != thread.PlatformDiscord {
-		return "", fmt.Errorf("discord: send %s: %w: platform is %s", o.ID, thread.ErrInvalid, o.Platform)
-	}
-	body, err := o.Content()
+	body, err := surface.Body(thread.PlatformDiscord, o)
 	if err != nil {
-		return "", fmt.Errorf("discord: send: %w", err)
+		return "", err
 	}
 	content := Render(o.Kind, body)
 	if strings.TrimSpace(content) == "" {

@@ -48,8 +48,9 @@ func NewSender(c *Client, workspaces Workspaces) *Sender {
 // a row Linear refuses, or that cannot be sent at all, comes back wrapping
 // thread.ErrInvalid, so the processor gives up on it at once.
 func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
-	if o.Platform != thread.PlatformLinear {
-		return "", fmt.Errorf("linear: send %s: %w: platform is %s", o.ID, thread.ErrInvalid, o.Platform)
+	body, err := surface.Body(thread.PlatformLinear, o)
+	if err != nil {
+		return "", err
 	}
 	workspace, err := s.workspace(ctx, o.ThreadID)
 	if errors.Is(err, thread.ErrNotFound) {
@@ -59,10 +60,6 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 		return "", fmt.Errorf("linear: send %s: find workspace: %w", o.ID, err)
 	}
 	ctx = WithOrganization(ctx, workspace)
-	body, err := o.Content()
-	if err != nil {
-		return "", fmt.Errorf("linear: send: %w", err)
-	}
 	if o.Kind == thread.OutboxSessionUpdate {
 		err := s.c.UpdateSession(ctx, o.Target, SessionUpdate{ExternalURL: body.ExternalURL, ExternalURLLabel: body.ExternalURLLabel})
 		if err != nil {

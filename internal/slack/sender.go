@@ -33,8 +33,9 @@ func NewSender(ws *Workspaces) *Sender { return &Sender{ws: ws} }
 // refuses (auth, permission, unknown channel, invalid body) or that cannot
 // be rendered wraps thread.ErrInvalid, so the processor gives up on it.
 func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
-	if o.Platform != thread.PlatformSlack {
-		return "", fmt.Errorf("slack: send %s: %w: platform is %s", o.ID, thread.ErrInvalid, o.Platform)
+	body, err := surface.Body(thread.PlatformSlack, o)
+	if err != nil {
+		return "", err
 	}
 	target, err := thread.ParseSlackTarget(o.Target)
 	if err != nil {
@@ -43,10 +44,6 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	c, err := s.ws.Client(ctx, target.TeamID)
 	if err != nil {
 		return "", surface.SendError(platform, o, err, ErrNotInstalled)
-	}
-	body, err := o.Content()
-	if err != nil {
-		return "", fmt.Errorf("slack: send: %w", err)
 	}
 	parts := Split(Render(o.Kind, body), TextLimit)
 	if len(parts) == 0 {

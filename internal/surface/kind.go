@@ -168,3 +168,17 @@ func KindOfStatus(status int) Kind {
 		return KindInvalid
 	}
 }
+
+// Body checks that o is for platform p and decodes its body: the first
+// step of every platform's Send. A row for another platform, or one whose
+// body does not decode, wraps thread.ErrInvalid: no retry will send it.
+func Body(p thread.Platform, o thread.Outbox) (thread.OutboxBody, error) {
+	if o.Platform != p {
+		return thread.OutboxBody{}, fmt.Errorf("%s: send %s: %w: platform is %s", p, o.ID, thread.ErrInvalid, o.Platform)
+	}
+	body, err := o.Content()
+	if err != nil {
+		return thread.OutboxBody{}, fmt.Errorf("%s: send: %w", p, err)
+	}
+	return body, nil
+}

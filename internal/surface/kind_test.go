@@ -51,3 +51,19 @@ func TestErrorMessageNamesWhatIsKnown(t *testing.T) {
 		t.Fatalf("Error() = %q", got)
 	}
 }
+
+func TestBodyRefusesAnotherPlatformsRow(t *testing.T) {
+	t.Parallel()
+	o := thread.Outbox{Platform: thread.PlatformSlack, Kind: thread.OutboxThought, Body: []byte(`{"text":"hi"}`)}
+	if _, err := surface.Body(thread.PlatformDiscord, o); !errors.Is(err, thread.ErrInvalid) {
+		t.Fatalf("Body of a Slack row for Discord = %v, want ErrInvalid", err)
+	}
+	body, err := surface.Body(thread.PlatformSlack, o)
+	if err != nil || body.Text != "hi" {
+		t.Fatalf("Body = %+v, %v", body, err)
+	}
+	o.Body = []byte(`{`)
+	if _, err := surface.Body(thread.PlatformSlack, o); !errors.Is(err, thread.ErrInvalid) {
+		t.Fatalf("Body of a malformed row = %v, want ErrInvalid", err)
+	}
+}
