@@ -18,6 +18,7 @@ import (
 	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/metrics"
+	"github.com/weft-dev/weft/internal/surface/webhook"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -83,14 +84,12 @@ func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *Disc
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		reject := rejecter(ctx, w, logger, "discord interaction rejected")
-		body, ok := readBody(w, r, reject)
+		reject := webhook.Rejecter(ctx, w, logger, "discord interaction rejected")
+		body, ok := webhook.ReadVerified(w, r, reject, "invalid request signature", func(body []byte) error {
+			sig := r.Header.Get("X-Signature-Ed25519")
+			return discord.VerifyInteraction(d.PublicKey, sig, r.Header.Get("X-Signature-Timestamp"), body, time.Now(), window)
+		})
 		if !ok {
-			return
-		}
-		sig := r.Header.Get("X-Signature-Ed25519")
-		if err := discord.VerifyInteraction(d.PublicKey, sig, r.Header.Get("X-Signature-Timestamp"), body, time.Now(), window); err != nil {
-			reject(http.StatusUnauthorized, "invalid request signature", err)
 			return
 		}
 		in, err := discord.ParseInteraction(body)

@@ -79,7 +79,7 @@ type LinearOAuth struct {
 	// a new token asks which app user and workspace it belongs to.
 	Endpoint   string
 	HTTPClient *http.Client // nil: a default client
-	// Installations stores the result; *installation.Tokens.
+	// Installations stores the result; *installation.Linear.
 	Installations InstallationSaver
 }
 

@@ -13,14 +13,10 @@ import (
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/metrics"
+	"github.com/weft-dev/weft/internal/surface/webhook"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tracing"
 )
-
-// maxWebhookBody caps a delivery. Linear's agent events carry an issue, a
-// comment thread and guidance, well under this; anything larger is not
-// Linear.
-const maxWebhookBody = 1 << 20
 
 // maxDeliveryIDLen caps the Linear-Delivery header (a UUID): it is a key
 // of the ledger's index.
@@ -44,8 +40,8 @@ const ingestTimeout = 1500 * time.Millisecond
 func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, ing *ingest.Ingester, secret []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		reject := rejecter(ctx, w, logger, "linear delivery rejected")
-		body, ok := readBody(w, r, reject)
+		reject := webhook.Rejecter(ctx, w, logger, "linear delivery rejected")
+		body, ok := webhook.ReadBody(w, r, reject)
 		if !ok {
 			return
 		}

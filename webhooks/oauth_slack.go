@@ -2,19 +2,13 @@ package webhooks
 
 import (
 	"context"
-	"crypto/subtle"
-	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/surface/oauth"
 )
-
-// slackStateCookie binds a Slack install flow to the browser that started
-// it, as stateCookie does for Linear's.
-const slackStateCookie = "weft_slack_oauth_state"
 
 // SlackOAuth is the Slack app's OAuth v2 install flow.
 type SlackOAuth struct {
@@ -28,7 +22,7 @@ type SlackOAuth struct {
 	Codes interface {
 		Exchange(ctx context.Context, code string) (*slack.Install, error)
 	}
-	// Installations stores the result; *slackinstall.Tokens.
+	// Installations stores the result; *installation.Slack.
 	Installations interface {
 		Save(ctx context.Context, in *slack.Install) error
 	}
@@ -37,71 +31,23 @@ type SlackOAuth struct {
 	Allowed func(teamID string) bool
 }
 
-// handleSlackInstall sends a workspace admin to Slack's consent page with
-// the manifest's bot scopes and a signed state.
-func handleSlackInstall(logger *slog.Logger, o *SlackOAuth) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		state, err := slack.SignState(o.StateSecret, time.Now().Add(stateTTL))
-		if err != nil {
-			logger.ErrorContext(r.Context(), "sign slack oauth state", slog.Any("error", err))
-			http.Error(w, "internal error", http.StatusInternalServerError)
-			return
-		}
-		http.SetCookie(w, &http.Cookie{
-			Name: slackStateCookie, Value: state, Path: "/oauth/slack", MaxAge: int(stateTTL.Seconds()),
-			HttpOnly: true, Secure: strings.HasPrefix(o.RedirectURI, "https://"), SameSite: http.SameSiteLaxMode,
-		})
-		http.Redirect(w, r, slack.AuthorizeURL(o.ClientID, o.RedirectURI, state), http.StatusFound)
-	})
-}
-
-// handleSlackCallback completes an install: state, code exchange, and the
-// workspace's bot token stored sealed.
-func handleSlackCallback(logger *slog.Logger, o *SlackOAuth) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		q := r.URL.Query()
-		if e := q.Get("error"); e != "" {
-			http.Error(w, "Slack did not authorize the app: "+e, http.StatusBadRequest)
-			return
-		}
-		state := q.Get("state")
-		c, err := r.Cookie(slackStateCookie)
-		if err != nil || slack.VerifyState(o.StateSecret, state, time.Now()) != nil ||
-			subtle.ConstantTimeCompare([]byte(c.Value), []byte(state)) != 1 {
-			http.Error(w, "invalid or expired install state; start again from /oauth/slack/install", http.StatusBadRequest)
-			return
-		}
-		http.SetCookie(w, &http.Cookie{Name: slackStateCookie, Path: "/oauth/slack", MaxAge: -1})
-		code := q.Get("code")
-		if code == "" {
-			http.Error(w, "missing code", http.StatusBadRequest)
-			return
-		}
-		in, err := o.Codes.Exchange(ctx, code)
-		if err != nil {
-			var se *slack.Error
-			if errors.As(err, &se) && se.Kind != slack.KindServer && se.Kind != slack.KindRateLimited {
-				http.Error(w, "Slack refused the authorization code; start again from /oauth/slack/install", http.StatusBadRequest)
-				return
+// slackFlow installs the Slack app with the manifest's bot scopes and
+// stores the workspace's bot token sealed, for a workspace Allowed admits.
+func slackFlow(logger *slog.Logger, o *SlackOAuth) *oauth.Flow[*slack.Install] {
+	return &oauth.Flow[*slack.Install]{
+		Name: "slack", Title: "Slack", RedirectURI: o.RedirectURI, StateSecret: o.StateSecret, Logger: logger,
+		AuthorizeURL: func(state string) string { return slack.AuthorizeURL(o.ClientID, o.RedirectURI, state) },
+		Exchange:     o.Codes.Exchange,
+		Save: func(ctx context.Context, in *slack.Install) (oauth.Installed, error) {
+			if o.Allowed != nil && !o.Allowed(in.TeamID) {
+				return oauth.Installed{}, &oauth.Answer{Status: http.StatusForbidden, Message: "this Slack workspace may not install weft",
+					Err: fmt.Errorf("team %s not in SLACK_ALLOWED_TEAMS", in.TeamID)}
 			}
-			logger.ErrorContext(ctx, "exchange slack oauth code", slog.Any("error", err))
-			http.Error(w, "could not reach Slack; try again", http.StatusBadGateway)
-			return
-		}
-		if o.Allowed != nil && !o.Allowed(in.TeamID) {
-			logger.WarnContext(ctx, "slack install refused: team not in SLACK_ALLOWED_TEAMS", slog.String("team_id", in.TeamID))
-			http.Error(w, "this Slack workspace may not install weft", http.StatusForbidden)
-			return
-		}
-		if err := o.Installations.Save(ctx, in); err != nil {
-			logger.ErrorContext(ctx, "save slack installation", slog.String("team_id", in.TeamID), slog.Any("error", err))
-			http.Error(w, "could not save the installation; try again", http.StatusServiceUnavailable)
-			return
-		}
-		logger.InfoContext(ctx, "slack app installed", slog.String("team_id", in.TeamID), slog.Bool("rotating", in.RefreshToken != ""))
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		_, _ = w.Write([]byte("weft is installed in " + in.TeamName + ". You can close this page.\n"))
-	})
+			if err := o.Installations.Save(ctx, in); err != nil {
+				return oauth.Installed{}, err
+			}
+			return oauth.Installed{Workspace: in.TeamName,
+				Log: []any{slog.String("team_id", in.TeamID), slog.Bool("rotating", in.RefreshToken != "")}}, nil
+		},
+	}
 }

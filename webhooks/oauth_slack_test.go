@@ -17,7 +17,8 @@ import (
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
-	"github.com/weft-dev/weft/internal/slackinstall"
+	"github.com/weft-dev/weft/internal/surface/installation"
+	"github.com/weft-dev/weft/internal/surface/oauth"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/webhooks"
 )
@@ -28,7 +29,7 @@ type slackOAuthBundle struct {
 	handler http.Handler
 	fake    *slacktest.OAuth
 	store   *db.Store
-	tokens  *slackinstall.Tokens
+	tokens  *installation.Slack
 }
 
 func setupSlackOAuth(t *testing.T, allowed ...string) *slackOAuthBundle {
@@ -38,7 +39,7 @@ func setupSlackOAuth(t *testing.T, allowed ...string) *slackOAuthBundle {
 	cipher, err := secret.NewCipher(bytes.Repeat([]byte{3}, secret.KeySize))
 	require.NoError(t, err)
 	o := &slack.OAuth{ClientID: slacktest.ClientID, ClientSecret: slacktest.ClientSecret, RedirectURI: slackRedirectURI, APIURL: fake.APIURL()}
-	tokens := slackinstall.New(store, cipher, o, logtest.New(t))
+	tokens := installation.NewSlack(store, cipher, o, logtest.New(t))
 	so := &webhooks.SlackOAuth{ClientID: slacktest.ClientID, RedirectURI: slackRedirectURI, StateSecret: []byte(slacktest.ClientSecret),
 		Codes: o, Installations: tokens}
 	if len(allowed) > 0 {
@@ -109,9 +110,9 @@ func TestSlackInstall(t *testing.T) {
 		require.ErrorIs(t, err, thread.ErrNotFound)
 	})
 
-	forged, err := slack.SignState([]byte("another secret"), time.Now().Add(time.Minute))
+	forged, err := oauth.SignState([]byte("another secret"), "slack", time.Now().Add(time.Minute))
 	require.NoError(t, err)
-	expired, err := slack.SignState([]byte(slacktest.ClientSecret), time.Now().Add(-time.Minute))
+	expired, err := oauth.SignState([]byte(slacktest.ClientSecret), "slack", time.Now().Add(-time.Minute))
 	require.NoError(t, err)
 	tests := []struct {
 		name   string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
+	"github.com/weft-dev/weft/internal/surface/oauth"
 )
 
 // install starts the flow and returns the state Linear would send back and
@@ -53,7 +54,7 @@ func TestLinearInstallRedirect(t *testing.T) {
 	require.Equal(t, "code", q.Get("response_type"))
 	require.Equal(t, "read,write,app:assignable,app:mentionable", q.Get("scope"))
 	require.Equal(t, "app", q.Get("actor"))
-	require.NoError(t, linear.VerifyState(stateSecret, q.Get("state"), time.Now()))
+	require.NoError(t, oauth.VerifyState(stateSecret, "linear", q.Get("state"), time.Now()))
 
 	c := rec.Result().Cookies()
 	require.Len(t, c, 1)
@@ -93,9 +94,9 @@ func TestLinearInstallCallback(t *testing.T) {
 		b := setup(t)
 		state, cookie := b.install(t)
 		otherState, otherCookie := b.install(t)
-		forged, err := linear.SignState([]byte("not our secret"), time.Now().Add(time.Hour))
+		forged, err := oauth.SignState([]byte("not our secret"), "linear", time.Now().Add(time.Hour))
 		require.NoError(t, err)
-		expired, err := linear.SignState(stateSecret, time.Now().Add(-time.Minute))
+		expired, err := oauth.SignState(stateSecret, "linear", time.Now().Add(-time.Minute))
 		require.NoError(t, err)
 		b.linear.AddAuthCode("code-1", redirectURI)
 		tests := []struct {

@@ -6,6 +6,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/weft-dev/weft/internal/admission"
+	"github.com/weft-dev/weft/internal/surface/webhook"
 	"github.com/weft-dev/weft/internal/tracing"
 )
 
@@ -14,7 +15,7 @@ func addRoutes(r chi.Router, d Deps) {
 	logger := d.Logger.With("component", "webhooks")
 	tracer := tracing.Tracer(d.Tracer)
 	if len(d.LinearWebhookSecret) > 0 {
-		r.With(countEvents(d.Metrics, tracer, "linear"), bufferBody(logger), admit(d.intake())).Method(http.MethodPost, "/webhooks/linear", handleLinearWebhook(logger, tracer, d.Ingester, d.LinearWebhookSecret))
+		r.With(countEvents(d.Metrics, tracer, "linear"), webhook.BufferBody(logger), admit(d.intake())).Method(http.MethodPost, "/webhooks/linear", handleLinearWebhook(logger, tracer, d.Ingester, d.LinearWebhookSecret))
 	} else {
 		logger.Debug("linear webhooks off: no webhook signing secret")
 	}
@@ -24,20 +25,22 @@ func addRoutes(r chi.Router, d Deps) {
 		logger.Debug("discord interactions off: no public key")
 	}
 	if d.Slack != nil {
-		r.With(countEvents(d.Metrics, tracer, "slack"), bufferBody(logger)).Method(http.MethodPost, "/webhooks/slack", handleSlackEvents(logger, d.Slack))
-		r.With(countEvents(d.Metrics, tracer, "slack"), bufferBody(logger)).Method(http.MethodPost, "/webhooks/slack/commands", handleSlackCommand(logger, d.Slack))
+		r.With(countEvents(d.Metrics, tracer, "slack"), webhook.BufferBody(logger)).Method(http.MethodPost, "/webhooks/slack", handleSlackEvents(logger, d.Slack))
+		r.With(countEvents(d.Metrics, tracer, "slack"), webhook.BufferBody(logger)).Method(http.MethodPost, "/webhooks/slack/commands", handleSlackCommand(logger, d.Slack))
 	} else {
 		logger.Debug("slack events off: no signing secret or bot token")
 	}
 	if o := d.LinearOAuth; o != nil {
-		r.Method(http.MethodGet, "/oauth/linear/install", handleLinearInstall(logger, o))
-		r.Method(http.MethodGet, "/oauth/linear/callback", handleLinearCallback(logger, o))
+		f := linearFlow(logger, o)
+		r.Method(http.MethodGet, f.Path()+"/install", f.Install())
+		r.Method(http.MethodGet, f.Path()+"/callback", f.Callback())
 	} else {
 		logger.Debug("linear oauth install off: no client credentials")
 	}
 	if o := d.SlackOAuth; o != nil {
-		r.Method(http.MethodGet, "/oauth/slack/install", handleSlackInstall(logger, o))
-		r.Method(http.MethodGet, "/oauth/slack/callback", handleSlackCallback(logger, o))
+		f := slackFlow(logger, o)
+		r.Method(http.MethodGet, f.Path()+"/install", f.Install())
+		r.Method(http.MethodGet, f.Path()+"/callback", f.Callback())
 	}
 }
 

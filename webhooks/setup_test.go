@@ -19,10 +19,10 @@ import (
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/admission"
 	"github.com/weft-dev/weft/internal/ingest"
-	"github.com/weft-dev/weft/internal/installation"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/secret"
+	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/webhooks"
 )
 
@@ -39,7 +39,7 @@ type bundle struct {
 	server http.Handler
 	signer lineartest.Signer
 	linear *lineartest.Server
-	tokens *installation.Tokens
+	tokens *installation.Linear
 }
 
 // setup serves the webhook handler the way weft serve does: mounted on the
@@ -66,7 +66,7 @@ func setupIntake(t testing.TB, pool *pgxpool.Pool, logger *slog.Logger, intake *
 	cipher, err := secret.NewCipher(bytes.Repeat([]byte{1}, secret.KeySize))
 	require.NoError(t, err)
 	oauth := linear.NewOAuthClient(lineartest.ClientID, lineartest.ClientSecret, redirectURI, fake.TokenURL(), nil)
-	tokens := installation.NewTokens(store, cipher, oauth, logger)
+	tokens := installation.NewLinear(store, cipher, oauth, logger)
 	h := webhooks.NewHandler(webhooks.Deps{
 		Logger:              logger,
 		Ingester:            ingest.New(store, rc, nil, logger),

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/surface/webhook"
 )
 
 // Slack serves Slack's Events API (POST /webhooks/slack) and the /weft
@@ -61,13 +62,11 @@ type SlackCommandHandler func(ctx context.Context, c SlackCommand) (reply string
 func handleSlackEvents(logger *slog.Logger, s *Slack) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		reject := rejecter(ctx, w, logger, "slack event rejected")
-		body, ok := readBody(w, r, reject)
+		reject := webhook.Rejecter(ctx, w, logger, "slack event rejected")
+		body, ok := webhook.ReadVerified(w, r, reject, "invalid signature", func(body []byte) error {
+			return slack.Verify(r.Header, body, s.SigningSecret)
+		})
 		if !ok {
-			return
-		}
-		if err := slack.Verify(r.Header, body, s.SigningSecret); err != nil {
-			reject(http.StatusUnauthorized, "invalid signature", err)
 			return
 		}
 		challenge, err := s.Events.Handle(ctx, body)
@@ -99,13 +98,11 @@ const slackUsage = "Usage: `/weft continue ENG-123` continues a Linear issue's c
 func handleSlackCommand(logger *slog.Logger, s *Slack) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		reject := rejecter(ctx, w, logger, "slack command rejected")
-		body, ok := readBody(w, r, reject)
+		reject := webhook.Rejecter(ctx, w, logger, "slack command rejected")
+		body, ok := webhook.ReadVerified(w, r, reject, "invalid signature", func(body []byte) error {
+			return slack.Verify(r.Header, body, s.SigningSecret)
+		})
 		if !ok {
-			return
-		}
-		if err := slack.Verify(r.Header, body, s.SigningSecret); err != nil {
-			reject(http.StatusUnauthorized, "invalid signature", err)
 			return
 		}
 		form, err := url.ParseQuery(string(body))

@@ -150,8 +150,9 @@ func TestDemoHelp(t *testing.T) {
 }
 
 // TestImportRules keeps the package map's rules (docs/architecture.md): the
-// domain imports nothing of weft, and a platform adapter imports only the
-// domain and the retry helper, never another adapter.
+// domain imports nothing of weft, the seam's shared shapes only the
+// domain, and a platform client only the domain, the seam's shapes (its
+// error kind) and the retry helper, never another client.
 func TestImportRules(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../../...").Output()
@@ -159,9 +160,10 @@ func TestImportRules(t *testing.T) {
 	const weft = "github.com/weft-dev/weft/"
 	allowed := map[string][]string{
 		"internal/thread":  nil,
-		"internal/linear":  {"internal/thread", "internal/retry"},
-		"internal/discord": {"internal/thread", "internal/retry"},
-		"internal/slack":   {"internal/thread", "internal/retry"},
+		"internal/surface": {"internal/thread"},
+		"internal/linear":  {"internal/thread", "internal/surface", "internal/retry"},
+		"internal/discord": {"internal/thread", "internal/surface", "internal/retry"},
+		"internal/slack":   {"internal/thread", "internal/surface", "internal/retry"},
 		"internal/llm":     {"internal/retry"},
 	}
 	seen := 0

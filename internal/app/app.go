@@ -25,7 +25,7 @@ import (
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/processor"
-	"github.com/weft-dev/weft/internal/slackinstall"
+	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/webhooks"
 )
@@ -47,7 +47,7 @@ type App struct {
 	// slackOAuth is the Slack install flow, slackTokens its workspaces'
 	// bot tokens; both nil without SLACK_CLIENT_ID.
 	slackOAuth  *webhooks.SlackOAuth
-	slackTokens *slackinstall.Tokens
+	slackTokens *installation.Slack
 	// elector holds the Discord gateway shards; nil with Discord off.
 	elector *discord.Elector
 	proc    *processor.Processor

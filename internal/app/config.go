@@ -13,10 +13,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weft-dev/weft/internal/llm"
+	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/internal/tools"
 )
 
 // Config is weft's configuration, read once from the environment by
@@ -70,7 +70,7 @@ type Config struct {
 	SlackInstall SlackInstallConfig
 	// Discovery tunes relevant thread discovery (MAX_RELEVANT_THREADS,
 	// RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS).
-	Discovery tools.DiscoveryConfig
+	Discovery discovery.Config
 	// Tracing is OpenTelemetry's (telemetry.go).
 	Tracing TracingConfig
 	// Echo is what a thread's other surfaces hear of a conversation going on

@@ -12,7 +12,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/continuation"
 	"github.com/weft-dev/weft/internal/discord"
+	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
@@ -104,18 +106,18 @@ func (a *discordApp) on() bool { return a.client != nil }
 
 // continuer serves continue_in_discord and /continue, recording through
 // rec; nil when Discord is off.
-func (a *discordApp) continuer(store *db.Store, rec tools.ContinueRecorder,
-	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *tools.Continuer {
+func (a *discordApp) continuer(store *db.Store, rec continuation.Recorder,
+	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *continuation.Continuer {
 	if !a.on() {
 		return nil
 	}
-	return &tools.Continuer{Store: store, Opener: tools.DiscordOpener{Store: store, Discord: a.client}, Recorder: rec,
+	return &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: a.client}, Recorder: rec,
 		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
 }
 
 // tools are the agent tools Discord adds: continue_in_discord, when there
 // is a conversation elsewhere to continue (Linear or Slack is on too).
-func (a *discordApp) tools(elsewhere bool, c *tools.Continuer) []tools.Tool {
+func (a *discordApp) tools(elsewhere bool, c *continuation.Continuer) []tools.Tool {
 	if !a.on() || !elsewhere {
 		return nil
 	}
@@ -123,7 +125,7 @@ func (a *discordApp) tools(elsewhere bool, c *tools.Continuer) []tools.Tool {
 }
 
 // history reads a Discord thread for the prompt; nil when Discord is off.
-func (a *discordApp) history() tools.HistoryFetcher {
+func (a *discordApp) history() history.Fetcher {
 	if !a.on() {
 		return nil
 	}
@@ -140,7 +142,7 @@ func (a *discordApp) onTurn() func(context.Context, uuid.UUID) func() {
 
 // interactions is POST /webhooks/discord's configuration; nil (the route
 // off) without a bot token or public key.
-func (a *discordApp) interactions(store *db.Store, c *tools.Continuer) *webhooks.DiscordInteractions {
+func (a *discordApp) interactions(store *db.Store, c *continuation.Continuer) *webhooks.DiscordInteractions {
 	if !a.on() || a.cfg.PublicKey == "" {
 		return nil
 	}
@@ -204,7 +206,7 @@ func (a *discordApp) stop(ctx context.Context, e *discord.Elector) error {
 }
 
 // continueCommand adapts the Continuer to the interactions handler.
-type continueCommand struct{ c *tools.Continuer }
+type continueCommand struct{ c *continuation.Continuer }
 
 func (x continueCommand) ContinueLinear(ctx context.Context, ref, channelID, guildID, by string) (string, bool, error) {
 	got, err := x.c.ContinueRef(ctx, ref, channelID, thread.DiscordTenant(guildID), by)
@@ -221,14 +223,14 @@ const discordHistoryLimit = 50
 // discordHistory reads a Discord thread's latest messages for the prompt.
 type discordHistory struct{ c *discord.Client }
 
-func (h discordHistory) ThreadHistory(ctx context.Context, ref tools.HistoryRef) ([]tools.HistoryMessage, error) {
+func (h discordHistory) ThreadHistory(ctx context.Context, ref history.Ref) ([]history.Message, error) {
 	msgs, err := h.c.MessagesBefore(ctx, ref.ID, "", discordHistoryLimit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]tools.HistoryMessage, 0, len(msgs))
+	out := make([]history.Message, 0, len(msgs))
 	for _, m := range msgs {
-		out = append(out, tools.HistoryMessage{ID: m.ID, Author: m.Author.Name, Text: m.Content})
+		out = append(out, history.Message{ID: m.ID, Author: m.Author.Name, Text: m.Content})
 	}
 	return out, nil
 }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/discord"
+	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/llm"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -22,7 +24,7 @@ import (
 // summaries. guilds is DISCORD_ALLOWED_GUILDS, which bounds what
 // conversations outside Discord may search.
 func discordContext(c *discord.Client, store *db.Store, fast llm.Provider, fastModel string,
-	guilds []string, logger *slog.Logger) (tools.DiscoverySource, []tools.Tool) {
+	guilds []string, logger *slog.Logger) (discovery.Source, []tools.Tool) {
 	reader := discordReader{c}
 	src := &tools.DiscordChannels{Reader: reader, Store: store, Post: discoveryNotice(c, logger.With("component", "discovery"))}
 	search := &tools.DiscordSearch{Reader: reader, Store: store, Fast: fastModelOf(fast, fastModel), Guilds: guilds}
@@ -31,13 +33,13 @@ func discordContext(c *discord.Client, store *db.Store, fast llm.Provider, fastM
 
 // newDiscovery is relevant thread discovery over the platforms' sources,
 // ranking with the fast model (keywords only with a nil fast).
-func newDiscovery(sources map[thread.Platform]tools.DiscoverySource, fast llm.Provider, fastModel string,
-	cfg tools.DiscoveryConfig, logger *slog.Logger) *tools.Discovery {
-	return &tools.Discovery{Sources: sources, Fast: fastModelOf(fast, fastModel), Config: cfg, Logger: logger.With("component", "discovery")}
+func newDiscovery(sources map[thread.Platform]discovery.Source, fast llm.Provider, fastModel string,
+	cfg discovery.Config, logger *slog.Logger) *discovery.Discovery {
+	return &discovery.Discovery{Sources: sources, Fast: fastModelOf(fast, fastModel), Config: cfg, Logger: logger.With("component", "discovery")}
 }
 
 // fastModelOf is the fast model as the tools ask it; nil without one.
-func fastModelOf(fast llm.Provider, model string) tools.FastModel {
+func fastModelOf(fast llm.Provider, model string) discovery.FastModel {
 	if fast == nil {
 		return nil
 	}
@@ -46,13 +48,13 @@ func fastModelOf(fast llm.Provider, model string) tools.FastModel {
 
 // loadDiscoveryConfig reads the origin design's settings:
 // MAX_RELEVANT_THREADS, RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS.
-func loadDiscoveryConfig(getenv func(string) string) (tools.DiscoveryConfig, error) {
-	c := tools.DiscoveryConfig{ScoreThreshold: tools.DefaultRelevanceScoreThreshold}
+func loadDiscoveryConfig(getenv func(string) string) (discovery.Config, error) {
+	c := discovery.Config{ScoreThreshold: discovery.DefaultRelevanceScoreThreshold}
 	var err error
-	if c.MaxThreads, err = intEnv(getenv, "MAX_RELEVANT_THREADS", tools.DefaultMaxRelevantThreads); err != nil {
+	if c.MaxThreads, err = intEnv(getenv, "MAX_RELEVANT_THREADS", discovery.DefaultMaxRelevantThreads); err != nil {
 		return c, err
 	}
-	ms, err := intEnv(getenv, "THREAD_FETCH_TIMEOUT_MS", int(tools.DefaultThreadFetchTimeout/time.Millisecond))
+	ms, err := intEnv(getenv, "THREAD_FETCH_TIMEOUT_MS", int(discovery.DefaultThreadFetchTimeout/time.Millisecond))
 	if err != nil {
 		return c, err
 	}
@@ -93,9 +95,9 @@ type fastLLM struct {
 	model string
 }
 
-var _ tools.FastModel = fastLLM{}
+var _ discovery.FastModel = fastLLM{}
 
-// Ask implements tools.FastModel.
+// Ask implements discovery.FastModel.
 func (f fastLLM) Ask(ctx context.Context, system, prompt string) (string, error) {
 	resp, err := f.p.Complete(ctx, llm.Request{Model: f.model, System: system, MaxTokens: fastMaxTokens,
 		Messages: []llm.Message{{Role: llm.RoleUser, Content: prompt}}})
@@ -122,44 +124,44 @@ func (r discordReader) Channel(ctx context.Context, channelID string) (tools.Dis
 }
 
 // MessagesBefore implements tools.DiscordReader.
-func (r discordReader) MessagesBefore(ctx context.Context, channelID, beforeID string, limit int) ([]tools.ChannelMessage, error) {
+func (r discordReader) MessagesBefore(ctx context.Context, channelID, beforeID string, limit int) ([]discovery.ChannelMessage, error) {
 	msgs, err := r.c.MessagesBefore(ctx, channelID, beforeID, limit)
 	return channelMessages(msgs), notFound(err)
 }
 
 // MessagesAfter implements tools.DiscordReader.
-func (r discordReader) MessagesAfter(ctx context.Context, channelID, afterID string, limit int) ([]tools.ChannelMessage, error) {
+func (r discordReader) MessagesAfter(ctx context.Context, channelID, afterID string, limit int) ([]discovery.ChannelMessage, error) {
 	msgs, err := r.c.Messages(ctx, channelID, afterID, limit)
 	return channelMessages(msgs), notFound(err)
 }
 
 // Message implements tools.DiscordReader.
-func (r discordReader) Message(ctx context.Context, channelID, messageID string) (tools.ChannelMessage, error) {
+func (r discordReader) Message(ctx context.Context, channelID, messageID string) (discovery.ChannelMessage, error) {
 	m, err := r.c.Message(ctx, channelID, messageID)
 	if err != nil {
-		return tools.ChannelMessage{}, notFound(err)
+		return discovery.ChannelMessage{}, notFound(err)
 	}
 	return channelMessage(m), nil
 }
 
-func channelMessages(msgs []discord.Message) []tools.ChannelMessage {
-	out := make([]tools.ChannelMessage, len(msgs))
+func channelMessages(msgs []discord.Message) []discovery.ChannelMessage {
+	out := make([]discovery.ChannelMessage, len(msgs))
 	for i, m := range msgs {
 		out[i] = channelMessage(m)
 	}
 	return out
 }
 
-func channelMessage(m discord.Message) tools.ChannelMessage {
-	return tools.ChannelMessage{ID: m.ID, AuthorID: m.Author.ID, Author: m.Author.Name, Bot: m.Author.Bot,
+func channelMessage(m discord.Message) discovery.ChannelMessage {
+	return discovery.ChannelMessage{ID: m.ID, AuthorID: m.Author.ID, Author: m.Author.Name, Bot: m.Author.Bot,
 		Text: m.Content, At: m.Timestamp, Edited: !m.EditedAt.IsZero()}
 }
 
 // notFound marks Discord's 404s (unknown channel, message) as
 // thread.ErrNotFound, keeping the Discord error.
 func notFound(err error) error {
-	var de *discord.Error
-	if errors.As(err, &de) && de.Kind == discord.KindNotFound {
+	var de *surface.Error
+	if errors.As(err, &de) && de.Kind == surface.KindNotFound {
 		return fmt.Errorf("%w: %w", thread.ErrNotFound, err)
 	}
 	return err

@@ -16,11 +16,11 @@ import (
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
+	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/internal/tools"
 )
 
 // toolsWorld is a fake Discord guild with the real client on it, a fake
@@ -262,7 +262,7 @@ func TestDiscoveryCaches(t *testing.T) {
 		now = now.Add(d)
 	}
 	provider := discordDiscovery(t, w.client, w.store, w.fast)
-	discovery := provider.(*tools.Discovery)
+	discovery := provider.(*discovery.Discovery)
 	discovery.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 
 	ask := func(th *thread.Thread) string {
@@ -352,15 +352,15 @@ func TestLoadDiscoveryConfig(t *testing.T) {
 	tests := []struct {
 		name    string
 		env     map[string]string
-		want    tools.DiscoveryConfig
+		want    discovery.Config
 		wantErr string
 	}{
-		{"Defaults", nil, tools.DiscoveryConfig{MaxThreads: 10, ScoreThreshold: 0.6, FetchTimeout: 5 * time.Second}, ""},
+		{"Defaults", nil, discovery.Config{MaxThreads: 10, ScoreThreshold: 0.6, FetchTimeout: 5 * time.Second}, ""},
 		{"Set", map[string]string{"MAX_RELEVANT_THREADS": "3", "RELEVANCE_SCORE_THRESHOLD": "0.75", "THREAD_FETCH_TIMEOUT_MS": "1500"},
-			tools.DiscoveryConfig{MaxThreads: 3, ScoreThreshold: 0.75, FetchTimeout: 1500 * time.Millisecond}, ""},
-		{"BadCount", map[string]string{"MAX_RELEVANT_THREADS": "ten"}, tools.DiscoveryConfig{}, "MAX_RELEVANT_THREADS"},
-		{"BadTimeout", map[string]string{"THREAD_FETCH_TIMEOUT_MS": "-1"}, tools.DiscoveryConfig{}, "THREAD_FETCH_TIMEOUT_MS"},
-		{"ThresholdAboveOne", map[string]string{"RELEVANCE_SCORE_THRESHOLD": "6"}, tools.DiscoveryConfig{}, "RELEVANCE_SCORE_THRESHOLD"},
+			discovery.Config{MaxThreads: 3, ScoreThreshold: 0.75, FetchTimeout: 1500 * time.Millisecond}, ""},
+		{"BadCount", map[string]string{"MAX_RELEVANT_THREADS": "ten"}, discovery.Config{}, "MAX_RELEVANT_THREADS"},
+		{"BadTimeout", map[string]string{"THREAD_FETCH_TIMEOUT_MS": "-1"}, discovery.Config{}, "THREAD_FETCH_TIMEOUT_MS"},
+		{"ThresholdAboveOne", map[string]string{"RELEVANCE_SCORE_THRESHOLD": "6"}, discovery.Config{}, "RELEVANCE_SCORE_THRESHOLD"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -379,5 +379,5 @@ func TestLoadDiscoveryConfig(t *testing.T) {
 // discordDiscovery is discovery over Discord alone, as serve builds it.
 func discordDiscovery(t *testing.T, c *discord.Client, store *db.Store, fast llm.Provider) agent.ContextProvider {
 	src, _ := discordContext(c, store, fast, "fast-model", nil, logtest.New(t))
-	return newDiscovery(map[thread.Platform]tools.DiscoverySource{thread.PlatformDiscord: src}, fast, "fast-model", tools.DiscoveryConfig{}, logtest.New(t))
+	return newDiscovery(map[thread.Platform]discovery.Source{thread.PlatformDiscord: src}, fast, "fast-model", discovery.Config{}, logtest.New(t))
 }

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/db"
-	"github.com/weft-dev/weft/internal/installation"
+	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/secret"
+	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
 )
 
@@ -56,7 +56,7 @@ func (c LinearConfig) tokenURL() string {
 type linearApp struct {
 	client  *linear.Client
 	sender  *linear.Sender
-	history tools.HistoryFetcher
+	history history.Fetcher
 	oauth   *webhooks.LinearOAuth
 }
 
@@ -79,7 +79,7 @@ func newLinearApp(c LinearConfig, store *db.Store, logger *slog.Logger) (*linear
 			return nil, err
 		}
 		oauth := linear.NewOAuthClient(c.ClientID, c.ClientSecret, c.RedirectURI, c.tokenURL(), nil)
-		inst := installation.NewTokens(store, cipher, oauth, logger) // names its component itself
+		inst := installation.NewLinear(store, cipher, oauth, logger) // names its component itself
 		tokens = inst
 		app.oauth = &webhooks.LinearOAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI,
 			StateSecret: []byte(c.ClientSecret), Codes: oauth, Endpoint: c.APIURL, Installations: inst}
@@ -121,14 +121,14 @@ func (a *linearApp) issueURL() func(context.Context, *thread.LinearAttachment) (
 // linearHistory reads a Linear issue's comment thread for the prompt.
 type linearHistory struct{ c *linear.Client }
 
-func (h linearHistory) ThreadHistory(ctx context.Context, ref tools.HistoryRef) ([]tools.HistoryMessage, error) {
+func (h linearHistory) ThreadHistory(ctx context.Context, ref history.Ref) ([]history.Message, error) {
 	issue, err := h.c.Issue(linear.WithOrganization(ctx, ref.Workspace), ref.ID)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]tools.HistoryMessage, 0, len(issue.Comments))
+	out := make([]history.Message, 0, len(issue.Comments))
 	for _, c := range issue.Comments {
-		out = append(out, tools.HistoryMessage{ID: c.ID, Author: c.AuthorName, Text: c.Body})
+		out = append(out, history.Message{ID: c.ID, Author: c.AuthorName, Text: c.Body})
 	}
 	return out, nil
 }

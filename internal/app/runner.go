@@ -1,19 +1,25 @@
 package app
 
 import (
+	"context"
+
 	"log/slog"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/continuation"
+	"github.com/weft-dev/weft/internal/discovery"
+	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
 
 // continuers continue conversations in Discord and in Slack; each nil when
 // its platform is off.
-type continuers struct{ discord, slack *tools.Continuer }
+type continuers struct{ discord, slack *continuation.Continuer }
 
 // newRunner builds the agent that works turns: the model, the tools (memory,
 // get-thread-replies, continue_in_discord and continue_in_slack through the
@@ -36,24 +42,28 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp
 	if err != nil {
 		return nil, err
 	}
-	reach := &tools.Reach{Store: store, Guilds: cfg.Discord.AllowedGuilds}
+	reach := &tenancy.Reach{Store: store, Guilds: cfg.Discord.AllowedGuilds}
 	if dis.on() {
-		reach.Reader = discordReader{dis.client}
+		reader := discordReader{dis.client}
+		reach.Guild = func(ctx context.Context, channelID string) (string, error) {
+			ch, err := reader.Channel(ctx, channelID)
+			return ch.GuildID, err
+		}
 	}
 	if err := registry.Register(tools.Replies(rep, reach)); err != nil {
 		return nil, err
 	}
-	history := &tools.History{Store: store, TTL: cfg.HistoryTTL, Logger: logger.With("component", "history")}
+	hist := &history.History{Store: store, TTL: cfg.HistoryTTL, Logger: logger.With("component", "history")}
 	if lin.history != nil {
-		history.Linear = lin.history
+		hist.Linear = lin.history
 	}
-	history.Discord = dis.history()
-	history.Slack = sl.backfill()
-	contexts := []agent.ContextProvider{history}
-	sources := map[thread.Platform]tools.DiscoverySource{}
+	hist.Discord = dis.history()
+	hist.Slack = sl.backfill()
+	contexts := []agent.ContextProvider{hist}
+	sources := map[thread.Platform]discovery.Source{}
 	if dis.on() {
-		discovery, search := discordContext(dis.client, store, provider, cfg.FastModel, cfg.Discord.AllowedGuilds, logger)
-		sources[thread.PlatformDiscord] = discovery
+		src, search := discordContext(dis.client, store, provider, cfg.FastModel, cfg.Discord.AllowedGuilds, logger)
+		sources[thread.PlatformDiscord] = src
 		for _, t := range search {
 			if err := registry.Register(t); err != nil {
 				return nil, err

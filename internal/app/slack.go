@@ -9,8 +9,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/continuation"
 	"github.com/weft-dev/weft/internal/slack"
-	"github.com/weft-dev/weft/internal/slackinstall"
+	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
@@ -65,7 +66,7 @@ type slackApp struct {
 	logger *slog.Logger
 	ws     *slack.Workspaces
 	// installs are the OAuth installations; nil without OAuth.
-	installs *slackinstall.Tokens
+	installs *installation.Slack
 	sender   *slack.Sender
 	conv     *slack.Conversations
 	socket   *slack.Socket
@@ -76,7 +77,7 @@ type slackApp struct {
 
 // newSlackApp builds Slack on SLACK_BOT_TOKEN and the OAuth installs'
 // tokens (installs; nil without OAuth): off with neither.
-func newSlackApp(cfg SlackConfig, installs *slackinstall.Tokens, logger *slog.Logger) (*slackApp, error) {
+func newSlackApp(cfg SlackConfig, installs *installation.Slack, logger *slog.Logger) (*slackApp, error) {
 	a := &slackApp{cfg: cfg, logger: logger.With("component", "slack"), installs: installs}
 	var src slack.TokenSource
 	if installs != nil {
@@ -104,7 +105,7 @@ func (a *slackApp) on() bool { return a != nil && a.ws != nil }
 // threads with them.
 type slackThreads struct{ *slack.Workspaces }
 
-func (w slackThreads) Threads(ctx context.Context, teamID string) (tools.SlackThreads, error) {
+func (w slackThreads) Threads(ctx context.Context, teamID string) (continuation.SlackThreads, error) {
 	return w.Client(ctx, teamID)
 }
 
@@ -127,7 +128,7 @@ func (a *slackApp) listen(rec slack.Recorder, allowed func(teamID string) bool) 
 
 // events is the HTTP doors' configuration, /weft continue served by c
 // (nil: Slack is off); nil (off) without a signing secret.
-func (a *slackApp) events(c *tools.Continuer, allowed func(teamID string) bool) *webhooks.Slack {
+func (a *slackApp) events(c *continuation.Continuer, allowed func(teamID string) bool) *webhooks.Slack {
 	if a.conv == nil || a.cfg.SigningSecret == "" {
 		return nil
 	}
@@ -140,18 +141,18 @@ func (a *slackApp) events(c *tools.Continuer, allowed func(teamID string) bool) 
 
 // continuer serves continue_in_slack and /weft continue, recording
 // through rec; nil when Slack is off.
-func (a *slackApp) continuer(store *db.Store, rec tools.ContinueRecorder,
-	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *tools.Continuer {
+func (a *slackApp) continuer(store *db.Store, rec continuation.Recorder,
+	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *continuation.Continuer {
 	if !a.on() {
 		return nil
 	}
-	return &tools.Continuer{Store: store, Opener: tools.SlackOpener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec,
+	return &continuation.Continuer{Store: store, Opener: continuation.SlackOpener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec,
 		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
 }
 
 // tools are the agent tools Slack adds: continue_in_slack, when there is
 // a conversation elsewhere to continue (Linear or Discord is on too).
-func (a *slackApp) tools(elsewhere bool, c *tools.Continuer) []tools.Tool {
+func (a *slackApp) tools(elsewhere bool, c *continuation.Continuer) []tools.Tool {
 	if !a.on() || !elsewhere {
 		return nil
 	}

@@ -14,13 +14,13 @@ import (
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/fakekit"
+	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/internal/tools"
 )
 
 // slackToolsWorld is a fake Slack workspace with weft's real client on it,
@@ -58,10 +58,10 @@ func newSlackToolsWorld(t *testing.T) *slackToolsWorld {
 
 // discovery is discovery over this Slack alone, as serve builds it; cfg
 // tunes it and the source's clock is now.
-func (w *slackToolsWorld) discovery(cfg tools.DiscoveryConfig, now func() time.Time) agent.ContextProvider {
+func (w *slackToolsWorld) discovery(cfg discovery.Config, now func() time.Time) agent.ContextProvider {
 	src := w.app.discovery(w.store)
 	src.Now = now
-	return newDiscovery(map[thread.Platform]tools.DiscoverySource{thread.PlatformSlack: src}, w.fast, "fast-model", cfg, w.app.logger)
+	return newDiscovery(map[thread.Platform]discovery.Source{thread.PlatformSlack: src}, w.fast, "fast-model", cfg, w.app.logger)
 }
 
 // post posts a top-level message and, with replies, people's answers in
@@ -144,7 +144,7 @@ func TestSlackDiscoveryRanksByModel(t *testing.T) {
 			{"id": "1234567890.123456", "reason": "made up", "score": 0.99}]`, b.coldStarts.TS, b.runtime.TS, b.pizza.TS, b.lunch.TS)},
 		llmtest.Reply{Text: "Yes: team_abc123 has 9 s cold starts since Tuesday."},
 	)
-	discovery := w.discovery(tools.DiscoveryConfig{}, nil)
+	discovery := w.discovery(discovery.Config{}, nil)
 	runner := &agent.Runner{LLM: w.fast, Model: "main-model", Context: []agent.ContextProvider{discovery}, Logger: logtest.New(t)}
 	require.NoError(t, runner.Turn(ctx, th, chainStore{w.store}, w.chain(th.ID)))
 
@@ -189,7 +189,7 @@ func TestSlackDiscoveryFallsBackToKeywords(t *testing.T) {
 			b := w.busyChannel()
 			th := w.mention("is team_abc123 affected by the cold starts?", "", "", "channel")
 			w.llm.Enqueue(tc.reply)
-			secs := w.discovery(tools.DiscoveryConfig{}, nil).PromptSections(context.Background(), th, w.chain(th.ID))
+			secs := w.discovery(discovery.Config{}, nil).PromptSections(context.Background(), th, w.chain(th.ID))
 			require.Len(t, secs, 1)
 			require.Equal(t, 1, w.llm.Calls())
 			require.Contains(t, secs[0], "Relevant threads from this channel (2, ranked by keyword match), most relevant first:\n"+
@@ -225,7 +225,7 @@ func TestSlackDiscoveryThreadFailures(t *testing.T) {
 			th := w.mention("cold starts?", "", "", "channel")
 			rankOnly(w, b.coldStarts)
 			w.fake.Fail("conversations.replies", 0, tc.fault)
-			secs := w.discovery(tools.DiscoveryConfig{FetchTimeout: 200 * time.Millisecond}, nil).PromptSections(context.Background(), th, w.chain(th.ID))
+			secs := w.discovery(discovery.Config{FetchTimeout: 200 * time.Millisecond}, nil).PromptSections(context.Background(), th, w.chain(th.ID))
 			require.Len(t, secs, 1, "the channel and the thread's root still help")
 			require.Contains(t, secs[0], "Relevant threads from this channel (1, ranked by the fast model), most relevant first:\n"+
 				slackThreadBlock(b.coldStarts, "cold starts")+"</slack_channel_context>")
@@ -240,7 +240,7 @@ func TestSlackDiscoveryChannelUnreadable(t *testing.T) {
 	w.busyChannel()
 	th := w.mention("cold starts?", "", "", "channel")
 	w.fake.Fail("conversations.history", 1, fakekit.ErrorCode("not_in_channel"))
-	require.Empty(t, w.discovery(tools.DiscoveryConfig{}, nil).PromptSections(context.Background(), th, w.chain(th.ID)))
+	require.Empty(t, w.discovery(discovery.Config{}, nil).PromptSections(context.Background(), th, w.chain(th.ID)))
 	require.Zero(t, w.llm.Calls(), "nothing ranked")
 	require.Empty(t, w.fake.Statuses(), "no notice without a search")
 	require.Contains(t, w.log.String(), "relevant thread discovery failed")
@@ -254,7 +254,7 @@ func TestSlackDiscoveryHonoursRateLimits(t *testing.T) {
 	w := newSlackToolsWorld(t)
 	w.busyChannel()
 	now := time.Now()
-	discovery := w.discovery(tools.DiscoveryConfig{}, func() time.Time { return now })
+	discovery := w.discovery(discovery.Config{}, func() time.Time { return now })
 	w.fake.Fail("conversations.history", 1, fakekit.RateLimited(30*time.Second))
 	th := w.mention("cold starts?", "", "", "channel")
 	require.Empty(t, discovery.PromptSections(ctx, th, w.chain(th.ID)))
@@ -295,7 +295,7 @@ func TestSlackDiscoveryReadsStoredThreadsFirst(t *testing.T) {
 
 	th := w.mention("cold starts?", "", "", "channel")
 	w.llm.Enqueue(llmtest.Reply{Text: fmt.Sprintf(`[{"id": %q, "reason": "a", "score": 0.9}, {"id": %q, "reason": "b", "score": 0.8}]`, wholeAtt.ThreadTS, root.TS)})
-	secs := w.discovery(tools.DiscoveryConfig{}, nil).PromptSections(ctx, th, w.chain(th.ID))
+	secs := w.discovery(discovery.Config{}, nil).PromptSections(ctx, th, w.chain(th.ID))
 	require.Len(t, secs, 1)
 	require.Contains(t, secs[0], "  Why relevant: a\n  Reply: bob: the warm pool is empty\n  Reply: "+whole.AgentName+": Refill the warm pool for team_abc123.\n")
 	require.Contains(t, secs[0], "  Why relevant: b\n  Reply: U0BOB: is it RUN-42?\n  Reply: U0ALICE: cold starts, any news?\n  Reply: bob: RUN-42 is fixed\n")
@@ -326,7 +326,7 @@ func TestSlackDiscoverySkipped(t *testing.T) {
 			w := newSlackToolsWorld(t)
 			w.busyChannel()
 			th := tc.thread(w)
-			require.Empty(t, w.discovery(tools.DiscoveryConfig{}, nil).PromptSections(context.Background(), th, w.chain(th.ID)))
+			require.Empty(t, w.discovery(discovery.Config{}, nil).PromptSections(context.Background(), th, w.chain(th.ID)))
 			require.Zero(t, w.llm.Calls(), "nothing ranked")
 			require.Empty(t, w.fake.Calls("conversations.history"), "nothing read from Slack")
 		})

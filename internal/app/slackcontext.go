@@ -6,7 +6,10 @@ import (
 	"slices"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/discovery"
+	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -20,12 +23,12 @@ const maxSlackBackfill = 200
 // thread is longer.
 type slackBackfill struct{ ws *slack.Workspaces }
 
-func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]tools.HistoryMessage, error) {
+func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]history.Message, error) {
 	c, err := b.ws.Client(ctx, att.TeamID)
 	if err != nil {
 		return nil, err
 	}
-	var out []tools.HistoryMessage
+	var out []history.Message
 	o := slack.ReadOptions{Latest: beforeTS, Limit: maxSlackBackfill}
 	for {
 		pg, err := c.Replies(ctx, att.ChannelID, att.ThreadTS, o)
@@ -37,7 +40,7 @@ func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackA
 			if m.BotID != "" {
 				who = "Bot"
 			}
-			out = append(out, tools.HistoryMessage{ID: m.TS, Author: who, Text: m.Text})
+			out = append(out, history.Message{ID: m.TS, Author: who, Text: m.Text})
 		}
 		if pg.NextCursor == "" || len(out) >= maxSlackBackfill {
 			break
@@ -48,7 +51,7 @@ func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackA
 }
 
 // backfill is Slack's history reader for the prompt; nil with Slack off.
-func (a *slackApp) backfill() tools.SlackBackfill {
+func (a *slackApp) backfill() history.SlackBackfill {
 	if !a.on() {
 		return nil
 	}
@@ -69,7 +72,7 @@ var _ tools.SlackChannelReader = slackChannels{}
 // TopLevel implements tools.SlackChannelReader. History pages come newest
 // first; messages that are no one's words (joins, topic changes) are left
 // out.
-func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID string, n int) ([]tools.ChannelMessage, error) {
+func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID string, n int) ([]discovery.ChannelMessage, error) {
 	c, err := r.ws.Client(ctx, teamID)
 	if err != nil {
 		return nil, err
@@ -78,7 +81,7 @@ func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID string, n
 	if err != nil {
 		return nil, slackReadError(err)
 	}
-	out := make([]tools.ChannelMessage, 0, len(pg.Messages))
+	out := make([]discovery.ChannelMessage, 0, len(pg.Messages))
 	for _, m := range slices.Backward(pg.Messages) {
 		switch m.Subtype {
 		case "", "thread_broadcast", "bot_message", "file_share", "me_message":
@@ -89,7 +92,7 @@ func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID string, n
 }
 
 // Replies implements tools.SlackChannelReader.
-func (r slackChannels) Replies(ctx context.Context, teamID, channelID, threadTS, latest string, n int) ([]tools.ChannelMessage, error) {
+func (r slackChannels) Replies(ctx context.Context, teamID, channelID, threadTS, latest string, n int) ([]discovery.ChannelMessage, error) {
 	c, err := r.ws.Client(ctx, teamID)
 	if err != nil {
 		return nil, err
@@ -98,7 +101,7 @@ func (r slackChannels) Replies(ctx context.Context, teamID, channelID, threadTS,
 	if err != nil {
 		return nil, slackReadError(err)
 	}
-	out := make([]tools.ChannelMessage, len(pg.Messages))
+	out := make([]discovery.ChannelMessage, len(pg.Messages))
 	for i, m := range pg.Messages {
 		out[i] = slackChannelMessage(m)
 	}
@@ -114,7 +117,7 @@ func (r slackChannels) SetStatus(ctx context.Context, teamID, channelID, threadT
 	return c.SetStatus(ctx, channelID, threadTS, status)
 }
 
-func slackChannelMessage(m slack.Message) tools.ChannelMessage {
+func slackChannelMessage(m slack.Message) discovery.ChannelMessage {
 	who := m.User
 	if who == "" {
 		who = m.BotID
@@ -122,7 +125,7 @@ func slackChannelMessage(m slack.Message) tools.ChannelMessage {
 	// A reply broadcast to the channel is no thread's root: its thread's
 	// root is in the channel too.
 	noReplies := m.ThreadTS == "" && m.ReplyCount == 0 || m.ThreadTS != "" && m.ThreadTS != m.TS
-	return tools.ChannelMessage{ID: m.TS, AuthorID: who, Author: who, Bot: m.BotID != "", Text: m.Text,
+	return discovery.ChannelMessage{ID: m.TS, AuthorID: who, Author: who, Bot: m.BotID != "", Text: m.Text,
 		At: slack.ParseTS(m.TS), Edited: m.EditedTS != "", NoReplies: noReplies}
 }
 
@@ -130,9 +133,9 @@ func slackChannelMessage(m slack.Message) tools.ChannelMessage {
 // the tools' terms, keeping Slack's error.
 func slackReadError(err error) error {
 	switch {
-	case slack.IsKind(err, slack.KindRateLimited):
+	case surface.IsKind(err, surface.KindRateLimited):
 		return fmt.Errorf("%w: %w", tools.ErrSlackRateLimited, err)
-	case slack.IsKind(err, slack.KindNotFound):
+	case surface.IsKind(err, surface.KindNotFound):
 		return fmt.Errorf("%w: %w", thread.ErrNotFound, err)
 	}
 	return err

@@ -7,9 +7,10 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/weft-dev/weft/internal/continuation"
 	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
 )
 
@@ -25,7 +26,7 @@ const slackCommandBudget = 2500 * time.Millisecond
 // conversation (or a Discord thread's, by its link) continued in a new
 // Slack thread in the command's channel (or SLACK_CONTINUE_CHANNEL_ID), if
 // it is of the workspace's organisation.
-func slackContinue(c *tools.Continuer, logger *slog.Logger) webhooks.SlackCommandHandler {
+func slackContinue(c *continuation.Continuer, logger *slog.Logger) webhooks.SlackCommandHandler {
 	return func(ctx context.Context, cmd webhooks.SlackCommand) (string, error) {
 		if cmd.Text == "" {
 			return "Usage: `/weft continue ENG-123` (or a Discord thread's link) continues that conversation in a new thread here.", nil
@@ -43,7 +44,7 @@ func slackContinue(c *tools.Continuer, logger *slog.Logger) webhooks.SlackComman
 			return "I cannot continue that conversation here: " + slack.Escape(refused.Msg), nil
 		case errors.Is(err, slack.ErrNotInstalled):
 			return "weft is not installed in this workspace: an admin can install it at /oauth/slack/install.", nil
-		case slack.IsKind(err, slack.KindForbidden) || slack.IsKind(err, slack.KindNotFound):
+		case surface.IsKind(err, surface.KindForbidden) || surface.IsKind(err, surface.KindNotFound):
 			// Slack refused the thread's first post: weft is not in the
 			// channel (or may not post there).
 			return "I cannot post in this channel: invite me to it (`/invite @weft`), or set SLACK_CONTINUE_CHANNEL_ID.", nil

@@ -9,7 +9,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/slack"
-	"github.com/weft-dev/weft/internal/slackinstall"
+	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/webhooks"
 )
 
@@ -51,7 +51,7 @@ func (c SlackInstallConfig) TeamAllowed(teamID string) bool {
 
 // newSlackOAuth builds the install flow and the installations' tokens;
 // both nil without SLACK_CLIENT_ID.
-func newSlackOAuth(c SlackInstallConfig, store *db.Store, logger *slog.Logger) (*webhooks.SlackOAuth, *slackinstall.Tokens, error) {
+func newSlackOAuth(c SlackInstallConfig, store *db.Store, logger *slog.Logger) (*webhooks.SlackOAuth, *installation.Slack, error) {
 	if c.ClientID == "" {
 		return nil, nil, nil
 	}
@@ -67,7 +67,7 @@ func newSlackOAuth(c SlackInstallConfig, store *db.Store, logger *slog.Logger) (
 		return nil, nil, err
 	}
 	oauth := &slack.OAuth{ClientID: c.ClientID, ClientSecret: c.ClientSecret, RedirectURI: c.RedirectURI, APIURL: c.APIURL}
-	tokens := slackinstall.New(store, cipher, oauth, logger)
+	tokens := installation.NewSlack(store, cipher, oauth, logger)
 	return &webhooks.SlackOAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI, StateSecret: []byte(c.ClientSecret),
 		Codes: oauth, Installations: tokens, Allowed: c.TeamAllowed}, tokens, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -72,8 +73,7 @@ func (c *Conversations) backfillThread(ctx context.Context, threadID, afterID st
 		}
 	}
 	msgs, err := c.rest.Messages(ctx, threadID, from, maxBackfill)
-	var de *Error
-	if errors.As(err, &de) && de.Kind == KindNotFound {
+	if surface.IsKind(err, surface.KindNotFound) {
 		return 0, c.rec.DiscordThreadActive(ctx, threadID, false)
 	}
 	if err != nil {

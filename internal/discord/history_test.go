@@ -9,6 +9,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 func TestHistory(t *testing.T) {
@@ -76,7 +78,7 @@ func TestMessageAndChannel(t *testing.T) {
 	require.Equal(t, Channel{ID: thread, GuildID: b.guildID, ParentID: b.channel, Name: "topic", IsThread: true}, ch)
 
 	_, err = b.client.Message(t.Context(), thread, "1")
-	requireKind(t, err, KindNotFound)
+	requireKind(t, err, surface.KindNotFound)
 }
 
 func TestStartThread(t *testing.T) {
@@ -101,8 +103,8 @@ func TestStartThread(t *testing.T) {
 		require.Contains(t, statuses(b.server.Requests(), joins), http.StatusNoContent, "joined")
 
 		_, err = b.client.StartThread(t.Context(), b.channel, posted.ID, "again")
-		de := requireKind(t, err, KindInvalid)
-		require.Equal(t, discordgo.ErrCodeThreadAlreadyCreatedForThisMessage, de.Code)
+		de := requireKind(t, err, surface.KindInvalid)
+		require.Equal(t, strconv.Itoa(discordgo.ErrCodeThreadAlreadyCreatedForThisMessage), de.Code)
 	})
 
 	t.Run("WithoutMessageIsPublic", func(t *testing.T) {

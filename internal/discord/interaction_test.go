@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/internal/discord/discordtest"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 func TestVerifyInteraction(t *testing.T) {
@@ -163,5 +164,5 @@ func TestEditInteractionResponse(t *testing.T) {
 	}
 
 	err := b.client.EditInteractionResponse(t.Context(), "1", "tok", "hi")
-	requireKind(t, err, KindNotFound)
+	requireKind(t, err, surface.KindNotFound)
 }

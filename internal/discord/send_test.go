@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/fakekit"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 func TestSend(t *testing.T) {
@@ -116,12 +117,12 @@ func TestSendFailures(t *testing.T) {
 		path := "/channels/" + b.channel + "/messages"
 		b.server.Fail("POST "+path, 1, discordtest.CloudflareBan(time.Hour))
 		_, err := b.client.Send(t.Context(), b.channel, "hi", "n1")
-		de := requireKind(t, err, KindRateLimited)
-		require.True(t, de.Global, "a Cloudflare ban limits the whole IP")
+		de := requireKind(t, err, surface.KindRateLimited)
+		require.Equal(t, "global", de.Detail, "a Cloudflare ban limits the whole IP")
 		require.Equal(t, time.Hour, de.RetryAfter)
 
 		err = b.client.Typing(t.Context(), b.channel)
-		requireKind(t, err, KindRateLimited)
+		requireKind(t, err, surface.KindRateLimited)
 		require.Len(t, b.server.Requests(), 1, "other routes wait for the ban without sending")
 	})
 
@@ -131,7 +132,7 @@ func TestSendFailures(t *testing.T) {
 			b := setup(t, nil)
 			b.server.Fail("POST /channels/"+b.channel+"/messages", 1, fakekit.Fail(status))
 			_, err := b.client.Send(t.Context(), b.channel, "hi", "n1")
-			de := requireKind(t, err, KindServer)
+			de := requireKind(t, err, surface.KindServer)
 			require.Equal(t, status, de.Status)
 			require.Len(t, b.server.Requests(), 1, "no immediate retry of %d", status)
 		}
@@ -141,15 +142,15 @@ func TestSendFailures(t *testing.T) {
 		t.Parallel()
 		b := setup(t, nil)
 		_, err := b.client.Send(t.Context(), "999", "hi", "n1")
-		de := requireKind(t, err, KindNotFound)
-		require.Equal(t, 10003, de.Code)
+		de := requireKind(t, err, surface.KindNotFound)
+		require.Equal(t, "10003", de.Code)
 	})
 
 	t.Run("BadTokenIsAuth", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, func(c *Config) { c.Token = "wrong" })
 		_, err := b.client.Send(t.Context(), b.channel, "hi", "n1")
-		requireKind(t, err, KindAuth)
+		requireKind(t, err, surface.KindAuth)
 	})
 
 	t.Run("CancelledContext", func(t *testing.T) {
@@ -169,8 +170,8 @@ func TestSendFailures(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		_, err := b.client.Send(ctx, b.channel, "hi", "n1")
-		de := requireKind(t, err, KindRateLimited)
-		require.False(t, de.Global)
+		de := requireKind(t, err, surface.KindRateLimited)
+		require.Empty(t, de.Detail)
 		require.Equal(t, 20*time.Second, de.RetryAfter)
 	})
 }
@@ -182,10 +183,10 @@ func TestTyping(t *testing.T) {
 	require.Equal(t, 1, b.server.Typing(b.channel))
 }
 
-// requireKind asserts err is an *Error of the given kind and returns it.
-func requireKind(t *testing.T, err error, kind Kind) *Error {
+// requireKind asserts err is an *surface.Error of the given kind and returns it.
+func requireKind(t *testing.T, err error, kind surface.Kind) *surface.Error {
 	t.Helper()
-	var de *Error
+	var de *surface.Error
 	require.True(t, errors.As(err, &de), "want *discord.Error, got %v", err)
 	require.Equal(t, kind, de.Kind, "error: %v", err)
 	return de

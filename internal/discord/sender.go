@@ -2,10 +2,10 @@ package discord
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -28,12 +28,9 @@ func NewSender(c *Client) *Sender { return &Sender{c: c} }
 // or that cannot be rendered wraps thread.ErrInvalid, so the processor gives
 // up on it at once and records an error stitch.
 func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
-	if o.Platform != thread.PlatformDiscord {
-		return "", fmt.Errorf("discord: send %s: %w: platform is %s", o.ID, thread.ErrInvalid, o.Platform)
-	}
-	body, err := o.Content()
+	body, err := surface.Body(thread.PlatformDiscord, o)
 	if err != nil {
-		return "", fmt.Errorf("discord: send: %w", err)
+		return "", err
 	}
 	content := Render(o.Kind, body)
 	if strings.TrimSpace(content) == "" {
@@ -41,7 +38,7 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	}
 	id, err := s.c.Send(ctx, o.Target, content, o.ID.String())
 	if err != nil {
-		return "", sendError(o, err)
+		return "", surface.SendError("discord", o, err)
 	}
 	return id, nil
 }
@@ -73,19 +70,4 @@ func Render(k thread.OutboxKind, b thread.OutboxBody) string {
 		return "⚠️ **Error:** " + text
 	}
 	return text
-}
-
-// sendError keeps retryable failures as they are and marks the rest
-// invalid: a bad token, a missing permission, an unknown thread or a
-// rejected body does not get better by sending the same row again.
-func sendError(o thread.Outbox, err error) error {
-	var e *Error
-	if errors.As(err, &e) {
-		switch e.Kind {
-		case KindRateLimited, KindServer:
-		default:
-			return fmt.Errorf("discord: send %s %s: %w: %w", o.Kind, o.ID, thread.ErrInvalid, err)
-		}
-	}
-	return fmt.Errorf("discord: send %s %s: %w", o.Kind, o.ID, err)
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -104,7 +105,7 @@ func (c *Conversations) startConversation(ctx context.Context, m Message) error 
 	}
 	defer c.opening(m.ID)()
 	threadID, err := c.rest.StartThread(ctx, m.ChannelID, m.ID, name)
-	var de *Error
+	var de *surface.Error
 	switch {
 	case errors.As(err, &de) && de.Code == codeThreadAlreadyCreated:
 		threadID = m.ID
@@ -189,7 +190,7 @@ func (c *Conversations) ThreadUpdated(ctx context.Context, t Thread) error {
 
 // codeThreadAlreadyCreated is Discord's answer to starting a second thread
 // on a message: a redelivered mention.
-const codeThreadAlreadyCreated = 160004
+const codeThreadAlreadyCreated = "160004"
 
 // leadingMentions matches user mentions at the start of a message: the
 // "@weft" that addresses the bot is not part of the question.

@@ -13,6 +13,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 func TestRouteKey(t *testing.T) {
@@ -137,18 +139,18 @@ func TestTranslate(t *testing.T) {
 	tests := []struct {
 		name  string
 		err   error
-		kind  Kind
+		kind  surface.Kind
 		retry time.Duration
 	}{
-		{"Unauthorized", restErr(401, ""), KindAuth, 0},
-		{"Forbidden", restErr(403, ""), KindForbidden, 0},
-		{"NotFound", restErr(404, ""), KindNotFound, 0},
-		{"BadRequest", restErr(400, ""), KindInvalid, 0},
-		{"RESTServer", restErr(500, ""), KindServer, 0},
+		{"Unauthorized", restErr(401, ""), surface.KindAuth, 0},
+		{"Forbidden", restErr(403, ""), surface.KindForbidden, 0},
+		{"NotFound", restErr(404, ""), surface.KindNotFound, 0},
+		{"BadRequest", restErr(400, ""), surface.KindInvalid, 0},
+		{"RESTServer", restErr(500, ""), surface.KindServer, 0},
 		{"DiscordgoRateLimit", &discordgo.RateLimitError{RateLimit: &discordgo.RateLimit{
-			TooManyRequests: &discordgo.TooManyRequests{RetryAfter: 2 * time.Second}, URL: "u"}}, KindRateLimited, 2 * time.Second},
-		{"TransportRateLimit", &rateLimitedError{retryAfter: time.Second, global: true}, KindRateLimited, time.Second},
-		{"TransportServer", &serverError{status: 502}, KindServer, 0},
+			TooManyRequests: &discordgo.TooManyRequests{RetryAfter: 2 * time.Second}, URL: "u"}}, surface.KindRateLimited, 2 * time.Second},
+		{"TransportRateLimit", &rateLimitedError{retryAfter: time.Second, global: true}, surface.KindRateLimited, time.Second},
+		{"TransportServer", &serverError{status: 502}, surface.KindServer, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,7 +167,7 @@ func TestTranslate(t *testing.T) {
 		t.Parallel()
 		for _, cause := range []error{context.Canceled, context.DeadlineExceeded, errors.New("connection refused")} {
 			err := translate("op", cause)
-			var de *Error
+			var de *surface.Error
 			require.False(t, errors.As(err, &de))
 			require.ErrorIs(t, err, cause)
 		}

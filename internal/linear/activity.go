@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 // ActivityType is the kind of an agent activity (content.type in Linear).
@@ -72,10 +74,10 @@ func (c *Client) CreateActivity(ctx context.Context, sessionID string, a Activit
 	}
 	content, signal, metadata, err := activityContent(a)
 	if err != nil {
-		return "", &Error{Kind: KindInvalid, Op: op, Err: err}
+		return "", &surface.Error{Platform: platform, Kind: surface.KindInvalid, Op: op, Err: err}
 	}
 	if sessionID == "" {
-		return "", &Error{Kind: KindInvalid, Op: op, Err: errors.New("empty session id")}
+		return "", &surface.Error{Platform: platform, Kind: surface.KindInvalid, Op: op, Err: errors.New("empty session id")}
 	}
 	err = c.do(ctx, op, func(ctx context.Context) error {
 		resp, err := agentActivityCreate(ctx, c.gql, sessionID, content, a.ID, a.Ephemeral, signal, metadata)
@@ -84,8 +86,8 @@ func (c *Client) CreateActivity(ctx context.Context, sessionID string, a Activit
 		}
 		return err
 	})
-	var e *Error
-	if errors.As(err, &e) && e.Kind == KindConflict {
+	var e *surface.Error
+	if errors.As(err, &e) && e.Kind == surface.KindConflict {
 		return a.ID, nil
 	}
 	if err != nil {

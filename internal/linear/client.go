@@ -12,6 +12,7 @@ import (
 	"github.com/Khan/genqlient/graphql"
 
 	"github.com/weft-dev/weft/internal/retry"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 // DefaultEndpoint is Linear's GraphQL endpoint.
@@ -29,7 +30,7 @@ const (
 // Client calls Linear's GraphQL API on behalf of the agent. It is safe for
 // concurrent use. Each call authenticates with the token of the workspace
 // named in its context (WithOrganization), and retries rate limits and
-// server errors a bounded number of times before returning an *Error.
+// server errors a bounded number of times before returning an *surface.Error.
 type Client struct {
 	gql         graphql.Client
 	maxAttempts int
@@ -56,7 +57,7 @@ func WithRetry(maxAttempts int, backoff, maxWait time.Duration) Option {
 // production, a lineartest server in tests). httpClient may be nil; its
 // Transport is wrapped, not modified, to add the bearer token that tokens
 // returns for each call's workspace. A nil tokens fails every call with
-// KindAuth.
+// surface.KindAuth.
 func NewClient(endpoint string, httpClient *http.Client, tokens TokenSource, opts ...Option) *Client {
 	if tokens == nil {
 		tokens = StaticToken("")
@@ -108,7 +109,7 @@ func (c *Client) do(ctx context.Context, op string, call func(ctx context.Contex
 		// left to the caller: it can schedule the retry itself.
 		MaxWait: c.maxWait,
 		Retryable: func(err error) bool {
-			var e *Error
+			var e *surface.Error
 			return errors.As(err, &e) && e.Retryable()
 		},
 	}, func(ctx context.Context) (struct{}, error) {

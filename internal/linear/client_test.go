@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 const testSession = "9d0c2f0e-1111-4a5b-8c9d-000000000001"
@@ -35,9 +36,9 @@ func setup(t *testing.T, opts ...linear.Option) *testBundle {
 	}
 }
 
-func requireKind(t *testing.T, err error, kind linear.Kind) *linear.Error {
+func requireKind(t *testing.T, err error, kind surface.Kind) *surface.Error {
 	t.Helper()
-	var e *linear.Error
+	var e *surface.Error
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, kind, e.Kind, "error: %v", err)
 	return e
@@ -144,7 +145,7 @@ func TestCreateActivityInvalid(t *testing.T) {
 				session = ""
 			}
 			_, err := b.client.CreateActivity(t.Context(), session, tt.in)
-			requireKind(t, err, linear.KindInvalid)
+			requireKind(t, err, surface.KindInvalid)
 			require.Empty(t, b.srv.Requests())
 		})
 	}
@@ -154,7 +155,7 @@ func TestCreateActivityUnknownSession(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	_, err := b.client.CreateActivity(t.Context(), uuid.NewString(), linear.Activity{Type: linear.ActivityThought, Body: "x"})
-	requireKind(t, err, linear.KindNotFound)
+	requireKind(t, err, surface.KindNotFound)
 	require.Len(t, b.srv.Requests(), 1)
 }
 
@@ -205,7 +206,7 @@ func TestRateLimitResetBeyondMaxWaitIsReturned(t *testing.T) {
 	b := setup(t)
 	b.srv.Fail("", 1, fakekit.RateLimited(time.Minute))
 	_, err := b.client.Viewer(t.Context())
-	e := requireKind(t, err, linear.KindRateLimited)
+	e := requireKind(t, err, surface.KindRateLimited)
 	require.True(t, e.Retryable())
 	require.Greater(t, e.RetryAfter, 30*time.Second)
 	require.LessOrEqual(t, e.RetryAfter, 2*time.Minute)
@@ -229,7 +230,7 @@ func TestServerErrorStormGivesUp(t *testing.T) {
 	b := setup(t)
 	b.srv.Fail("", 5, fakekit.Fail(http.StatusBadGateway))
 	_, err := b.client.Viewer(t.Context())
-	e := requireKind(t, err, linear.KindServer)
+	e := requireKind(t, err, surface.KindServer)
 	require.True(t, e.Retryable())
 	require.Len(t, b.srv.Requests(), 3)
 }
@@ -239,12 +240,12 @@ func TestErrorKinds(t *testing.T) {
 	tests := []struct {
 		name     string
 		fault    fakekit.Fault
-		want     linear.Kind
+		want     surface.Kind
 		requests int
 	}{
-		{name: "Forbidden", fault: fakekit.Fault{Code: "FORBIDDEN", Message: "no access to team"}, want: linear.KindAuth, requests: 1},
-		{name: "InternalErrorIsRetried", fault: fakekit.Fault{Code: "INTERNAL_SERVER_ERROR", Message: "oops"}, want: linear.KindServer, requests: 3},
-		{name: "UnknownCode", fault: fakekit.Fault{Code: "SOMETHING_NEW", Message: "hm"}, want: linear.KindInvalid, requests: 1},
+		{name: "Forbidden", fault: fakekit.Fault{Code: "FORBIDDEN", Message: "no access to team"}, want: surface.KindAuth, requests: 1},
+		{name: "InternalErrorIsRetried", fault: fakekit.Fault{Code: "INTERNAL_SERVER_ERROR", Message: "oops"}, want: surface.KindServer, requests: 3},
+		{name: "UnknownCode", fault: fakekit.Fault{Code: "SOMETHING_NEW", Message: "hm"}, want: surface.KindInvalid, requests: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -263,7 +264,7 @@ func TestAuthErrorNotRetried(t *testing.T) {
 	b := setup(t)
 	client := linear.NewClient(b.srv.URL(), nil, linear.StaticToken("lin_oauth_revoked"), linear.WithRetry(3, time.Millisecond, time.Second))
 	_, err := client.Viewer(t.Context())
-	e := requireKind(t, err, linear.KindAuth)
+	e := requireKind(t, err, surface.KindAuth)
 	require.False(t, e.Retryable())
 	require.Len(t, b.srv.Requests(), 1)
 }
@@ -279,11 +280,11 @@ func TestTokenSourceErrorIsAuth(t *testing.T) {
 		return "", errors.New("workspace not installed")
 	}))
 	_, err := client.Viewer(t.Context())
-	requireKind(t, err, linear.KindAuth)
+	requireKind(t, err, surface.KindAuth)
 	require.ErrorContains(t, err, "workspace not installed")
 
 	_, err = linear.NewClient(b.srv.URL(), nil, nil).Viewer(t.Context())
-	requireKind(t, err, linear.KindAuth)
+	requireKind(t, err, surface.KindAuth)
 	require.Empty(t, b.srv.Requests())
 }
 
@@ -327,7 +328,7 @@ func TestRateLimitResetBeyondDeadlineIsReturned(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	_, err := b.client.Viewer(ctx)
-	requireKind(t, err, linear.KindRateLimited)
+	requireKind(t, err, surface.KindRateLimited)
 	require.NoError(t, ctx.Err())
 	require.Len(t, b.srv.Requests(), 1)
 }
@@ -351,6 +352,6 @@ func TestContextEndsWhileWaitingToRetry(t *testing.T) {
 	client := linear.NewClient(srv.URL(), hc, linear.StaticToken(lineartest.AccessToken), linear.WithRetry(3, time.Millisecond, 2*time.Hour))
 	_, err := client.Viewer(ctx)
 	require.ErrorIs(t, err, context.Canceled)
-	requireKind(t, err, linear.KindRateLimited)
+	requireKind(t, err, surface.KindRateLimited)
 	require.Len(t, srv.Requests(), 1)
 }

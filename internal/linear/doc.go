@@ -7,10 +7,11 @@
 //     session updates, issues, the session's history, the app user and
 //     moving a delegated issue to started. It is built on genqlient, whose
 //     generated functions stay unexported behind domain-level methods;
-//   - the OAuth app flow (AuthorizeURL, OAuthClient, SignState);
-//   - typed errors (*Error with a Kind) that callers can switch on to decide
-//     between retrying later, re-authorizing and giving up.
+//   - the OAuth app flow (AuthorizeURL, OAuthClient);
+//   - the classification of Linear's failures into *surface.Error, whose
+//     Kind callers switch on to decide between retrying later,
+//     re-authorizing and giving up.
 //
-// The package imports no other weft package; a fake of the Linear API for
-// tests lives in lineartest.
+// Of weft's packages it imports only thread, surface and retry; a fake of
+// the Linear API for tests lives in lineartest.
 package linear

@@ -12,88 +12,12 @@ import (
 
 	"github.com/Khan/genqlient/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/weft-dev/weft/internal/surface"
 )
 
-// Kind classifies a failed call to Linear by what the caller should do about
-// it.
-type Kind int
-
-const (
-	// KindServer is a 5xx, a timeout or a broken connection: retry later.
-	KindServer Kind = iota + 1
-	// KindRateLimited is Linear's RATELIMITED error: retry after RetryAfter.
-	KindRateLimited
-	// KindAuth means the token is missing, expired or revoked, or the app
-	// lacks access: re-authorize, retrying will not help.
-	KindAuth
-	// KindNotFound means the entity does not exist or is not visible to the
-	// app.
-	KindNotFound
-	// KindConflict means the entity already exists, e.g. an activity id that
-	// was sent before.
-	KindConflict
-	// KindInvalid means Linear (or this package, before sending) refused the
-	// request as malformed.
-	KindInvalid
-)
-
-// String names the kind for logs and error messages.
-func (k Kind) String() string {
-	switch k {
-	case KindServer:
-		return "server error"
-	case KindRateLimited:
-		return "rate limited"
-	case KindAuth:
-		return "unauthorized"
-	case KindNotFound:
-		return "not found"
-	case KindConflict:
-		return "conflict"
-	case KindInvalid:
-		return "invalid request"
-	default:
-		return "kind(" + strconv.Itoa(int(k)) + ")"
-	}
-}
-
-// Error is the error every Client and OAuthClient method returns for a
-// failed call to Linear (context cancellation aside, which is returned as
-// the context's error).
-type Error struct {
-	Kind Kind
-	// RetryAfter is how long to wait before retrying: until the rate limit
-	// resets (plus jitter) for KindRateLimited, zero otherwise.
-	RetryAfter time.Duration
-	// Op names the call, e.g. "create activity".
-	Op string
-	// Err is the underlying error: a gqlerror.List, a *graphql.HTTPError, a
-	// transport error, or a description of what was refused.
-	Err error
-}
-
-// Error implements error.
-func (e *Error) Error() string {
-	msg := "linear: " + e.Op + ": " + e.Kind.String()
-	if e.RetryAfter > 0 {
-		msg += " (retry after " + e.RetryAfter.String() + ")"
-	}
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-// Unwrap returns the underlying error.
-func (e *Error) Unwrap() error { return e.Err }
-
-// RetryHint is RetryAfter, for weft's retry loop.
-func (e *Error) RetryHint() time.Duration { return e.RetryAfter }
-
-// Retryable reports whether the same call may succeed later.
-func (e *Error) Retryable() bool {
-	return e.Kind == KindServer || e.Kind == KindRateLimited
-}
+// platform names Linear in errors.
+const platform = "linear"
 
 // tokenError marks a failure of the TokenSource, so that checkResponse can
 // tell "we had no token" from a transport failure.
@@ -129,9 +53,9 @@ const (
 )
 
 // checkResponse turns what a genqlient call returned into the package's
-// error: the one place where Linear's error shapes are interpreted. ctx is
+// *surface.Error: the one place where Linear's error shapes are interpreted. ctx is
 // the caller's context: when it has ended before Linear answered, the
-// context's error is returned (wrapped) rather than an *Error, because the
+// context's error is returned (wrapped) rather than an *surface.Error, because the
 // call failed for a reason of the caller's making.
 func checkResponse(ctx context.Context, op string, err error, ex *exchange, now time.Time) error {
 	if err == nil {
@@ -149,11 +73,12 @@ func checkResponse(ctx context.Context, op string, err error, ex *exchange, now 
 		}
 		return fmt.Errorf("linear: %s: %w: %w", op, ctxErr, err)
 	}
-	e := &Error{Op: op, Err: err}
+	e := &surface.Error{Platform: platform, Op: op, Err: err}
 	switch {
 	case errors.As(err, &tokErr):
-		e.Kind = KindAuth
+		e.Kind = surface.KindAuth
 	case errors.As(err, &httpErr):
+		e.Status = httpErr.StatusCode
 		e.Kind = kindOfErrors(httpErr.Response.Errors)
 		if e.Kind == 0 {
 			e.Kind = kindOfStatus(httpErr.StatusCode)
@@ -163,14 +88,14 @@ func checkResponse(ctx context.Context, op string, err error, ex *exchange, now 
 		if e.Kind == 0 {
 			// A GraphQL error in a 200 answer without a code we know:
 			// Linear understood the request and refused it.
-			e.Kind = KindInvalid
+			e.Kind = surface.KindInvalid
 		}
 	default:
 		// Timeouts, refused or reset connections, truncated or
 		// undecodable answers: all worth another try.
-		e.Kind = KindServer
+		e.Kind = surface.KindServer
 	}
-	if e.Kind == KindRateLimited {
+	if e.Kind == surface.KindRateLimited {
 		var h http.Header
 		if ex != nil {
 			h = ex.header
@@ -183,8 +108,8 @@ func checkResponse(ctx context.Context, op string, err error, ex *exchange, now 
 // kindOfErrors classifies GraphQL errors by their extensions, or returns 0
 // when none is recognized. When several errors are present the one that
 // matters most for retrying wins.
-func kindOfErrors(list gqlerror.List) Kind {
-	best := Kind(0)
+func kindOfErrors(list gqlerror.List) surface.Kind {
+	best := surface.Kind(0)
 	for _, ge := range list {
 		if ge == nil {
 			continue
@@ -197,45 +122,45 @@ func kindOfErrors(list gqlerror.List) Kind {
 	return best
 }
 
-func precedence(k Kind) int {
+func precedence(k surface.Kind) int {
 	switch k {
-	case KindRateLimited:
+	case surface.KindRateLimited:
 		return 0
-	case KindAuth:
+	case surface.KindAuth:
 		return 1
-	case KindServer:
+	case surface.KindServer:
 		return 2
-	case KindConflict:
+	case surface.KindConflict:
 		return 3
-	case KindNotFound:
+	case surface.KindNotFound:
 		return 4
 	default:
 		return 5
 	}
 }
 
-func kindOfError(ge *gqlerror.Error) Kind {
+func kindOfError(ge *gqlerror.Error) surface.Kind {
 	code, _ := ge.Extensions["code"].(string)
 	typ, _ := ge.Extensions["type"].(string)
 	text := strings.ToLower(ge.Message + " " + stringExt(ge, "userPresentableMessage"))
 	switch {
 	case code == codeRateLimited || strings.EqualFold(typ, "ratelimited"):
-		return KindRateLimited
+		return surface.KindRateLimited
 	case code == codeAuth || code == codeForbidden:
-		return KindAuth
+		return surface.KindAuth
 	case code == codeInternal:
-		return KindServer
+		return surface.KindServer
 	case strings.Contains(text, "entity not found"):
-		return KindNotFound
+		return surface.KindNotFound
 	// A client-chosen id that exists already. Linear's wording, seen by
 	// third parties (linear.md §3.1): "conflict on insert of AgentActivity",
 	// userPresentableMessage "Entity AgentActivity with id … already
 	// exists.", code INPUT_ERROR. Matched on the text, as nothing else
 	// distinguishes it from other input errors.
 	case strings.Contains(text, "conflict on insert") || strings.Contains(text, "already exists"):
-		return KindConflict
+		return surface.KindConflict
 	case code == codeInputError || code == codeInvalidInput || code == codeValidation:
-		return KindInvalid
+		return surface.KindInvalid
 	}
 	if status, ok := ge.Extensions["statusCode"].(float64); ok {
 		return kindOfStatus(int(status))
@@ -248,21 +173,16 @@ func stringExt(ge *gqlerror.Error, key string) string {
 	return s
 }
 
-func kindOfStatus(status int) Kind {
-	switch {
-	case status == http.StatusTooManyRequests:
-		return KindRateLimited
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return KindAuth
-	case status == http.StatusNotFound:
-		return KindNotFound
-	case status == http.StatusConflict:
-		return KindConflict
-	case status >= 500:
-		return KindServer
-	default:
-		return KindInvalid
+// kindOfStatus is surface.KindOfStatus but for what Linear means by a
+// status: a 403 is an auth failure (the app lost access), a 409 a conflict.
+func kindOfStatus(status int) surface.Kind {
+	switch status {
+	case http.StatusForbidden:
+		return surface.KindAuth
+	case http.StatusConflict:
+		return surface.KindConflict
 	}
+	return surface.KindOfStatus(status)
 }
 
 // rateLimitWait reads how long until Linear's exhausted bucket refills. The

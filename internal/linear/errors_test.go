@@ -12,6 +12,8 @@ import (
 	"github.com/Khan/genqlient/graphql"
 	"github.com/stretchr/testify/require"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 func gqlErr(code, msg string) *gqlerror.Error {
@@ -28,30 +30,30 @@ func TestCheckResponseKinds(t *testing.T) {
 	tests := []struct {
 		name string
 		err  error
-		want Kind
+		want surface.Kind
 	}{
-		{"RateLimited400", &graphql.HTTPError{StatusCode: 400, Response: graphql.Response{Errors: gqlerror.List{gqlErr("RATELIMITED", "Rate limit exceeded")}}}, KindRateLimited},
-		{"RateLimited200", gqlerror.List{gqlErr("RATELIMITED", "Rate limit exceeded")}, KindRateLimited},
-		{"HTTP429", &graphql.HTTPError{StatusCode: 429}, KindRateLimited},
-		{"AuthCode", &graphql.HTTPError{StatusCode: 400, Response: graphql.Response{Errors: gqlerror.List{gqlErr("AUTHENTICATION_ERROR", "not authenticated")}}}, KindAuth},
-		{"HTTP401", &graphql.HTTPError{StatusCode: 401}, KindAuth},
-		{"HTTP503", &graphql.HTTPError{StatusCode: 503}, KindServer},
-		{"HTTP404", &graphql.HTTPError{StatusCode: 404}, KindNotFound},
-		{"Validation", &graphql.HTTPError{StatusCode: 400, Response: graphql.Response{Errors: gqlerror.List{gqlErr("GRAPHQL_VALIDATION_FAILED", "Cannot query field")}}}, KindInvalid},
-		{"EntityNotFound", gqlerror.List{gqlErr("INPUT_ERROR", "Entity not found: Issue")}, KindNotFound},
+		{"RateLimited400", &graphql.HTTPError{StatusCode: 400, Response: graphql.Response{Errors: gqlerror.List{gqlErr("RATELIMITED", "Rate limit exceeded")}}}, surface.KindRateLimited},
+		{"RateLimited200", gqlerror.List{gqlErr("RATELIMITED", "Rate limit exceeded")}, surface.KindRateLimited},
+		{"HTTP429", &graphql.HTTPError{StatusCode: 429}, surface.KindRateLimited},
+		{"AuthCode", &graphql.HTTPError{StatusCode: 400, Response: graphql.Response{Errors: gqlerror.List{gqlErr("AUTHENTICATION_ERROR", "not authenticated")}}}, surface.KindAuth},
+		{"HTTP401", &graphql.HTTPError{StatusCode: 401}, surface.KindAuth},
+		{"HTTP503", &graphql.HTTPError{StatusCode: 503}, surface.KindServer},
+		{"HTTP404", &graphql.HTTPError{StatusCode: 404}, surface.KindNotFound},
+		{"Validation", &graphql.HTTPError{StatusCode: 400, Response: graphql.Response{Errors: gqlerror.List{gqlErr("GRAPHQL_VALIDATION_FAILED", "Cannot query field")}}}, surface.KindInvalid},
+		{"EntityNotFound", gqlerror.List{gqlErr("INPUT_ERROR", "Entity not found: Issue")}, surface.KindNotFound},
 		{"Conflict", gqlerror.List{{Message: "conflict on insert of AgentActivity", Extensions: map[string]any{
 			"code": "INPUT_ERROR", "userPresentableMessage": "Entity AgentActivity with id x already exists.",
-		}}}, KindConflict},
-		{"StatusCodeExtension", gqlerror.List{{Message: "?", Extensions: map[string]any{"statusCode": float64(502)}}}, KindServer},
-		{"RateLimitWinsOverOthers", gqlerror.List{gqlErr("INPUT_ERROR", "bad"), gqlErr("RATELIMITED", "slow down")}, KindRateLimited},
-		{"Timeout", &url.Error{Op: "Post", URL: "u", Err: timeoutError{}}, KindServer},
-		{"Token", &url.Error{Op: "Post", URL: "u", Err: &tokenError{err: errors.New("no installation")}}, KindAuth},
+		}}}, surface.KindConflict},
+		{"StatusCodeExtension", gqlerror.List{{Message: "?", Extensions: map[string]any{"statusCode": float64(502)}}}, surface.KindServer},
+		{"RateLimitWinsOverOthers", gqlerror.List{gqlErr("INPUT_ERROR", "bad"), gqlErr("RATELIMITED", "slow down")}, surface.KindRateLimited},
+		{"Timeout", &url.Error{Op: "Post", URL: "u", Err: timeoutError{}}, surface.KindServer},
+		{"Token", &url.Error{Op: "Post", URL: "u", Err: &tokenError{err: errors.New("no installation")}}, surface.KindAuth},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			err := checkResponse(t.Context(), "op", tt.err, &exchange{}, time.Now())
-			var e *Error
+			var e *surface.Error
 			require.ErrorAs(t, err, &e)
 			require.Equal(t, tt.want, e.Kind)
 			require.Equal(t, tt.err, e.Err)
@@ -65,7 +67,7 @@ func TestCheckResponseCanceled(t *testing.T) {
 	cancel()
 	err := checkResponse(ctx, "op", &url.Error{Op: "Post", URL: "u", Err: context.Canceled}, nil, time.Now())
 	require.ErrorIs(t, err, context.Canceled)
-	var e *Error
+	var e *surface.Error
 	require.False(t, errors.As(err, &e))
 }
 

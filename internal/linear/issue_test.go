@@ -8,6 +8,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 var testTeam = lineartest.Team{ID: "team-1", Key: "ENG", Name: "Engineering", States: []lineartest.State{
@@ -62,7 +63,7 @@ func TestIssueNotFound(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	_, err := b.client.Issue(t.Context(), "ENG-404")
-	e := requireKind(t, err, linear.KindNotFound)
+	e := requireKind(t, err, surface.KindNotFound)
 	require.Equal(t, "get issue", e.Op)
 	require.Len(t, b.srv.Requests(), 1)
 }

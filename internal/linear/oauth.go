@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 // Linear's OAuth endpoints.
@@ -26,7 +28,7 @@ func AgentScopes() []string {
 
 // AuthorizeURL is where to send a workspace admin to install the app as an
 // agent: actor=app installs it as its own user rather than acting as the
-// admin. nil scopes means AgentScopes. state should come from SignState.
+// admin. nil scopes means AgentScopes. state should come from oauth.SignState.
 func AuthorizeURL(clientID, redirectURI, state string, scopes []string) string {
 	if scopes == nil {
 		scopes = AgentScopes()
@@ -96,7 +98,7 @@ func (o *OAuthClient) token(ctx context.Context, op string, form url.Values) (*T
 	form.Set("client_secret", o.clientSecret)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.tokenURL, strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, &Error{Kind: KindInvalid, Op: op, Err: err}
+		return nil, &surface.Error{Platform: platform, Kind: surface.KindInvalid, Op: op, Err: err}
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -120,10 +122,10 @@ func (o *OAuthClient) token(ctx context.Context, op string, form url.Values) (*T
 		Scope        json.RawMessage `json:"scope"`
 	}
 	if err := json.Unmarshal(body, &tr); err != nil {
-		return nil, &Error{Kind: KindServer, Op: op, Err: fmt.Errorf("unreadable token response: %w", err)}
+		return nil, &surface.Error{Platform: platform, Kind: surface.KindServer, Op: op, Err: fmt.Errorf("unreadable token response: %w", err)}
 	}
 	if tr.AccessToken == "" {
-		return nil, &Error{Kind: KindServer, Op: op, Err: errors.New("token response without access_token")}
+		return nil, &surface.Error{Platform: platform, Kind: surface.KindServer, Op: op, Err: errors.New("token response without access_token")}
 	}
 	t := &Token{AccessToken: tr.AccessToken, RefreshToken: tr.RefreshToken, Scopes: parseScopes(tr.Scope)}
 	if tr.ExpiresIn > 0 {
@@ -140,12 +142,12 @@ func tokenEndpointError(op string, resp *http.Response, body []byte, now time.Ti
 		Description string `json:"error_description"`
 	}
 	_ = json.Unmarshal(body, &oe)
-	e := &Error{Op: op, Kind: kindOfStatus(resp.StatusCode), Err: fmt.Errorf("token endpoint answered %d: %s %s", resp.StatusCode, oe.Error, oe.Description)}
+	e := &surface.Error{Platform: platform, Op: op, Kind: kindOfStatus(resp.StatusCode), Err: fmt.Errorf("token endpoint answered %d: %s %s", resp.StatusCode, oe.Error, oe.Description)}
 	switch oe.Error {
 	case "invalid_grant", "invalid_client", "unauthorized_client":
-		e.Kind = KindAuth
+		e.Kind = surface.KindAuth
 	}
-	if e.Kind == KindRateLimited {
+	if e.Kind == surface.KindRateLimited {
 		e.RetryAfter = rateLimitWait(resp.Header, now)
 	}
 	return e

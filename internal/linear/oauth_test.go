@@ -2,7 +2,6 @@ package linear_test
 
 import (
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 const redirectURI = "https://weft.example/oauth/linear/callback"
@@ -52,7 +52,7 @@ func TestOAuthExchangeAndRefresh(t *testing.T) {
 
 	// A code is good once.
 	_, err = oc.ExchangeCode(t.Context(), "code-1")
-	requireKind(t, err, linear.KindAuth)
+	requireKind(t, err, surface.KindAuth)
 
 	// Refresh rotates the refresh token; the old one is spent.
 	next, err := oc.Refresh(t.Context(), tok.RefreshToken)
@@ -60,7 +60,7 @@ func TestOAuthExchangeAndRefresh(t *testing.T) {
 	require.NotEqual(t, tok.AccessToken, next.AccessToken)
 	require.NotEqual(t, tok.RefreshToken, next.RefreshToken)
 	_, err = oc.Refresh(t.Context(), tok.RefreshToken)
-	e := requireKind(t, err, linear.KindAuth)
+	e := requireKind(t, err, surface.KindAuth)
 	require.Equal(t, "refresh token", e.Op)
 	_, err = oc.Refresh(t.Context(), next.RefreshToken)
 	require.NoError(t, err)
@@ -73,46 +73,13 @@ func TestOAuthErrors(t *testing.T) {
 
 	wrongSecret := linear.NewOAuthClient(lineartest.ClientID, "nope", redirectURI, srv.TokenURL(), nil)
 	_, err := wrongSecret.ExchangeCode(t.Context(), "code-1")
-	requireKind(t, err, linear.KindAuth)
+	requireKind(t, err, surface.KindAuth)
 
 	wrongRedirect := linear.NewOAuthClient(lineartest.ClientID, lineartest.ClientSecret, "https://evil.example/cb", srv.TokenURL(), nil)
 	_, err = wrongRedirect.ExchangeCode(t.Context(), "code-1")
-	requireKind(t, err, linear.KindAuth)
+	requireKind(t, err, surface.KindAuth)
 
 	srv.Close()
 	_, err = wrongSecret.Refresh(t.Context(), "r")
-	requireKind(t, err, linear.KindServer)
-}
-
-func TestState(t *testing.T) {
-	t.Parallel()
-	secret := []byte("state-secret")
-	now := time.Now()
-	st, err := linear.SignState(secret, now.Add(10*time.Minute))
-	require.NoError(t, err)
-	other, err := linear.SignState(secret, now.Add(10*time.Minute))
-	require.NoError(t, err)
-	require.NotEqual(t, st, other, "states must not be predictable")
-
-	require.NoError(t, linear.VerifyState(secret, st, now))
-	msg, mac, _ := strings.Cut(st, ".")
-	tests := map[string]struct {
-		secret []byte
-		state  string
-		now    time.Time
-	}{
-		"Expired":     {secret, st, now.Add(11 * time.Minute)},
-		"WrongSecret": {[]byte("other"), st, now},
-		"NoSecret":    {nil, st, now},
-		"Tampered":    {secret, msg + "." + strings.ToUpper(mac), now},
-		"Swapped":     {secret, msg + "." + strings.SplitN(other, ".", 2)[1], now},
-		"Empty":       {secret, "", now},
-		"NotBase64":   {secret, "!!.!!", now},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			require.ErrorIs(t, linear.VerifyState(tt.secret, tt.state, tt.now), linear.ErrBadState)
-		})
-	}
+	requireKind(t, err, surface.KindServer)
 }

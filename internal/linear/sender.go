@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -47,8 +48,9 @@ func NewSender(c *Client, workspaces Workspaces) *Sender {
 // a row Linear refuses, or that cannot be sent at all, comes back wrapping
 // thread.ErrInvalid, so the processor gives up on it at once.
 func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
-	if o.Platform != thread.PlatformLinear {
-		return "", fmt.Errorf("linear: send %s: %w: platform is %s", o.ID, thread.ErrInvalid, o.Platform)
+	body, err := surface.Body(thread.PlatformLinear, o)
+	if err != nil {
+		return "", err
 	}
 	workspace, err := s.workspace(ctx, o.ThreadID)
 	if errors.Is(err, thread.ErrNotFound) {
@@ -58,14 +60,10 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 		return "", fmt.Errorf("linear: send %s: find workspace: %w", o.ID, err)
 	}
 	ctx = WithOrganization(ctx, workspace)
-	body, err := o.Content()
-	if err != nil {
-		return "", fmt.Errorf("linear: send: %w", err)
-	}
 	if o.Kind == thread.OutboxSessionUpdate {
 		err := s.c.UpdateSession(ctx, o.Target, SessionUpdate{ExternalURL: body.ExternalURL, ExternalURLLabel: body.ExternalURLLabel})
 		if err != nil {
-			return "", sendError(o, err)
+			return "", surface.SendError(platform, o, err)
 		}
 		return o.Target, nil
 	}
@@ -75,7 +73,7 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	}
 	id, err := s.c.CreateActivity(ctx, o.Target, a)
 	if err != nil {
-		return "", sendError(o, err)
+		return "", surface.SendError(platform, o, err)
 	}
 	return id, nil
 }
@@ -142,17 +140,6 @@ func ActivityID(outboxID uuid.UUID) string {
 	id := outboxID
 	id[6] = id[6]&0x0f | 0x40
 	return id.String()
-}
-
-// sendError keeps retryable failures as they are and marks the rest
-// invalid: an auth failure, a refusal or a missing session does not get
-// better by sending the same row again.
-func sendError(o thread.Outbox, err error) error {
-	var e *Error
-	if errors.As(err, &e) && !e.Retryable() {
-		return fmt.Errorf("linear: send %s %s: %w: %w", o.Kind, o.ID, thread.ErrInvalid, err)
-	}
-	return fmt.Errorf("linear: send %s %s: %w", o.Kind, o.ID, err)
 }
 
 // StartIssue moves a delegated issue to started (Client.StartIssue) as the

@@ -16,6 +16,7 @@ import (
 	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -204,7 +205,7 @@ func TestSenderErrors(t *testing.T) {
 			require.Error(t, err)
 			require.Equal(t, tt.invalid, errors.Is(err, thread.ErrInvalid), "error: %v", err)
 			if tt.retryable {
-				var e *linear.Error
+				var e *surface.Error
 				require.ErrorAs(t, err, &e)
 				require.True(t, e.Retryable())
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 // PlanStatus is the state of one step of a session's plan.
@@ -54,11 +56,11 @@ func (c *Client) UpdateSession(ctx context.Context, sessionID string, u SessionU
 		// input field is typed JSONObject.
 		var err error
 		if plan, err = json.Marshal(u.Plan); err != nil {
-			return &Error{Kind: KindInvalid, Op: op, Err: err}
+			return &surface.Error{Platform: platform, Kind: surface.KindInvalid, Op: op, Err: err}
 		}
 	}
 	if urls == nil && plan == nil {
-		return &Error{Kind: KindInvalid, Op: op, Err: errors.New("nothing to update")}
+		return &surface.Error{Platform: platform, Kind: surface.KindInvalid, Op: op, Err: errors.New("nothing to update")}
 	}
 	return c.do(ctx, op, func(ctx context.Context) error {
 		resp, err := agentSessionUpdate(ctx, c.gql, sessionID, urls, plan)

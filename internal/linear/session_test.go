@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 func TestUpdateSession(t *testing.T) {
@@ -75,7 +76,7 @@ func TestUpdateSession(t *testing.T) {
 func TestUpdateSessionNothingToUpdate(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	requireKind(t, b.client.UpdateSession(t.Context(), testSession, linear.SessionUpdate{}), linear.KindInvalid)
+	requireKind(t, b.client.UpdateSession(t.Context(), testSession, linear.SessionUpdate{}), surface.KindInvalid)
 	require.Empty(t, b.srv.Requests())
 }
 
@@ -121,7 +122,7 @@ func TestSessionActivitiesUnknownSession(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	_, err := b.client.SessionActivities(t.Context(), uuid.NewString())
-	requireKind(t, err, linear.KindNotFound)
+	requireKind(t, err, surface.KindNotFound)
 }
 
 func TestViewer(t *testing.T) {

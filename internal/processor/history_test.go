@@ -9,14 +9,14 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/internal/tools"
 )
 
-type discordHistory []tools.HistoryMessage
+type discordHistory []history.Message
 
-func (d discordHistory) ThreadHistory(context.Context, tools.HistoryRef) ([]tools.HistoryMessage, error) {
+func (d discordHistory) ThreadHistory(context.Context, history.Ref) ([]history.Message, error) {
 	return d, nil
 }
 
@@ -25,12 +25,12 @@ func (d discordHistory) ThreadHistory(context.Context, tools.HistoryRef) ([]tool
 // "they" are.
 func TestFollowUpSeesThreadHistory(t *testing.T) {
 	t.Parallel()
-	history := discordHistory{
+	earlier := discordHistory{
 		{ID: "100000000000000001", Author: "alice", Text: "Our build VMs are build-1 and build-2."},
 		{ID: "100000000000000002", Author: "bob", Text: "cache-1 too."},
 	}
 	h := newHarness(t, func(r *agent.Runner, store *db.Store) {
-		r.Context = append(r.Context, &tools.History{Discord: history, Store: store, Logger: r.Logger})
+		r.Context = append(r.Context, &history.History{Discord: earlier, Store: store, Logger: r.Logger})
 	})
 	h.llm.Enqueue(llmtest.Reply{Text: "build-1 and build-2 are up; cache-1 is down."})
 	msgID := dbtest.Snowflake()

@@ -21,7 +21,7 @@ func (f starterFunc) StartIssue(ctx context.Context, org, issue string) (bool, e
 }
 
 // retryErr is an error that says whether retrying may help, as
-// *linear.Error does.
+// *surface.Error does.
 type retryErr bool
 
 func (e retryErr) Error() string   { return "linear failed" }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/weft-dev/weft/internal/retry"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 // Defaults for Config.
@@ -206,7 +207,7 @@ func (c *Client) paceHistory(ctx context.Context, op string) error {
 	}
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
 		r.Cancel()
-		return &Error{Kind: KindRateLimited, Op: op, Status: http.StatusTooManyRequests, RetryAfter: wait,
+		return &surface.Error{Platform: platform, Kind: surface.KindRateLimited, Op: op, Status: http.StatusTooManyRequests, RetryAfter: wait,
 			Err: errors.New("weft's own pacing of Slack's history methods")}
 	}
 	if err := retry.Sleep(ctx, wait); err != nil {

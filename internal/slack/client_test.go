@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 // sleeps records the waits between retries instead of sleeping.
@@ -75,23 +76,23 @@ func TestReadErrors(t *testing.T) {
 		token      string
 		fault      *fakekit.Fault
 		faults     int
-		kind       slack.Kind
+		kind       surface.Kind
 		code       string
 		calls      int
 		retryAfter time.Duration
 		ok         bool
 	}{
-		{name: "bad token", token: "xoxb-wrong", kind: slack.KindAuth, code: "invalid_auth", calls: 1},
-		{name: "not authed", fault: ptr(fakekit.ErrorCode("not_authed")), kind: slack.KindAuth, code: "not_authed", calls: 1},
-		{name: "revoked", fault: ptr(fakekit.ErrorCode("token_revoked")), kind: slack.KindAuth, code: "token_revoked", calls: 1},
-		{name: "429 once", fault: ptr(fakekit.RateLimited(7 * time.Second)), faults: 1, kind: slack.KindRateLimited, code: "", calls: 1, retryAfter: 7 * time.Second},
-		{name: "ratelimited body", fault: ptr(fakekit.ErrorCode("ratelimited")), kind: slack.KindRateLimited, code: "ratelimited", calls: 1, retryAfter: time.Second},
-		{name: "missing scope", fault: ptr(fakekit.ErrorCode("missing_scope")), kind: slack.KindForbidden, code: "missing_scope", calls: 1},
-		{name: "not in channel", fault: ptr(fakekit.ErrorCode("not_in_channel")), kind: slack.KindForbidden, code: "not_in_channel", calls: 1},
-		{name: "thread not found", fault: ptr(fakekit.ErrorCode("thread_not_found")), kind: slack.KindNotFound, code: "thread_not_found", calls: 1},
-		{name: "invalid", fault: ptr(fakekit.ErrorCode("invalid_arguments")), kind: slack.KindInvalid, code: "invalid_arguments", calls: 1},
-		{name: "500 for good", fault: ptr(fakekit.Fail(http.StatusInternalServerError)), kind: slack.KindServer, calls: 4},
-		{name: "internal_error for good", fault: ptr(fakekit.ErrorCode("internal_error")), kind: slack.KindServer, code: "internal_error", calls: 4},
+		{name: "bad token", token: "xoxb-wrong", kind: surface.KindAuth, code: "invalid_auth", calls: 1},
+		{name: "not authed", fault: ptr(fakekit.ErrorCode("not_authed")), kind: surface.KindAuth, code: "not_authed", calls: 1},
+		{name: "revoked", fault: ptr(fakekit.ErrorCode("token_revoked")), kind: surface.KindAuth, code: "token_revoked", calls: 1},
+		{name: "429 once", fault: ptr(fakekit.RateLimited(7 * time.Second)), faults: 1, kind: surface.KindRateLimited, code: "", calls: 1, retryAfter: 7 * time.Second},
+		{name: "ratelimited body", fault: ptr(fakekit.ErrorCode("ratelimited")), kind: surface.KindRateLimited, code: "ratelimited", calls: 1, retryAfter: time.Second},
+		{name: "missing scope", fault: ptr(fakekit.ErrorCode("missing_scope")), kind: surface.KindForbidden, code: "missing_scope", calls: 1},
+		{name: "not in channel", fault: ptr(fakekit.ErrorCode("not_in_channel")), kind: surface.KindForbidden, code: "not_in_channel", calls: 1},
+		{name: "thread not found", fault: ptr(fakekit.ErrorCode("thread_not_found")), kind: surface.KindNotFound, code: "thread_not_found", calls: 1},
+		{name: "invalid", fault: ptr(fakekit.ErrorCode("invalid_arguments")), kind: surface.KindInvalid, code: "invalid_arguments", calls: 1},
+		{name: "500 for good", fault: ptr(fakekit.Fail(http.StatusInternalServerError)), kind: surface.KindServer, calls: 4},
+		{name: "internal_error for good", fault: ptr(fakekit.ErrorCode("internal_error")), kind: surface.KindServer, code: "internal_error", calls: 4},
 		{name: "503 twice then ok", fault: ptr(fakekit.Fail(http.StatusServiceUnavailable)), faults: 2, calls: 3, ok: true},
 		{name: "dropped twice then ok", fault: ptr(fakekit.Dropped()), faults: 2, calls: 3, ok: true},
 	}
@@ -121,9 +122,9 @@ func TestReadErrors(t *testing.T) {
 				}
 				return
 			}
-			var e *slack.Error
+			var e *surface.Error
 			if !errors.As(err, &e) {
-				t.Fatalf("err = %v, want *slack.Error", err)
+				t.Fatalf("err = %v, want *surface.Error", err)
 			}
 			if e.Kind != tt.kind || e.Code != tt.code || e.RetryAfter != tt.retryAfter {
 				t.Fatalf("err = %+v, want kind %s code %q retry after %s", e, tt.kind, tt.code, tt.retryAfter)
@@ -179,12 +180,12 @@ func TestRepliesPages(t *testing.T) {
 		t.Fatalf("capped page = %+v, %v; want 2 messages and more", p, err)
 	}
 	_, err = c.Replies(t.Context(), "C1", parent.TS, slack.ReadOptions{Cursor: "not-a-cursor"})
-	if !slack.IsKind(err, slack.KindInvalid) {
-		t.Fatalf("bad cursor: %v, want KindInvalid", err)
+	if !surface.IsKind(err, surface.KindInvalid) {
+		t.Fatalf("bad cursor: %v, want surface.KindInvalid", err)
 	}
 	_, err = c.Replies(t.Context(), "C1", "1.000001", slack.ReadOptions{})
-	if !slack.IsKind(err, slack.KindNotFound) {
-		t.Fatalf("unknown thread: %v, want KindNotFound", err)
+	if !surface.IsKind(err, surface.KindNotFound) {
+		t.Fatalf("unknown thread: %v, want surface.KindNotFound", err)
 	}
 }
 
@@ -249,15 +250,15 @@ func TestPostErrors(t *testing.T) {
 	tests := []struct {
 		name      string
 		fault     fakekit.Fault
-		kind      slack.Kind
+		kind      surface.Kind
 		ambiguous bool
 	}{
-		{"429", fakekit.RateLimited(3 * time.Second), slack.KindRateLimited, false},
-		{"not in channel", fakekit.ErrorCode("not_in_channel"), slack.KindForbidden, false},
-		{"archived", fakekit.ErrorCode("is_archived"), slack.KindForbidden, false},
-		{"msg too long", fakekit.ErrorCode("msg_too_long"), slack.KindInvalid, false},
-		{"fatal", fakekit.ErrorCode("fatal_error"), slack.KindServer, true},
-		{"502", fakekit.Fail(http.StatusBadGateway), slack.KindServer, true},
+		{"429", fakekit.RateLimited(3 * time.Second), surface.KindRateLimited, false},
+		{"not in channel", fakekit.ErrorCode("not_in_channel"), surface.KindForbidden, false},
+		{"archived", fakekit.ErrorCode("is_archived"), surface.KindForbidden, false},
+		{"msg too long", fakekit.ErrorCode("msg_too_long"), surface.KindInvalid, false},
+		{"fatal", fakekit.ErrorCode("fatal_error"), surface.KindServer, true},
+		{"502", fakekit.Fail(http.StatusBadGateway), surface.KindServer, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -266,7 +267,7 @@ func TestPostErrors(t *testing.T) {
 			srv.Fail("chat.postMessage", 1, tt.fault)
 			c, _ := newClient(t, srv, slacktest.BotToken)
 			_, err := c.PostMessage(t.Context(), slack.Post{Channel: "C1", Text: "hi"})
-			if !slack.IsKind(err, tt.kind) || slack.Ambiguous(err) != tt.ambiguous {
+			if !surface.IsKind(err, tt.kind) || slack.Ambiguous(err) != tt.ambiguous {
 				t.Fatalf("err = %v, want kind %s, ambiguous %v", err, tt.kind, tt.ambiguous)
 			}
 			if n := len(srv.Calls("chat.postMessage")); n != 1 {
@@ -276,7 +277,7 @@ func TestPostErrors(t *testing.T) {
 	}
 	srv := slacktest.NewServer(t)
 	c, _ := newClient(t, srv, slacktest.BotToken)
-	if _, err := c.PostMessage(t.Context(), slack.Post{Channel: "C404", Text: "hi"}); !slack.IsKind(err, slack.KindNotFound) {
+	if _, err := c.PostMessage(t.Context(), slack.Post{Channel: "C404", Text: "hi"}); !surface.IsKind(err, surface.KindNotFound) {
 		t.Fatalf("unknown channel: %v", err)
 	}
 }
@@ -330,8 +331,8 @@ func TestHistoryPacing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	_, err = c.Replies(ctx, "C1", parent.TS, slack.ReadOptions{})
-	var se *slack.Error
-	if !errors.As(err, &se) || se.Kind != slack.KindRateLimited || se.RetryAfter < 20*time.Second {
+	var se *surface.Error
+	if !errors.As(err, &se) || se.Kind != surface.KindRateLimited || se.RetryAfter < 20*time.Second {
 		t.Fatalf("third read in a minute of two: %v, want rate limited for about 30 s", err)
 	}
 	if n := len(srv.Calls("conversations.replies")) + len(srv.Calls("conversations.history")); n != 2 {

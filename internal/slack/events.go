@@ -51,7 +51,7 @@ func WithAllowedTeams(allowed func(teamID string) bool) ConversationsOption {
 
 // Revoker forgets a workspace's installation once Slack says the app was
 // uninstalled or its bot token revoked; repeating it is harmless.
-// *slackinstall.Tokens is one.
+// *installation.Slack is one.
 type Revoker interface {
 	Revoke(ctx context.Context, teamID string) error
 }

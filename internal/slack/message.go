@@ -10,6 +10,7 @@ import (
 	goslack "github.com/slack-go/slack"
 
 	"github.com/weft-dev/weft/internal/retry"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 // OutboxEventType is the metadata event_type of every message weft posts;
@@ -167,7 +168,7 @@ func (c *Client) PostMessage(ctx context.Context, p Post) (string, error) {
 	}
 	_, ts, err := c.api.PostMessageContext(ctx, p.Channel, opts...)
 	if err = translate("chat.postMessage", err); err != nil {
-		if IsKind(err, KindRateLimited) {
+		if surface.IsKind(err, surface.KindRateLimited) {
 			// Slack refused it: the channel's next post waits as asked.
 			c.delay(p.Channel, err)
 		}

@@ -2,15 +2,10 @@ package slack
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -124,38 +119,4 @@ func (o *OAuth) Refresh(ctx context.Context, refreshToken string) (*Token, error
 	}
 	return &Token{BotToken: r.AccessToken, RefreshToken: r.RefreshToken,
 		ExpiresAt: o.clock().Add(time.Duration(r.ExpiresIn) * time.Second)}, nil
-}
-
-// SignState makes an OAuth state good until expires: a nonce and the
-// expiry, signed with secret, so a callback can tell its own flow.
-func SignState(secret []byte, expires time.Time) (string, error) {
-	nonce := make([]byte, 16)
-	if _, err := rand.Read(nonce); err != nil {
-		return "", fmt.Errorf("slack: state nonce: %w", err)
-	}
-	body := base64.RawURLEncoding.EncodeToString(nonce) + "." + strconv.FormatInt(expires.Unix(), 10)
-	return body + "." + stateMAC(secret, body), nil
-}
-
-// ErrBadState refuses a state SignState did not make or that expired.
-var ErrBadState = errors.New("slack: invalid or expired oauth state")
-
-// VerifyState checks a state's signature and expiry.
-func VerifyState(secret []byte, state string, now time.Time) error {
-	i := strings.LastIndexByte(state, '.')
-	if i < 0 || len(secret) == 0 || !hmac.Equal([]byte(state[i+1:]), []byte(stateMAC(secret, state[:i]))) {
-		return ErrBadState
-	}
-	_, exp, _ := strings.Cut(state[:i], ".")
-	sec, err := strconv.ParseInt(exp, 10, 64)
-	if err != nil || now.After(time.Unix(sec, 0)) {
-		return ErrBadState
-	}
-	return nil
-}
-
-func stateMAC(secret []byte, body string) string {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("slack-oauth-state\x00" + body))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }

@@ -2,11 +2,11 @@ package slack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -33,8 +33,9 @@ func NewSender(ws *Workspaces) *Sender { return &Sender{ws: ws} }
 // refuses (auth, permission, unknown channel, invalid body) or that cannot
 // be rendered wraps thread.ErrInvalid, so the processor gives up on it.
 func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
-	if o.Platform != thread.PlatformSlack {
-		return "", fmt.Errorf("slack: send %s: %w: platform is %s", o.ID, thread.ErrInvalid, o.Platform)
+	body, err := surface.Body(thread.PlatformSlack, o)
+	if err != nil {
+		return "", err
 	}
 	target, err := thread.ParseSlackTarget(o.Target)
 	if err != nil {
@@ -42,11 +43,7 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	}
 	c, err := s.ws.Client(ctx, target.TeamID)
 	if err != nil {
-		return "", sendError(o, err)
-	}
-	body, err := o.Content()
-	if err != nil {
-		return "", fmt.Errorf("slack: send: %w", err)
+		return "", surface.SendError(platform, o, err, ErrNotInstalled)
 	}
 	parts := Split(Render(o.Kind, body), TextLimit)
 	if len(parts) == 0 {
@@ -61,7 +58,7 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 			since = time.Time{}
 		}
 		if posted, err = c.FindPosted(ctx, target.ChannelID, target.ThreadTS, id, since); err != nil {
-			return "", sendError(o, err)
+			return "", surface.SendError(platform, o, err, ErrNotInstalled)
 		}
 	}
 	for i, part := range parts {
@@ -70,7 +67,7 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 		}
 		ts, err := c.PostMessage(ctx, Post{Channel: target.ChannelID, ThreadTS: target.ThreadTS, Text: part, OutboxID: id, Part: i})
 		if err != nil {
-			return "", sendError(o, err)
+			return "", surface.SendError(platform, o, err, ErrNotInstalled)
 		}
 		posted[i] = ts
 	}
@@ -100,23 +97,4 @@ func Render(k thread.OutboxKind, b thread.OutboxBody) string {
 		return ":warning: *Error:* " + Escape(text)
 	}
 	return Escape(text)
-}
-
-// sendError keeps retryable failures as they are and marks the rest
-// invalid: a dead token, a missing scope, an unknown channel, a rejected
-// body or a workspace weft is no longer installed in does not get better
-// by sending the same row again.
-func sendError(o thread.Outbox, err error) error {
-	if errors.Is(err, ErrNotInstalled) {
-		return fmt.Errorf("slack: send %s %s: %w: %w", o.Kind, o.ID, thread.ErrInvalid, err)
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		switch e.Kind {
-		case KindRateLimited, KindServer:
-		default:
-			return fmt.Errorf("slack: send %s %s: %w: %w", o.Kind, o.ID, thread.ErrInvalid, err)
-		}
-	}
-	return fmt.Errorf("slack: send %s %s: %w", o.Kind, o.ID, err)
 }

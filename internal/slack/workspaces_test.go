@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 // installs is a TokenSource over a map, its tokens replaced as a rotation
@@ -78,7 +79,7 @@ func TestWorkspaces(t *testing.T) {
 	if err != nil || id.UserID != alpha.BotUserID || id.TeamID != alpha.ID {
 		t.Fatalf("alpha's bot = %+v, %v", id, err)
 	}
-	if err := post(alpha.ID, "C1"); !slack.IsKind(err, slack.KindNotFound) {
+	if err := post(alpha.ID, "C1"); !surface.IsKind(err, surface.KindNotFound) {
 		t.Fatalf("alpha's token on another workspace's channel: %v, want channel_not_found", err)
 	}
 	if _, err := ws.Client(ctx, "T0NONE"); !errors.Is(err, slack.ErrNotInstalled) {

@@ -13,6 +13,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/discovery"
+	"github.com/weft-dev/weft/internal/history"
+	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -23,22 +26,6 @@ type DiscordChannel struct {
 	IsThread bool
 }
 
-// ChannelMessage is a Discord message as the Discord tools see it, fetched
-// from Discord or read from what weft stored; discovery reads Slack's
-// messages as ChannelMessages too (the id is then the message's ts).
-type ChannelMessage struct {
-	ID       string
-	AuthorID string
-	Author   string
-	Bot      bool
-	Text     string
-	At       time.Time
-	Edited   bool
-	// NoReplies is set when the platform says nobody replied to it in a
-	// thread (Slack's reply_count), so there is no thread to read.
-	NoReplies bool
-}
-
 // DiscordReader reads Discord through its API; cmd/weft adapts
 // *discord.Client. A missing channel or message fails with an error
 // wrapping thread.ErrNotFound.
@@ -46,16 +33,16 @@ type DiscordReader interface {
 	Channel(ctx context.Context, channelID string) (DiscordChannel, error)
 	// MessagesBefore returns the newest limit messages before beforeID (""
 	// means the latest), oldest first.
-	MessagesBefore(ctx context.Context, channelID, beforeID string, limit int) ([]ChannelMessage, error)
+	MessagesBefore(ctx context.Context, channelID, beforeID string, limit int) ([]discovery.ChannelMessage, error)
 	// MessagesAfter returns the oldest limit messages after afterID, oldest
 	// first.
-	MessagesAfter(ctx context.Context, channelID, afterID string, limit int) ([]ChannelMessage, error)
-	Message(ctx context.Context, channelID, messageID string) (ChannelMessage, error)
+	MessagesAfter(ctx context.Context, channelID, afterID string, limit int) ([]discovery.ChannelMessage, error)
+	Message(ctx context.Context, channelID, messageID string) (discovery.ChannelMessage, error)
 }
 
 // DiscordArchive is what weft stored of Discord. *db.Store implements it.
 type DiscordArchive interface {
-	Organisations
+	tenancy.Organisations
 	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
 	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
 	StoredDiscordMessages(ctx context.Context, q db.DiscordMessageQuery) ([]db.DiscordMessage, error)
@@ -63,12 +50,6 @@ type DiscordArchive interface {
 }
 
 var _ DiscordArchive = (*db.Store)(nil)
-
-// FastModel answers one prompt with the fast model (WEFT_FAST_MODEL).
-// cmd/weft adapts an llm.Provider: tools does not depend on llm.
-type FastModel interface {
-	Ask(ctx context.Context, system, prompt string) (string, error)
-}
 
 // Limits of the Discord tools. Discord has no search API, so each call
 // fetches messages and filters them here; 100 is one page, and the most a
@@ -183,7 +164,7 @@ func (s *DiscordSearch) allowed(ctx context.Context, c Call, guildID string) err
 // newest returns up to n of src's latest messages, newest first (the order
 // the origin's channel.history yields), without deleted ones. author, when
 // set, narrows a stored read in SQL; callers still filter with user.match.
-func (s *DiscordSearch) newest(ctx context.Context, src source, n int, author user) ([]ChannelMessage, error) {
+func (s *DiscordSearch) newest(ctx context.Context, src source, n int, author user) ([]discovery.ChannelMessage, error) {
 	if !src.stored {
 		msgs, err := s.Reader.MessagesBefore(ctx, src.id, "", n)
 		if err != nil {
@@ -197,32 +178,32 @@ func (s *DiscordSearch) newest(ctx context.Context, src source, n int, author us
 
 // stored reads stored messages in the query's order, without deleted ones:
 // the API never returns those either, so both paths answer alike.
-func (s *DiscordSearch) stored(ctx context.Context, q db.DiscordMessageQuery) ([]ChannelMessage, error) {
+func (s *DiscordSearch) stored(ctx context.Context, q db.DiscordMessageQuery) ([]discovery.ChannelMessage, error) {
 	q.Live = true
 	rows, err := s.Store.StoredDiscordMessages(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("read stored Discord messages: %w", err)
 	}
-	out := make([]ChannelMessage, len(rows))
+	out := make([]discovery.ChannelMessage, len(rows))
 	for i, m := range rows {
 		out[i] = fromStored(m)
 	}
 	return out, nil
 }
 
-func fromStored(m db.DiscordMessage) ChannelMessage {
+func fromStored(m db.DiscordMessage) discovery.ChannelMessage {
 	at := thread.SnowflakeTime(m.ID)
 	if at.IsZero() {
 		at = m.StoredAt
 	}
-	return ChannelMessage{ID: m.ID, AuthorID: m.Author.ID, Author: m.Author.Name, Bot: m.Author.Bot,
+	return discovery.ChannelMessage{ID: m.ID, AuthorID: m.Author.ID, Author: m.Author.Name, Bot: m.Author.Bot,
 		Text: m.Content, At: at, Edited: !m.EditedAt.IsZero()}
 }
 
 // format renders a message as the origin does, "[5 minutes ago] Name
 // (Bot): text", on one line, its text cut at 300 characters; an edited
 // message says so in the brackets.
-func (s *DiscordSearch) format(m ChannelMessage) string {
+func (s *DiscordSearch) format(m discovery.ChannelMessage) string {
 	when := relativeTime(s.now().Sub(m.At))
 	if m.Edited {
 		when += ", edited"
@@ -231,16 +212,7 @@ func (s *DiscordSearch) format(m ChannelMessage) string {
 	if m.Bot {
 		bot = " (Bot)"
 	}
-	return fmt.Sprintf("[%s] %s%s: %s", when, orUnknown(m.Author), bot, clipText(m.Text, maxText))
-}
-
-// clipText puts text on one line and keeps its first n characters.
-func clipText(text string, n int) string {
-	text = strings.Join(strings.Fields(text), " ")
-	if r := []rune(text); len(r) > n {
-		return string(r[:n])
-	}
-	return text
+	return fmt.Sprintf("[%s] %s%s: %s", when, history.OrUnknown(m.Author), bot, discovery.Clip(m.Text, maxText))
 }
 
 func relativeTime(d time.Duration) string {
@@ -284,7 +256,7 @@ func parseUser(s string) user {
 	return user{name: s}
 }
 
-func (u user) match(m ChannelMessage) bool {
+func (u user) match(m discovery.ChannelMessage) bool {
 	if u.id != "" {
 		return m.AuthorID == u.id
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/toolschema"
 )
@@ -23,10 +24,10 @@ import (
 type DiscordSearch struct {
 	Reader DiscordReader
 	Store  DiscordArchive
-	Fast   FastModel // get_channel_summary; nil makes that tool fail clearly
+	Fast   discovery.FastModel // get_channel_summary; nil makes that tool fail clearly
 	// Guilds is DISCORD_ALLOWED_GUILDS: no conversation reads another
 	// server; empty allows any the bot is in. Beyond it, a conversation
-	// reads only servers of its own organisation (Organisations).
+	// reads only servers of its own organisation (tenancy.Organisations).
 	Guilds []string
 	Now    func() time.Time // nil: time.Now; tests pin relative times
 }
@@ -100,7 +101,7 @@ func (s *DiscordSearch) searchChannelTool() Tool {
 			if err != nil {
 				return "", err
 			}
-			return s.list(msgs, func(m ChannelMessage) bool { return keywordMatch(m.Text, args.Query) }, maxScan,
+			return s.list(msgs, func(m discovery.ChannelMessage) bool { return keywordMatch(m.Text, args.Query) }, maxScan,
 				fmt.Sprintf("No messages found matching '%s'", args.Query)), nil
 		},
 	}
@@ -130,7 +131,7 @@ func (s *DiscordSearch) searchUserTool() Tool {
 			if args.Query != "" {
 				empty += fmt.Sprintf(" about '%s'", args.Query)
 			}
-			return s.list(msgs, func(m ChannelMessage) bool { return who.match(m) && keywordMatch(m.Text, args.Query) },
+			return s.list(msgs, func(m discovery.ChannelMessage) bool { return who.match(m) && keywordMatch(m.Text, args.Query) },
 				count(args.Limit, 20, maxScan), empty), nil
 		},
 	}
@@ -154,14 +155,14 @@ func (s *DiscordSearch) searchThreadTool() Tool {
 			if args.Query != "" {
 				empty = fmt.Sprintf("No messages found matching '%s'", args.Query)
 			}
-			return s.list(msgs, func(m ChannelMessage) bool { return keywordMatch(m.Text, args.Query) }, maxScan, empty), nil
+			return s.list(msgs, func(m discovery.ChannelMessage) bool { return keywordMatch(m.Text, args.Query) }, maxScan, empty), nil
 		},
 	}
 }
 
 // read opens what a call names (or its default) and returns up to n of its
 // latest messages, newest first.
-func (s *DiscordSearch) read(ctx context.Context, c Call, named string, wantThread bool, n int, who user) ([]ChannelMessage, error) {
+func (s *DiscordSearch) read(ctx context.Context, c Call, named string, wantThread bool, n int, who user) ([]discovery.ChannelMessage, error) {
 	id, err := s.target(ctx, c, named, wantThread)
 	if err != nil {
 		return nil, err
@@ -178,7 +179,7 @@ func (s *DiscordSearch) read(ctx context.Context, c Call, named string, wantThre
 
 // list formats up to most messages that keep accepts, one per line, or
 // says empty.
-func (s *DiscordSearch) list(msgs []ChannelMessage, keep func(ChannelMessage) bool, most int, empty string) string {
+func (s *DiscordSearch) list(msgs []discovery.ChannelMessage, keep func(discovery.ChannelMessage) bool, most int, empty string) string {
 	var lines []string
 	for _, m := range msgs {
 		if strings.TrimSpace(m.Text) != "" && keep(m) && len(lines) < most {
@@ -227,7 +228,7 @@ func (s *DiscordSearch) messageContextTool() Tool {
 // both oldest first. A message weft stored is read with its thread's
 // stored messages; otherwise Discord is asked, in the channel named, else
 // the conversation's thread, then the channel that thread is in.
-func (s *DiscordSearch) around(ctx context.Context, c Call, id, named string, before, after int) (older []ChannelMessage, target ChannelMessage, newer []ChannelMessage, err error) {
+func (s *DiscordSearch) around(ctx context.Context, c Call, id, named string, before, after int) (older []discovery.ChannelMessage, target discovery.ChannelMessage, newer []discovery.ChannelMessage, err error) {
 	att, err := s.attachment(ctx, c)
 	if err != nil {
 		return nil, target, nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -46,16 +47,16 @@ func TestDiscordSearchFormat(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
-		msg  tools.ChannelMessage
+		msg  discovery.ChannelMessage
 		want string
 	}{
-		{tools.ChannelMessage{Author: "alice", Text: "hi", At: now.Add(-59 * time.Second)}, "[just now] alice: hi"},
-		{tools.ChannelMessage{Author: "alice", Text: "hi", At: now.Add(-time.Minute)}, "[1 minute ago] alice: hi"},
-		{tools.ChannelMessage{Author: "alice", Text: "hi", At: now.Add(-59 * time.Minute)}, "[59 minutes ago] alice: hi"},
-		{tools.ChannelMessage{Author: "weft", Bot: true, Text: "hi", At: now.Add(-time.Hour)}, "[1 hour ago] weft (Bot): hi"},
-		{tools.ChannelMessage{Author: "bob", Text: "hi", At: now.Add(-23 * time.Hour), Edited: true}, "[23 hours ago, edited] bob: hi"},
-		{tools.ChannelMessage{Author: "", Text: "a\n\nb", At: now.Add(-24 * time.Hour)}, "[1 day ago] Someone: a b"},
-		{tools.ChannelMessage{Author: "bob", Text: strings.Repeat("é", 301), At: now.Add(-49 * time.Hour)}, "[2 days ago] bob: " + strings.Repeat("é", 300)},
+		{discovery.ChannelMessage{Author: "alice", Text: "hi", At: now.Add(-59 * time.Second)}, "[just now] alice: hi"},
+		{discovery.ChannelMessage{Author: "alice", Text: "hi", At: now.Add(-time.Minute)}, "[1 minute ago] alice: hi"},
+		{discovery.ChannelMessage{Author: "alice", Text: "hi", At: now.Add(-59 * time.Minute)}, "[59 minutes ago] alice: hi"},
+		{discovery.ChannelMessage{Author: "weft", Bot: true, Text: "hi", At: now.Add(-time.Hour)}, "[1 hour ago] weft (Bot): hi"},
+		{discovery.ChannelMessage{Author: "bob", Text: "hi", At: now.Add(-23 * time.Hour), Edited: true}, "[23 hours ago, edited] bob: hi"},
+		{discovery.ChannelMessage{Author: "", Text: "a\n\nb", At: now.Add(-24 * time.Hour)}, "[1 day ago] Someone: a b"},
+		{discovery.ChannelMessage{Author: "bob", Text: strings.Repeat("é", 301), At: now.Add(-49 * time.Hour)}, "[2 days ago] bob: " + strings.Repeat("é", 300)},
 	}
 	for i, tc := range tests {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
@@ -63,7 +64,7 @@ func TestDiscordSearchFormat(t *testing.T) {
 			tc.msg.ID = fmt.Sprintf("1100000000000001%02d", i)
 			dc := newMemDiscord()
 			dc.channels[channelID] = tools.DiscordChannel{ID: channelID, GuildID: "120000000000000000", IsThread: true}
-			dc.msgs[channelID] = []tools.ChannelMessage{tc.msg}
+			dc.msgs[channelID] = []discovery.ChannelMessage{tc.msg}
 			s := &tools.DiscordSearch{Reader: dc, Store: archive{}, Now: func() time.Time { return now }}
 			i := slices.IndexFunc(s.Tools(), func(t tools.Tool) bool { return t.Name == "search_thread_messages" })
 			got, err := s.Tools()[i].Handler(context.Background(), tools.Call{ThreadID: uuid.New(), Arguments: []byte(`{"thread_id":"` + channelID + `"}`)})

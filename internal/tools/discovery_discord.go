@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -24,7 +25,7 @@ type DiscoveryNotice struct {
 	Text            string
 }
 
-// DiscordChannels is Discovery's source for Discord: the mention's channel
+// DiscordChannels is discovery.Discovery's source for Discord: the mention's channel
 // and its threads, read through the REST API.
 type DiscordChannels struct {
 	Reader DiscordReader
@@ -35,19 +36,19 @@ type DiscordChannels struct {
 	Post func(ctx context.Context, n DiscoveryNotice)
 }
 
-var _ DiscoverySource = (*DiscordChannels)(nil)
+var _ discovery.Source = (*DiscordChannels)(nil)
 
-// Platform implements DiscoverySource.
+// Platform implements discovery.Source.
 func (*DiscordChannels) Platform() string { return "Discord" }
 
-// Channel implements DiscoverySource. weft's Discord sink opens a thread on
+// Channel implements discovery.Source. weft's Discord sink opens a thread on
 // a mention in a channel and makes the mention the new weft thread's
 // initial prompt, sourced from Discord, with the mention's message id; the
 // attachment names the channel. Everything said inside a thread is a
 // discord_message stitch, and a conversation continued from Linear has a
 // Linear or API initial prompt, so discovery is skipped there: the
 // thread's own history is the context then.
-func (s *DiscordChannels) Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*DiscoveryChannel, error) {
+func (s *DiscordChannels) Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*discovery.Channel, error) {
 	if !thread.IsSnowflake(mention.ExternalID) {
 		return nil, nil
 	}
@@ -58,26 +59,26 @@ func (s *DiscordChannels) Channel(ctx context.Context, th *thread.Thread, mentio
 	if err != nil {
 		return nil, err
 	}
-	return &DiscoveryChannel{Key: "discord:" + att.ChannelID, ID: att.ChannelID, ThreadID: th.ID,
+	return &discovery.Channel{Key: "discord:" + att.ChannelID, ID: att.ChannelID, ThreadID: th.ID,
 		Reply: att.DiscordThreadID, MentionID: mention.ExternalID}, nil
 }
 
-// Before implements DiscoverySource.
+// Before implements discovery.Source.
 func (*DiscordChannels) Before(a, b string) bool { return thread.CompareSnowflakes(a, b) < 0 }
 
-// TopLevel implements DiscoverySource.
-func (s *DiscordChannels) TopLevel(ctx context.Context, ch *DiscoveryChannel, n int) ([]ChannelMessage, error) {
+// TopLevel implements discovery.Source.
+func (s *DiscordChannels) TopLevel(ctx context.Context, ch *discovery.Channel, n int) ([]discovery.ChannelMessage, error) {
 	return s.Reader.MessagesBefore(ctx, ch.ID, "", n)
 }
 
-// Thread implements DiscoverySource: a thread started from a message has
+// Thread implements discovery.Source: a thread started from a message has
 // the message's id.
-func (s *DiscordChannels) Thread(ctx context.Context, _ *DiscoveryChannel, root ChannelMessage, n int) ([]ChannelMessage, error) {
+func (s *DiscordChannels) Thread(ctx context.Context, _ *discovery.Channel, root discovery.ChannelMessage, n int) ([]discovery.ChannelMessage, error) {
 	return s.Reader.MessagesBefore(ctx, root.ID, "", n)
 }
 
-// Notify implements DiscoverySource.
-func (s *DiscordChannels) Notify(ctx context.Context, ch *DiscoveryChannel) {
+// Notify implements discovery.Source.
+func (s *DiscordChannels) Notify(ctx context.Context, ch *discovery.Channel) {
 	if s.Post != nil {
 		s.Post(ctx, DiscoveryNotice{ThreadID: ch.ThreadID, DiscordThreadID: ch.Reply, MentionID: ch.MentionID,
 			Text: "🔎 Searching this channel's recent threads for context…"})

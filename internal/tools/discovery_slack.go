@@ -12,7 +12,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/discovery"
+	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/retry"
+	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -32,10 +35,10 @@ const slackCooldown = time.Minute
 type SlackChannelReader interface {
 	// TopLevel returns one page (conversations.history) of the channel's
 	// newest top-level messages, at most n, oldest first.
-	TopLevel(ctx context.Context, teamID, channelID string, n int) ([]ChannelMessage, error)
+	TopLevel(ctx context.Context, teamID, channelID string, n int) ([]discovery.ChannelMessage, error)
 	// Replies returns one page (conversations.replies) of a thread, parent
 	// first, at most n messages, only those before latest when it is set.
-	Replies(ctx context.Context, teamID, channelID, threadTS, latest string, n int) ([]ChannelMessage, error)
+	Replies(ctx context.Context, teamID, channelID, threadTS, latest string, n int) ([]discovery.ChannelMessage, error)
 	// SetStatus sets the status line under a thread
 	// (assistant.threads.setStatus).
 	SetStatus(ctx context.Context, teamID, channelID, threadTS, status string) error
@@ -44,7 +47,7 @@ type SlackChannelReader interface {
 // SlackDiscoveryStore is what discovery reads of weft's Slack threads.
 // *db.Store implements it.
 type SlackDiscoveryStore interface {
-	Organisations
+	tenancy.Organisations
 	SlackAttachment(ctx context.Context, threadID uuid.UUID) (*thread.SlackAttachment, error)
 	ThreadBySlackThread(ctx context.Context, teamID, channelID, threadTS string) (*thread.Thread, error)
 	ThreadReplies(ctx context.Context, threadID uuid.UUID, p db.ReplyPage) ([]thread.Stitch, error)
@@ -52,7 +55,7 @@ type SlackDiscoveryStore interface {
 
 var _ SlackDiscoveryStore = (*db.Store)(nil)
 
-// SlackChannels is Discovery's source for Slack. A thread weft took part
+// SlackChannels is discovery.Discovery's source for Slack. A thread weft took part
 // in is read from Postgres, where weft stored every message it received
 // there and every answer it gave, and from Slack only for what came before
 // weft joined it; other threads, and the channel's top-level messages
@@ -73,17 +76,17 @@ type SlackChannels struct {
 	quietUntil map[string]time.Time // by workspace: no reads before, after a rate limit
 }
 
-var _ DiscoverySource = (*SlackChannels)(nil)
+var _ discovery.Source = (*SlackChannels)(nil)
 
-// Platform implements DiscoverySource.
+// Platform implements discovery.Source.
 func (*SlackChannels) Platform() string { return "Slack" }
 
-// Channel implements DiscoverySource: a mention at the top level of a
+// Channel implements discovery.Source: a mention at the top level of a
 // channel opens a weft thread on the mention's own ts, with the mention as
 // its initial prompt. A mention inside a Slack thread opens one on the
 // thread's parent instead, and a direct message is no channel's: discovery
 // is skipped for both.
-func (s *SlackChannels) Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*DiscoveryChannel, error) {
+func (s *SlackChannels) Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*discovery.Channel, error) {
 	att, err := s.Store.SlackAttachment(ctx, th.ID)
 	if errors.Is(err, thread.ErrNotFound) {
 		return nil, nil
@@ -98,20 +101,20 @@ func (s *SlackChannels) Channel(ctx context.Context, th *thread.Thread, mention 
 	if err != nil {
 		return nil, err
 	}
-	return &DiscoveryChannel{Key: "slack:" + att.TeamID + "/" + att.ChannelID, ID: att.ChannelID, Team: att.TeamID,
+	return &discovery.Channel{Key: "slack:" + att.TeamID + "/" + att.ChannelID, ID: att.ChannelID, Team: att.TeamID,
 		ThreadID: th.ID, Reply: att.ThreadTS, MentionID: att.ThreadTS, Org: org}, nil
 }
 
-// Before implements DiscoverySource.
-func (*SlackChannels) Before(a, b string) bool { return tsBefore(a, b) }
+// Before implements discovery.Source.
+func (*SlackChannels) Before(a, b string) bool { return history.TSBefore(a, b) }
 
-// TopLevel implements DiscoverySource.
-func (s *SlackChannels) TopLevel(ctx context.Context, ch *DiscoveryChannel, n int) ([]ChannelMessage, error) {
-	return slackRead(s, ch.Team, func() ([]ChannelMessage, error) { return s.Reader.TopLevel(ctx, ch.Team, ch.ID, n) })
+// TopLevel implements discovery.Source.
+func (s *SlackChannels) TopLevel(ctx context.Context, ch *discovery.Channel, n int) ([]discovery.ChannelMessage, error) {
+	return slackRead(s, ch.Team, func() ([]discovery.ChannelMessage, error) { return s.Reader.TopLevel(ctx, ch.Team, ch.ID, n) })
 }
 
-// Thread implements DiscoverySource.
-func (s *SlackChannels) Thread(ctx context.Context, ch *DiscoveryChannel, root ChannelMessage, n int) ([]ChannelMessage, error) {
+// Thread implements discovery.Source.
+func (s *SlackChannels) Thread(ctx context.Context, ch *discovery.Channel, root discovery.ChannelMessage, n int) ([]discovery.ChannelMessage, error) {
 	if root.NoReplies {
 		return nil, nil
 	}
@@ -124,7 +127,9 @@ func (s *SlackChannels) Thread(ctx context.Context, ch *DiscoveryChannel, root C
 	}
 	// What weft did not see: what came before it joined the thread, or
 	// all of a thread it never took part in.
-	before, err := slackRead(s, ch.Team, func() ([]ChannelMessage, error) { return s.Reader.Replies(ctx, ch.Team, ch.ID, root.ID, first, n) })
+	before, err := slackRead(s, ch.Team, func() ([]discovery.ChannelMessage, error) {
+		return s.Reader.Replies(ctx, ch.Team, ch.ID, root.ID, first, n)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +144,7 @@ func (s *SlackChannels) Thread(ctx context.Context, ch *DiscoveryChannel, root C
 // the ts of the first Slack message weft saw there: "" when it saw none,
 // or tracks no such thread, or one of another organisation (read from
 // Slack as any other then: its messages are this workspace's).
-func (s *SlackChannels) stored(ctx context.Context, ch *DiscoveryChannel, rootTS string, n int) ([]ChannelMessage, string, error) {
+func (s *SlackChannels) stored(ctx context.Context, ch *discovery.Channel, rootTS string, n int) ([]discovery.ChannelMessage, string, error) {
 	th, err := s.Store.ThreadBySlackThread(ctx, ch.Team, ch.ID, rootTS)
 	if errors.Is(err, thread.ErrNotFound) {
 		return nil, "", nil
@@ -156,18 +161,18 @@ func (s *SlackChannels) stored(ctx context.Context, ch *DiscoveryChannel, rootTS
 		return nil, "", err
 	}
 	slices.Reverse(stitches)
-	var out []ChannelMessage
+	var out []discovery.ChannelMessage
 	first := ""
 	for _, st := range stitches {
 		if st.Source == thread.PlatformSlack {
-			if ts := slackTS(st.ExternalID); ts != "" && (first == "" || tsBefore(ts, first)) {
+			if ts := history.SlackTS(st.ExternalID); ts != "" && (first == "" || history.TSBefore(ts, first)) {
 				first = ts
 			}
 		}
 		if !st.DeletedAt.IsZero() {
 			continue
 		}
-		m := ChannelMessage{ID: slackTS(st.ExternalID), Text: st.Content, At: st.CreatedAt}
+		m := discovery.ChannelMessage{ID: history.SlackTS(st.ExternalID), Text: st.Content, At: st.CreatedAt}
 		switch {
 		case st.Author != nil:
 			m.AuthorID, m.Author, m.Bot = st.Author.ID, st.Author.Name, st.Author.Bot
@@ -182,7 +187,7 @@ func (s *SlackChannels) stored(ctx context.Context, ch *DiscoveryChannel, rootTS
 // slackRead runs a read in a workspace unless Slack asked to be left alone
 // there, and starts such a pause when it refuses one for its rate limit
 // (Slack limits each workspace's reads apart).
-func slackRead(s *SlackChannels, team string, read func() ([]ChannelMessage, error)) ([]ChannelMessage, error) {
+func slackRead(s *SlackChannels, team string, read func() ([]discovery.ChannelMessage, error)) ([]discovery.ChannelMessage, error) {
 	now := s.now()
 	s.mu.Lock()
 	until := s.quietUntil[team]
@@ -211,10 +216,10 @@ func slackRead(s *SlackChannels, team string, read func() ([]ChannelMessage, err
 // slackSearching is discovery's status line under the thread.
 const slackSearching = "is searching this channel's threads…"
 
-// Notify implements DiscoverySource: the notice is the thread's status
+// Notify implements discovery.Source: the notice is the thread's status
 // line ("weft is searching…"), which Slack shows under the thread until
 // weft answers, rather than a message of its own in the conversation.
-func (s *SlackChannels) Notify(ctx context.Context, ch *DiscoveryChannel) {
+func (s *SlackChannels) Notify(ctx context.Context, ch *discovery.Channel) {
 	if err := s.Reader.SetStatus(ctx, ch.Team, ch.ID, ch.Reply, slackSearching); err != nil {
 		s.Logger.DebugContext(ctx, "slack discovery status", slog.String("thread_id", ch.ThreadID.String()), slog.Any("error", err))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
@@ -24,9 +25,9 @@ import (
 type memDiscord struct {
 	mu       sync.Mutex
 	channels map[string]tools.DiscordChannel
-	msgs     map[string][]tools.ChannelMessage // oldest first
-	hang     map[string]bool                   // reads wait for their context
-	slow     time.Duration                     // every read takes this long
+	msgs     map[string][]discovery.ChannelMessage // oldest first
+	hang     map[string]bool                       // reads wait for their context
+	slow     time.Duration                         // every read takes this long
 	reads    map[string]int
 }
 
@@ -40,7 +41,7 @@ func (m *memDiscord) Channel(_ context.Context, id string) (tools.DiscordChannel
 	return ch, nil
 }
 
-func (m *memDiscord) MessagesBefore(ctx context.Context, id, _ string, limit int) ([]tools.ChannelMessage, error) {
+func (m *memDiscord) MessagesBefore(ctx context.Context, id, _ string, limit int) ([]discovery.ChannelMessage, error) {
 	m.mu.Lock()
 	m.reads[id]++
 	hang, msgs, ok := m.hang[id], m.msgs[id], m.msgs[id] != nil
@@ -56,12 +57,12 @@ func (m *memDiscord) MessagesBefore(ctx context.Context, id, _ string, limit int
 	return msgs[max(0, len(msgs)-limit):], nil
 }
 
-func (m *memDiscord) MessagesAfter(context.Context, string, string, int) ([]tools.ChannelMessage, error) {
+func (m *memDiscord) MessagesAfter(context.Context, string, string, int) ([]discovery.ChannelMessage, error) {
 	return nil, errors.New("not used")
 }
 
-func (m *memDiscord) Message(context.Context, string, string) (tools.ChannelMessage, error) {
-	return tools.ChannelMessage{}, errors.New("not used")
+func (m *memDiscord) Message(context.Context, string, string) (discovery.ChannelMessage, error) {
+	return discovery.ChannelMessage{}, errors.New("not used")
 }
 
 // fastFunc is a FastModel.
@@ -87,8 +88,8 @@ func (conversation) DiscordAttachment(_ context.Context, id uuid.UUID) (*thread.
 }
 
 // discordSource is Discovery's sources with Discord's on dc alone.
-func discordSource(dc *memDiscord, post func(context.Context, tools.DiscoveryNotice)) map[thread.Platform]tools.DiscoverySource {
-	return map[thread.Platform]tools.DiscoverySource{thread.PlatformDiscord: &tools.DiscordChannels{Reader: dc, Store: conversation{}, Post: post}}
+func discordSource(dc *memDiscord, post func(context.Context, tools.DiscoveryNotice)) map[thread.Platform]discovery.Source {
+	return map[thread.Platform]discovery.Source{thread.PlatformDiscord: &tools.DiscordChannels{Reader: dc, Store: conversation{}, Post: post}}
 }
 
 func mentionChain() []thread.Stitch {
@@ -102,7 +103,7 @@ func newMemDiscord() *memDiscord {
 	at := time.Date(2025, 3, 1, 9, 30, 0, 0, time.UTC)
 	return &memDiscord{
 		channels: map[string]tools.DiscordChannel{},
-		msgs: map[string][]tools.ChannelMessage{
+		msgs: map[string][]discovery.ChannelMessage{
 			channelID: {
 				{ID: rootA, Author: "alice", Text: "builds are slow on runner-3", At: at},
 				{ID: rootB, Author: "bob", Text: "cache misses since the upgrade", At: at},
@@ -121,9 +122,9 @@ func TestDiscoveryPartialResultsOnTimeout(t *testing.T) {
 	t.Parallel()
 	dc := newMemDiscord()
 	dc.hang[rootB] = true
-	d := &tools.Discovery{Sources: discordSource(dc, nil), Logger: logtest.New(t),
+	d := &discovery.Discovery{Sources: discordSource(dc, nil), Logger: logtest.New(t),
 		// The timeout is the setting under test, not a wait for sync.
-		Config: tools.DiscoveryConfig{FetchTimeout: 50 * time.Millisecond},
+		Config: discovery.Config{FetchTimeout: 50 * time.Millisecond},
 		Fast: fastFunc(func(string, string) (string, error) {
 			return fmt.Sprintf(`[{"id":%q,"reason":"a","score":0.9},{"id":%q,"reason":"b","score":0.8}]`, rootA, rootB), nil
 		})}
@@ -161,8 +162,8 @@ func TestDiscoveryRankingAnswers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d := &tools.Discovery{Sources: discordSource(newMemDiscord(), nil), Logger: logtest.New(t),
-				Config: tools.DiscoveryConfig{MaxThreads: tc.max},
+			d := &discovery.Discovery{Sources: discordSource(newMemDiscord(), nil), Logger: logtest.New(t),
+				Config: discovery.Config{MaxThreads: tc.max},
 				Fast:   fastFunc(func(string, string) (string, error) { return tc.answer, tc.err })}
 			secs := d.PromptSections(context.Background(), &thread.Thread{ID: uuid.New()}, mentionChain())
 			require.Len(t, secs, 1)
@@ -188,7 +189,7 @@ func TestDiscoveryNotifiesOnce(t *testing.T) {
 	ctx := context.Background()
 	var notices []tools.DiscoveryNotice
 	var ranked atomic.Int32
-	d := &tools.Discovery{Logger: logtest.New(t),
+	d := &discovery.Discovery{Logger: logtest.New(t),
 		Sources: discordSource(newMemDiscord(), func(_ context.Context, n tools.DiscoveryNotice) { notices = append(notices, n) }),
 		Fast:    fastFunc(func(string, string) (string, error) { ranked.Add(1); return `[]`, nil })}
 	th := &thread.Thread{ID: uuid.New()}
@@ -207,7 +208,7 @@ func TestDiscoveryChannelUnreadable(t *testing.T) {
 	dc.hang[channelID] = true
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the read fails with the turn's context
-	d := &tools.Discovery{Logger: logtest.New(t),
+	d := &discovery.Discovery{Logger: logtest.New(t),
 		Sources: discordSource(dc, func(context.Context, tools.DiscoveryNotice) { panic("no notice without a search") }),
 		Fast:    fastFunc(func(string, string) (string, error) { panic("no ranking without a channel") })}
 	require.Empty(t, d.PromptSections(ctx, &thread.Thread{ID: uuid.New()}, mentionChain()))
@@ -218,7 +219,7 @@ func TestDiscoveryBurstReadsTheChannelOnce(t *testing.T) {
 	dc := newMemDiscord()
 	// Reads long enough for the mentions' turns to overlap in them.
 	dc.slow = 200 * time.Millisecond
-	d := &tools.Discovery{Sources: discordSource(dc, nil), Logger: logtest.New(t),
+	d := &discovery.Discovery{Sources: discordSource(dc, nil), Logger: logtest.New(t),
 		Fast: fastFunc(func(string, string) (string, error) { return fmt.Sprintf(`[{"id":%q,"score":0.9}]`, rootA), nil })}
 	var wg sync.WaitGroup
 	for i := range 8 {

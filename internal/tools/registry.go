@@ -1,6 +1,8 @@
-// Package tools holds the agent's tool registry and the tools that need
-// only the thread store. Platform tools reach their platform through small
-// interfaces declared beside them.
+// Package tools is the agent's tool registry (Registry, Tool, Call) and its
+// own tools: memory (save_memory, read_memory), get_thread_replies and the
+// Discord read and search tools. Until the platform seam takes them it also
+// holds the Discord and Slack sources of package discovery. Platform tools
+// reach their platform through small interfaces declared beside them.
 package tools
 
 import (

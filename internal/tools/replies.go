@@ -8,6 +8,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/toolschema"
 )
 
@@ -33,7 +34,7 @@ type repliesArgs struct {
 // page at a time, from the same implementation as the REST API and the MCP
 // tool. Without a thread id it reads the thread the agent is in; other
 // threads only within reach.
-func Replies(svc RepliesGetter, reach *Reach) Tool {
+func Replies(svc RepliesGetter, reach *tenancy.Reach) Tool {
 	return Tool{
 		Name: "get_thread_replies",
 		Description: "Read a conversation thread: its first message (parent) and the replies after it, a page at a time. " +
@@ -58,7 +59,7 @@ func Replies(svc RepliesGetter, reach *Reach) Tool {
 			} else {
 				err = reach.Check(ctx, c.ThreadID, args.ThreadID)
 			}
-			if errors.Is(err, ErrOutOfReach) {
+			if errors.Is(err, tenancy.ErrOutOfReach) {
 				return "", fmt.Errorf("%s: %w", httpapi.CodeAuthorization, err)
 			} else if err != nil {
 				return "", fmt.Errorf("%s: the thread could not be read; try again later", httpapi.CodeUnavailable)

@@ -12,6 +12,7 @@ import (
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/replies/repliestest"
+	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -23,7 +24,7 @@ func TestRepliesTool(t *testing.T) {
 	conv := repliestest.NewConversation(ctx, t, store, 250)
 	svc, err := replies.New(replies.Config{Store: store, Logger: logtest.New(t)})
 	require.NoError(t, err)
-	tool := tools.Replies(svc, &tools.Reach{Store: store})
+	tool := tools.Replies(svc, &tenancy.Reach{Store: store})
 	reg, err := tools.NewRegistry(tool)
 	require.NoError(t, err)
 	_, ok := reg.Get("get_thread_replies")
@@ -75,7 +76,7 @@ func TestRepliesTool(t *testing.T) {
 		other := repliestest.NewConversation(ctx, t, store, 3) // in a server of its own
 		for _, id := range []string{other.Thread.ID.String(), other.DiscordThreadID} {
 			_, err := call(t, map[string]any{"thread_id": id})
-			require.EqualError(t, err, "AuthorizationError: "+tools.ErrOutOfReach.Error())
+			require.EqualError(t, err, "AuthorizationError: "+tenancy.ErrOutOfReach.Error())
 		}
 	})
 
@@ -105,7 +106,7 @@ func TestRepliesToolSlack(t *testing.T) {
 	store := dbtest.NewStore(t)
 	svc, err := replies.New(replies.Config{Store: store, Slack: oneSlackThread{}, Logger: logtest.New(t)})
 	require.NoError(t, err)
-	tool := tools.Replies(svc, &tools.Reach{Store: store})
+	tool := tools.Replies(svc, &tenancy.Reach{Store: store})
 	args := json.RawMessage(`{"channelId": "C0123", "threadTs": "1700000000.000100"}`)
 
 	cli := dbtest.Thread(ctx, t, store, nil)
@@ -117,7 +118,7 @@ func TestRepliesToolSlack(t *testing.T) {
 
 	inDiscord := repliestest.NewConversation(ctx, t, store, 1)
 	_, err = tool.Handler(ctx, tools.Call{ThreadID: inDiscord.Thread.ID, Arguments: args})
-	require.EqualError(t, err, "AuthorizationError: "+tools.ErrOutOfReach.Error())
+	require.EqualError(t, err, "AuthorizationError: "+tenancy.ErrOutOfReach.Error())
 
 	_, err = tool.Handler(ctx, tools.Call{ThreadID: cli.ID, Arguments: json.RawMessage(`{"channelId": "C0123", "threadTs": "1700000000.000100", "thread_id": "x"}`)})
 	require.ErrorContains(t, err, "InvalidArgument")

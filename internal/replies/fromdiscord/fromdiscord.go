@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/threadview"
 )
 
@@ -64,21 +65,21 @@ func message(m discord.Message) replies.DiscordMessage {
 // failure is a Discord failure as get-thread-replies answers it; any other
 // error (a cancelled context, a broken connection) is left as it is.
 func failure(err error) error {
-	var de *discord.Error
+	var de *surface.Error
 	if !errors.As(err, &de) {
 		return err
 	}
 	e := &httpapi.Error{Err: err}
 	switch de.Kind {
-	case discord.KindRateLimited:
+	case surface.KindRateLimited:
 		e.Code, e.Message, e.RetryAfter = httpapi.CodeRateLimit, "Discord is rate limiting weft; try again later", de.RetryAfter
-	case discord.KindAuth:
+	case surface.KindAuth:
 		e.Code, e.Message = httpapi.CodeAuthentication, "Discord rejected weft's bot token"
-	case discord.KindForbidden:
+	case surface.KindForbidden:
 		e.Code, e.Message = httpapi.CodeAuthorization, "weft may not read this Discord thread"
-	case discord.KindNotFound:
+	case surface.KindNotFound:
 		e.Code, e.Message = httpapi.CodeNotFound, "no such Discord thread"
-	case discord.KindInvalid:
+	case surface.KindInvalid:
 		e.Code, e.Message = httpapi.CodeInvalidArgument, "Discord rejected the request"
 	default:
 		// KindServer: Discord failed; another try may not.

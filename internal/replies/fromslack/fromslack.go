@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -98,21 +99,21 @@ func Message(m slack.Message) replies.SlackMessage {
 // client) Unavailable. Any other error (a cancelled context, a broken
 // connection) is left as it is.
 func Failure(err error) error {
-	var se *slack.Error
+	var se *surface.Error
 	if !errors.As(err, &se) {
 		return err
 	}
 	e := &httpapi.Error{Err: err}
 	switch se.Kind {
-	case slack.KindRateLimited:
+	case surface.KindRateLimited:
 		e.Code, e.Message, e.RetryAfter = httpapi.CodeRateLimit, "Slack is rate limiting weft; try again later", se.RetryAfter
-	case slack.KindAuth:
+	case surface.KindAuth:
 		e.Code, e.Message = httpapi.CodeAuthentication, "Slack rejected weft's bot token"
-	case slack.KindForbidden:
+	case surface.KindForbidden:
 		e.Code, e.Message = httpapi.CodeAuthorization, "weft may not read this Slack conversation"
-	case slack.KindNotFound:
+	case surface.KindNotFound:
 		e.Code, e.Message = httpapi.CodeNotFound, "no such Slack conversation or thread"
-	case slack.KindInvalid:
+	case surface.KindInvalid:
 		e.Code, e.Message = httpapi.CodeInvalidArgument, "Slack rejected the request"
 	default:
 		e.Code, e.Message = httpapi.CodeUnavailable, "Slack failed; try again later"

@@ -1,4 +1,4 @@
-package slackinstall_test
+package installation_test
 
 import (
 	"bytes"
@@ -8,40 +8,38 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
-	"github.com/weft-dev/weft/internal/slackinstall"
+	"github.com/weft-dev/weft/internal/surface"
+	"github.com/weft-dev/weft/internal/surface/installation"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+const slackRedirectURI = "https://weft.example/oauth/slack/callback"
 
-const redirectURI = "https://weft.example/oauth/slack/callback"
-
-type bundle struct {
+type slackBundle struct {
 	fake   *slacktest.OAuth
 	oauth  *slack.OAuth
 	store  *db.Store
-	tokens *slackinstall.Tokens
+	tokens *installation.Slack
 }
 
-func setup(t *testing.T, rotate bool) *bundle {
+func setupSlack(t *testing.T, rotate bool) *slackBundle {
 	t.Helper()
 	fake := slacktest.NewOAuth(t, rotate)
 	store := dbtest.NewStore(t)
 	cipher, err := secret.NewCipher(bytes.Repeat([]byte{7}, secret.KeySize))
 	require.NoError(t, err)
-	o := &slack.OAuth{ClientID: slacktest.ClientID, ClientSecret: slacktest.ClientSecret, RedirectURI: redirectURI, APIURL: fake.APIURL()}
-	return &bundle{fake: fake, oauth: o, store: store, tokens: slackinstall.New(store, cipher, o, dbtest.Logger(t))}
+	o := &slack.OAuth{ClientID: slacktest.ClientID, ClientSecret: slacktest.ClientSecret, RedirectURI: slackRedirectURI, APIURL: fake.APIURL()}
+	return &slackBundle{fake: fake, oauth: o, store: store, tokens: installation.NewSlack(store, cipher, o, dbtest.Logger(t))}
 }
 
-func (b *bundle) install(t *testing.T) *slack.Install {
+func (b *slackBundle) install(t *testing.T) *slack.Install {
 	t.Helper()
-	b.fake.AddCode("code-1", redirectURI)
+	b.fake.AddCode("code-1", slackRedirectURI)
 	in, err := b.oauth.Exchange(t.Context(), "code-1")
 	require.NoError(t, err)
 	require.NoError(t, b.tokens.Save(t.Context(), in))
@@ -52,7 +50,7 @@ func TestTokens(t *testing.T) {
 	t.Parallel()
 	t.Run("StaticTokenSealed", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t, false)
+		b := setupSlack(t, false)
 		in := b.install(t)
 		require.Equal(t, slacktest.TeamID, in.TeamID)
 		require.True(t, in.ExpiresAt.IsZero())
@@ -66,11 +64,11 @@ func TestTokens(t *testing.T) {
 		require.Zero(t, b.fake.Refreshes())
 
 		_, err = b.tokens.Token(t.Context(), "T0OTHER")
-		require.ErrorIs(t, err, slackinstall.ErrNotInstalled)
+		require.ErrorIs(t, err, installation.ErrNotInstalled)
 		require.NoError(t, b.tokens.Revoke(t.Context(), slacktest.TeamID))
 		_, err = b.tokens.Token(t.Context(), slacktest.TeamID)
-		require.ErrorIs(t, err, slackinstall.ErrRevoked)
-		b.fake.AddCode("code-1", redirectURI)
+		require.ErrorIs(t, err, installation.ErrRevoked)
+		b.fake.AddCode("code-1", slackRedirectURI)
 		b.install(t) // a re-install reactivates
 		_, err = b.tokens.Token(t.Context(), slacktest.TeamID)
 		require.NoError(t, err)
@@ -78,7 +76,7 @@ func TestTokens(t *testing.T) {
 
 	t.Run("RotatedOnceUnderConcurrency", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t, true)
+		b := setupSlack(t, true)
 		in := b.install(t)
 		require.WithinDuration(t, time.Now().Add(12*time.Hour), in.ExpiresAt, time.Minute)
 		tok, err := b.tokens.Token(t.Context(), slacktest.TeamID)
@@ -110,7 +108,7 @@ func TestTokens(t *testing.T) {
 
 	t.Run("FailedRefreshKeepsLiveToken", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t, true)
+		b := setupSlack(t, true)
 		in := b.install(t)
 		row, err := b.store.SlackInstallation(t.Context(), slacktest.TeamID)
 		require.NoError(t, err)
@@ -129,11 +127,11 @@ func TestTokens(t *testing.T) {
 
 func TestExchangeRefusals(t *testing.T) {
 	t.Parallel()
-	b := setup(t, false)
+	b := setupSlack(t, false)
 	b.fake.AddCode("code-1", "https://elsewhere.example/cb")
 	for _, code := range []string{"code-1", "never-issued"} {
 		_, err := b.oauth.Exchange(t.Context(), code)
 		require.Error(t, err)
-		require.True(t, slack.IsKind(err, slack.KindInvalid), "%v", err)
+		require.True(t, surface.IsKind(err, surface.KindInvalid), "%v", err)
 	}
 }

@@ -1,4 +1,7 @@
-package webhooks
+// Package webhook holds what every platform's webhook handler does before
+// it knows the platform: read the body bounded in size and time, and
+// reject a request with one logged reason.
+package webhook
 
 import (
 	"bytes"
@@ -10,33 +13,41 @@ import (
 	"time"
 )
 
+// MaxBody caps a webhook body. Linear's agent events carry an issue, a
+// comment thread and guidance, well under this, as do Slack's and
+// Discord's; anything larger is not the platform.
+const MaxBody = 1 << 20
+
 // bodyReadTimeout bounds reading a webhook's body. Linear and Discord send
 // a few kilobytes at once and give up on an answer within seconds, so a
 // body still arriving after this is not theirs to wait for.
 const bodyReadTimeout = 2 * time.Second
 
-// rejecter answers a request weft refuses, logging why once: nothing has
-// been written when it is called.
-func rejecter(ctx context.Context, w http.ResponseWriter, logger *slog.Logger, msg string) func(status int, reason string, err error) {
+// Reject answers a request weft refuses with status and reason, logging
+// err; nothing has been written when it is called.
+type Reject func(status int, reason string, err error)
+
+// Rejecter answers a request weft refuses, logging why once under msg.
+func Rejecter(ctx context.Context, w http.ResponseWriter, logger *slog.Logger, msg string) Reject {
 	return func(status int, reason string, err error) {
 		logger.InfoContext(ctx, msg, slog.Int("status", status), slog.String("reason", reason), slog.Any("error", err))
 		http.Error(w, reason, status)
 	}
 }
 
-// readBody reads the raw body, at most maxWebhookBody bytes within
+// ReadBody reads the raw body, at most MaxBody bytes within
 // bodyReadTimeout, for the signature to be checked on exactly those bytes.
 // It rejects an oversized (413) or unreadable or late (400) body itself and
-// reports whether to go on. A body bufferBody read already is returned as
+// reports whether to go on. A body BufferBody read already is returned as
 // it is.
-func readBody(w http.ResponseWriter, r *http.Request, reject func(int, string, error)) ([]byte, bool) {
+func ReadBody(w http.ResponseWriter, r *http.Request, reject Reject) ([]byte, bool) {
 	if b, ok := r.Body.(buffered); ok {
 		return b.body, true
 	}
 	rc := http.NewResponseController(w)
 	// Setting fails only where there is no connection (a test's recorder).
 	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if err != nil {
 		// The deadline stays: net/http would otherwise wait, with none, to
 		// drain the rest of a late body after the answer.
@@ -56,13 +67,28 @@ func readBody(w http.ResponseWriter, r *http.Request, reject func(int, string, e
 	return body, true
 }
 
-// bufferBody reads the body (readBody) before next runs, so that a sender
+// ReadVerified reads the body (ReadBody) and checks the platform's
+// signature on exactly those bytes with verify, answering 401 with reason
+// when it fails. It reports whether to go on.
+func ReadVerified(w http.ResponseWriter, r *http.Request, reject Reject, reason string, verify func(body []byte) error) ([]byte, bool) {
+	body, ok := ReadBody(w, r, reject)
+	if !ok {
+		return nil, false
+	}
+	if err := verify(body); err != nil {
+		reject(http.StatusUnauthorized, reason, err)
+		return nil, false
+	}
+	return body, true
+}
+
+// BufferBody reads the body (ReadBody) before next runs, so that a sender
 // trickling its body holds a connection for at most bodyReadTimeout and
 // never one of the slots that load shedding counts.
-func bufferBody(logger *slog.Logger) func(http.Handler) http.Handler {
+func BufferBody(logger *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, ok := readBody(w, r, rejecter(r.Context(), w, logger, "webhook body rejected"))
+			body, ok := ReadBody(w, r, Rejecter(r.Context(), w, logger, "webhook body rejected"))
 			if !ok {
 				return
 			}
@@ -72,7 +98,7 @@ func bufferBody(logger *slog.Logger) func(http.Handler) http.Handler {
 	}
 }
 
-// buffered is a body bufferBody read before the handler ran.
+// buffered is a body BufferBody read before the handler ran.
 type buffered struct {
 	*bytes.Reader
 	body []byte

@@ -1,4 +1,4 @@
-package tools
+package continuation
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tools"
 )
 
 // DiscordThreads opens Discord threads. *discord.Client implements it.
@@ -23,7 +24,7 @@ type DiscordThreads interface {
 // DiscordOpener opens public Discord threads named for the conversation's
 // goal.
 type DiscordOpener struct {
-	Store   DiscordAttachments
+	Store   tools.DiscordAttachments
 	Discord DiscordThreads
 }
 

@@ -1,18 +1,20 @@
-package tools
+// Package ttlcache is a bounded in-memory map whose entries expire, the
+// cache of the prompt's context readers (history, discovery).
+package ttlcache
 
 import (
 	"sync"
 	"time"
 )
 
-// maxCacheEntries bounds each of the tools' caches.
+// maxCacheEntries bounds each cache.
 const maxCacheEntries = 1000
 
-// ttlCache is a bounded map whose entries expire. An entry leaves when it
+// Cache is a bounded map whose entries expire. An entry leaves when it
 // expires, not only when the map is full, so a cache holds what was put in
 // its last TTL: a long-running weft reaches its steady size within one TTL
 // instead of filling to the bound over however long that takes.
-type ttlCache[V any] struct {
+type Cache[V any] struct {
 	mu sync.Mutex
 	m  map[string]ttlEntry[V]
 	// puts is every put in order, oldest at head. Each cache puts with one
@@ -32,7 +34,7 @@ type ttlPut struct {
 	expires time.Time
 }
 
-func (c *ttlCache[V]) get(key string, now time.Time) (V, bool) {
+func (c *Cache[V]) Get(key string, now time.Time) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[key]
@@ -43,7 +45,7 @@ func (c *ttlCache[V]) get(key string, now time.Time) (V, bool) {
 	return e.v, true
 }
 
-func (c *ttlCache[V]) put(key string, v V, now time.Time, ttl time.Duration) {
+func (c *Cache[V]) Put(key string, v V, now time.Time, ttl time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {

@@ -1,4 +1,4 @@
-package tools_test
+package history_test
 
 import (
 	"context"
@@ -10,18 +10,18 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/internal/tools"
 )
 
 type fetcher struct {
-	msgs  []tools.HistoryMessage
+	msgs  []history.Message
 	err   error
 	calls atomic.Int32
 }
 
-func (f *fetcher) ThreadHistory(context.Context, tools.HistoryRef) ([]tools.HistoryMessage, error) {
+func (f *fetcher) ThreadHistory(context.Context, history.Ref) ([]history.Message, error) {
 	f.calls.Add(1)
 	return f.msgs, f.err
 }
@@ -42,13 +42,13 @@ func (attachments) SlackAttachment(_ context.Context, id uuid.UUID) (*thread.Sla
 
 // backfill is what a Slack thread said before weft joined it.
 type backfill struct {
-	msgs  []tools.HistoryMessage
+	msgs  []history.Message
 	err   error
 	calls atomic.Int32
 	seen  atomic.Value // the beforeTS asked for
 }
 
-func (b *backfill) SlackThreadBefore(_ context.Context, _ *thread.SlackAttachment, before string) ([]tools.HistoryMessage, error) {
+func (b *backfill) SlackThreadBefore(_ context.Context, _ *thread.SlackAttachment, before string) ([]history.Message, error) {
 	b.calls.Add(1)
 	b.seen.Store(before)
 	return b.msgs, b.err
@@ -78,7 +78,7 @@ func TestSlackThreadContext(t *testing.T) {
 	t.Run("StoredHistoryNoAPICall", func(t *testing.T) {
 		t.Parallel()
 		b := &backfill{}
-		h := &tools.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}
+		h := &history.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}
 		secs := h.PromptSections(ctx, th, slackChain(0, "<@U0WEFT> we run build-1 and cache-1", "are they running?"))
 		require.Equal(t, []string{"<slack_thread_context>\nUser: <@U0WEFT> we run build-1 and cache-1\nweft: Noted.\n</slack_thread_context>\nCurrent question: are they running?"}, secs)
 		require.Zero(t, b.calls.Load(), "weft saw the whole thread: nothing read from Slack")
@@ -86,8 +86,8 @@ func TestSlackThreadContext(t *testing.T) {
 
 	t.Run("JoinedMidThreadBackfillsOnceCached", func(t *testing.T) {
 		t.Parallel()
-		b := &backfill{msgs: []tools.HistoryMessage{{Author: "User", Text: "build-2 is down"}}}
-		h := &tools.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}
+		b := &backfill{msgs: []history.Message{{Author: "User", Text: "build-2 is down"}}}
+		h := &history.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}
 		secs := h.PromptSections(ctx, th, slackChain(5, "<@U0WEFT> why?", "is it back?"))
 		require.Equal(t, []string{"<slack_thread_context>\nUser: build-2 is down\nUser: <@U0WEFT> why?\nweft: Noted.\n</slack_thread_context>\nCurrent question: is it back?"}, secs)
 		require.Equal(t, "1700000005.000100", b.seen.Load(), "only what came before weft's first message")
@@ -98,14 +98,14 @@ func TestSlackThreadContext(t *testing.T) {
 	t.Run("OutsideAThreadNoSection", func(t *testing.T) {
 		t.Parallel()
 		b := &backfill{}
-		h := &tools.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}
+		h := &history.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}
 		require.Empty(t, h.PromptSections(ctx, th, slackChain(0, "<@U0WEFT> hello")))
 		require.Zero(t, b.calls.Load())
 	})
 
 	t.Run("BackfillFailureLoggedAndSkipped", func(t *testing.T) {
 		t.Parallel()
-		h := &tools.History{Slack: &backfill{err: errors.New("ratelimited")}, Store: attachments{}, Logger: logtest.New(t)}
+		h := &history.History{Slack: &backfill{err: errors.New("ratelimited")}, Store: attachments{}, Logger: logtest.New(t)}
 		secs := h.PromptSections(ctx, th, slackChain(5, "<@U0WEFT> why?", "is it back?"))
 		require.Equal(t, []string{"<slack_thread_context>\nUser: <@U0WEFT> why?\nweft: Noted.\n</slack_thread_context>\nCurrent question: is it back?"}, secs)
 	})
@@ -122,7 +122,7 @@ func TestHistorySections(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	th := &thread.Thread{ID: uuid.New()}
-	vms := []tools.HistoryMessage{
+	vms := []history.Message{
 		{ID: "1", Author: "alice", Text: "We run three VMs: build-1, build-2 and cache-1."},
 		{ID: "2", Author: "weft", Text: "Noted."},
 		{ID: "3", Author: "alice", Text: "are they running?"},
@@ -131,7 +131,7 @@ func TestHistorySections(t *testing.T) {
 	t.Run("DiscordThreadHistoryAndCurrentQuestion", func(t *testing.T) {
 		t.Parallel()
 		f := &fetcher{msgs: vms}
-		h := &tools.History{Discord: f, Store: attachments{}, Logger: logtest.New(t)}
+		h := &history.History{Discord: f, Store: attachments{}, Logger: logtest.New(t)}
 		secs := h.PromptSections(ctx, th, chainWith(thread.PlatformDiscord, "are they running?", "3"))
 		require.Len(t, secs, 1)
 		require.Equal(t, "<discord_thread_context>\nalice: We run three VMs: build-1, build-2 and cache-1.\nweft: Noted.\n</discord_thread_context>\nCurrent question: are they running?", secs[0])
@@ -143,7 +143,7 @@ func TestHistorySections(t *testing.T) {
 	t.Run("ThreadOpenedOnTheMentionIsNotRead", func(t *testing.T) {
 		t.Parallel()
 		f := &fetcher{msgs: vms}
-		h := &tools.History{Discord: f, Store: attachments{}, Logger: logtest.New(t)}
+		h := &history.History{Discord: f, Store: attachments{}, Logger: logtest.New(t)}
 		mention := chainWith(thread.PlatformDiscord, "why is the build red?", "111111111111111111")
 		mention[1].Type = thread.StitchInitialPrompt
 		require.Empty(t, h.PromptSections(ctx, th, mention))
@@ -156,13 +156,13 @@ func TestHistorySections(t *testing.T) {
 		// conversation's thread) is read.
 		other := chainWith(thread.PlatformDiscord, "go on", "211111111111111111")
 		other[1].Type = thread.StitchInitialPrompt
-		require.Len(t, (&tools.History{Discord: f, Store: attachments{}, Logger: logtest.New(t)}).PromptSections(ctx, th, other), 1)
+		require.Len(t, (&history.History{Discord: f, Store: attachments{}, Logger: logtest.New(t)}).PromptSections(ctx, th, other), 1)
 		require.EqualValues(t, 1, f.calls.Load())
 	})
 
 	t.Run("LinearIssueComments", func(t *testing.T) {
 		t.Parallel()
-		h := &tools.History{Linear: &fetcher{msgs: vms[:1]}, Store: attachments{}, Logger: logtest.New(t)}
+		h := &history.History{Linear: &fetcher{msgs: vms[:1]}, Store: attachments{}, Logger: logtest.New(t)}
 		secs := h.PromptSections(ctx, th, chainWith(thread.PlatformLinear, "are they running?", "act-9"))
 		require.Len(t, secs, 1)
 		require.Contains(t, secs[0], "<linear_issue_context>\nalice: We run three VMs")
@@ -171,20 +171,20 @@ func TestHistorySections(t *testing.T) {
 	t.Run("NotInAPlatformThread", func(t *testing.T) {
 		t.Parallel()
 		f := &fetcher{msgs: vms}
-		h := &tools.History{Discord: f, Linear: f, Store: attachments{}, Logger: logtest.New(t)}
+		h := &history.History{Discord: f, Linear: f, Store: attachments{}, Logger: logtest.New(t)}
 		require.Empty(t, h.PromptSections(ctx, th, chainWith(thread.PlatformCLI, "hi", "")))
 		require.Zero(t, f.calls.Load(), "nothing fetched outside a thread")
 	})
 
 	t.Run("APIFailureGoesOnWithout", func(t *testing.T) {
 		t.Parallel()
-		h := &tools.History{Discord: &fetcher{err: errors.New("503")}, Store: attachments{}, Logger: logtest.New(t)}
+		h := &history.History{Discord: &fetcher{err: errors.New("503")}, Store: attachments{}, Logger: logtest.New(t)}
 		require.Empty(t, h.PromptSections(ctx, th, chainWith(thread.PlatformDiscord, "hi", "9")))
 	})
 
 	t.Run("EmptyHistoryAddsNoSection", func(t *testing.T) {
 		t.Parallel()
-		h := &tools.History{Discord: &fetcher{msgs: vms[2:]}, Store: attachments{}, Logger: logtest.New(t)}
+		h := &history.History{Discord: &fetcher{msgs: vms[2:]}, Store: attachments{}, Logger: logtest.New(t)}
 		require.Empty(t, h.PromptSections(ctx, th, chainWith(thread.PlatformDiscord, "are they running?", "3")))
 	})
 }

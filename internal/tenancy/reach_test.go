@@ -1,4 +1,4 @@
-package tools_test
+package tenancy_test
 
 import (
 	"context"
@@ -9,22 +9,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/internal/tools"
 )
 
-// guildsReader knows the server of Discord threads weft does not track.
-type guildsReader struct {
-	tools.DiscordReader // the reads Reach never makes
-	guilds              map[string]string
-}
-
-func (r guildsReader) Channel(_ context.Context, id string) (tools.DiscordChannel, error) {
-	g, ok := r.guilds[id]
-	if !ok {
-		return tools.DiscordChannel{}, fmt.Errorf("channel %s: %w", id, thread.ErrNotFound)
+// guildsOf knows the server of Discord threads weft does not track.
+func guildsOf(guilds map[string]string) tenancy.ChannelGuild {
+	return func(_ context.Context, id string) (string, error) {
+		g, ok := guilds[id]
+		if !ok {
+			return "", fmt.Errorf("channel %s: %w", id, thread.ErrNotFound)
+		}
+		return g, nil
 	}
-	return tools.DiscordChannel{ID: id, GuildID: g, IsThread: true}, nil
 }
 
 func TestReach(t *testing.T) {
@@ -68,7 +65,7 @@ func TestReach(t *testing.T) {
 		operator = make(nil, nil)                             // the CLI's or the API's
 	)
 	untrackedA, untrackedB, untrackedC := dbtest.Snowflake(), dbtest.Snowflake(), dbtest.Snowflake()
-	reader := guildsReader{guilds: map[string]string{untrackedA: guildA, untrackedB: guildB, untrackedC: guildC}}
+	guild := guildsOf(map[string]string{untrackedA: guildA, untrackedB: guildB, untrackedC: guildC})
 
 	tests := []struct {
 		name   string
@@ -110,12 +107,12 @@ func TestReach(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			reach := &tools.Reach{Store: store, Reader: reader, Guilds: tt.guilds}
+			reach := &tenancy.Reach{Store: store, Guild: guild, Guilds: tt.guilds}
 			err := reach.Check(ctx, tt.from.th.ID, tt.target)
 			if tt.ok {
 				require.NoError(t, err)
 			} else {
-				require.ErrorIs(t, err, tools.ErrOutOfReach)
+				require.ErrorIs(t, err, tenancy.ErrOutOfReach)
 			}
 		})
 	}
@@ -129,7 +126,7 @@ func TestReachSlack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store := dbtest.NewStore(t)
-	reach := &tools.Reach{Store: store}
+	reach := &tenancy.Reach{Store: store}
 	slackIn := func(team, channel string) *dbtest.ThreadOpts {
 		return &dbtest.ThreadOpts{Slack: &thread.SlackAttachment{TeamID: team, ChannelID: channel, ThreadTS: "1700000000.000100", CreatedBy: "U0123"}}
 	}
@@ -157,13 +154,13 @@ func TestReachSlack(t *testing.T) {
 		{"Slack, its own workspace by default", fromSlack.ID, "", "C0NEW", "T0ACME1", nil},
 		{"Slack, a known channel of its organisation", fromSlack.ID, "", "C0ACME2", "T0ACME2", nil},
 		{"Slack, named workspace of its organisation", fromSlack.ID, "T0ACME2", "C0NEW", "T0ACME2", nil},
-		{"Slack, another organisation's named workspace", fromSlack.ID, "T0OTHER", "C0NEW", "", tools.ErrOutOfReach},
-		{"Slack, another organisation's known channel", fromSlack.ID, "", "C0OTHER", "", tools.ErrOutOfReach},
+		{"Slack, another organisation's named workspace", fromSlack.ID, "T0OTHER", "C0NEW", "", tenancy.ErrOutOfReach},
+		{"Slack, another organisation's known channel", fromSlack.ID, "", "C0OTHER", "", tenancy.ErrOutOfReach},
 		{"Discord, a known channel of its organisation", fromDiscord.ID, "", "C0ACME2", "T0ACME2", nil},
 		{"Linear, named workspace of its organisation", fromLinear.ID, "T0ACME1", "C0NEW", "T0ACME1", nil},
-		{"Linear, channel of no known workspace", fromLinear.ID, "", "C0NEW", "", tools.ErrOutOfReach},
-		{"Discord server of no organisation", fromLone.ID, "", "C0ACME2", "", tools.ErrOutOfReach},
-		{"Discord server of no organisation, named workspace", fromLone.ID, "T0ACME1", "C0NEW", "", tools.ErrOutOfReach},
+		{"Linear, channel of no known workspace", fromLinear.ID, "", "C0NEW", "", tenancy.ErrOutOfReach},
+		{"Discord server of no organisation", fromLone.ID, "", "C0ACME2", "", tenancy.ErrOutOfReach},
+		{"Discord server of no organisation, named workspace", fromLone.ID, "T0ACME1", "C0NEW", "", tenancy.ErrOutOfReach},
 		{"operator, any", operator.ID, "", "C0OTHER", "", nil},
 		{"operator, named", operator.ID, "T0OTHER", "C0OTHER", "T0OTHER", nil},
 	} {

@@ -1,4 +1,4 @@
-package tools
+package history
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // thread's messages older than beforeTS (conversations.replies), oldest
 // first. Everything from weft's first message on is in Postgres already.
 type SlackBackfill interface {
-	SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]HistoryMessage, error)
+	SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]Message, error)
 }
 
 // slackThreadContext is thread-context-retrieval.md's section for a Slack
@@ -34,14 +34,14 @@ func (h *History) slackThreadContext(ctx context.Context, th *thread.Thread, cha
 	first := ""
 	for _, s := range chain {
 		if s.Source == thread.PlatformSlack && s.Type == thread.StitchSlackMessage {
-			if ts := slackTS(s.ExternalID); ts != "" && (first == "" || tsBefore(ts, first)) {
+			if ts := SlackTS(s.ExternalID); ts != "" && (first == "" || TSBefore(ts, first)) {
 				first = ts
 			}
 		}
 	}
-	if h.Slack != nil && first != "" && tsBefore(att.ThreadTS, first) {
+	if h.Slack != nil && first != "" && TSBefore(att.ThreadTS, first) {
 		before, err := h.fetch(ctx, "slack:"+att.TeamID+"/"+att.ChannelID+"/"+att.ThreadTS+"<"+first,
-			slackFetcher{h.Slack, att, first}, HistoryRef{})
+			slackFetcher{h.Slack, att, first}, Ref{})
 		if err != nil {
 			h.Logger.WarnContext(ctx, "slack thread history unavailable; answering without what came before weft",
 				slog.String("thread_id", th.ID.String()), slog.Any("error", err))
@@ -89,7 +89,7 @@ func appendLine(lines []string, who, text string) []string {
 	if text == "" {
 		return lines
 	}
-	return append(lines, orUnknown(who)+": "+text+"\n")
+	return append(lines, OrUnknown(who)+": "+text+"\n")
 }
 
 // slackFetcher adapts a backfill to the history cache.
@@ -99,12 +99,12 @@ type slackFetcher struct {
 	before string
 }
 
-func (f slackFetcher) ThreadHistory(ctx context.Context, _ HistoryRef) ([]HistoryMessage, error) {
+func (f slackFetcher) ThreadHistory(ctx context.Context, _ Ref) ([]Message, error) {
 	return f.b.SlackThreadBefore(ctx, f.att, f.before)
 }
 
-// slackTS is the ts of a stored Slack message (team/channel/ts).
-func slackTS(externalID string) string {
+// SlackTS is the ts of a stored Slack message (team/channel/ts).
+func SlackTS(externalID string) string {
 	i := strings.LastIndexByte(externalID, '/')
 	if i < 0 {
 		return ""
@@ -112,8 +112,8 @@ func slackTS(externalID string) string {
 	return externalID[i+1:]
 }
 
-// tsBefore orders Slack timestamps ("1700000000.000100").
-func tsBefore(a, b string) bool {
+// TSBefore orders Slack timestamps ("1700000000.000100").
+func TSBefore(a, b string) bool {
 	as, af, _ := strings.Cut(a, ".")
 	bs, bf, _ := strings.Cut(b, ".")
 	if len(as) != len(bs) {

@@ -1,4 +1,10 @@
-package tools
+// Package discovery brings a channel's relevant earlier threads into the
+// prompt when weft is mentioned there: one algorithm (read the channel's
+// recent top-level messages, rank them with the fast model or by
+// keywords, fetch the best threads in parallel under a timeout) over
+// every platform, each a Source, with its reads cached. It also
+// holds the message shape its sources return (ChannelMessage).
+package discovery
 
 import (
 	"context"
@@ -11,10 +17,12 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/ttlcache"
 )
 
-// Defaults of DiscoveryConfig, from the origin design.
+// Defaults of Config, from the origin design.
 const (
 	DefaultMaxRelevantThreads      = 10
 	DefaultRelevanceScoreThreshold = 0.6
@@ -32,9 +40,9 @@ const (
 	maxThreadReplies = 50
 )
 
-// DiscoveryConfig tunes relevant thread discovery. Zero fields take the
+// Config tunes relevant thread discovery. Zero fields take the
 // defaults (a threshold of 0 too: a model score of 0 is never relevant).
-type DiscoveryConfig struct {
+type Config struct {
 	MaxThreads     int           // MAX_RELEVANT_THREADS: threads fetched, best first
 	ScoreThreshold float64       // RELEVANCE_SCORE_THRESHOLD: lowest model score kept
 	FetchTimeout   time.Duration // THREAD_FETCH_TIMEOUT_MS: bound on fetching them all
@@ -42,7 +50,7 @@ type DiscoveryConfig struct {
 	ThreadTTL      time.Duration // how long a thread's replies (and a mention's result) are reused
 }
 
-func (c DiscoveryConfig) withDefaults() DiscoveryConfig {
+func (c Config) withDefaults() Config {
 	if c.MaxThreads <= 0 {
 		c.MaxThreads = DefaultMaxRelevantThreads
 	}
@@ -61,9 +69,9 @@ func (c DiscoveryConfig) withDefaults() DiscoveryConfig {
 	return c
 }
 
-// DiscoveryChannel is the channel a mention was made in, as a
-// DiscoverySource names it.
-type DiscoveryChannel struct {
+// Channel is the channel a mention was made in, as a
+// Source names it.
+type Channel struct {
 	// Key names the channel among every platform's and workspace's: its
 	// history's cache key.
 	Key string
@@ -79,29 +87,29 @@ type DiscoveryChannel struct {
 	Org string
 }
 
-// DiscoverySource is one platform's side of relevant thread discovery:
+// Source is one platform's side of relevant thread discovery:
 // where a mention was made, the channel's top-level messages and the
 // threads under them. Message ids are the platform's and order as posted.
-type DiscoverySource interface {
+type Source interface {
 	// Platform names the platform in the prompt ("Discord").
 	Platform() string
 	// Channel returns the channel of a mention outside any thread, or nil
 	// when mention is not one (a message in a thread, a direct message):
 	// discovery is skipped then.
-	Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*DiscoveryChannel, error)
+	Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*Channel, error)
 	// Before reports whether message a was posted before message b.
 	Before(a, b string) bool
 	// TopLevel returns the channel's newest n top-level messages, oldest
 	// first.
-	TopLevel(ctx context.Context, ch *DiscoveryChannel, n int) ([]ChannelMessage, error)
+	TopLevel(ctx context.Context, ch *Channel, n int) ([]ChannelMessage, error)
 	// Thread returns the newest n messages of the thread under a top-level
 	// message, oldest first (the root itself may be among them). A message
 	// nobody replied to has none.
-	Thread(ctx context.Context, ch *DiscoveryChannel, root ChannelMessage, n int) ([]ChannelMessage, error)
+	Thread(ctx context.Context, ch *Channel, root ChannelMessage, n int) ([]ChannelMessage, error)
 	// Notify tells the person who mentioned weft that it is searching the
 	// channel's threads, since that adds a second or two before the
 	// answer. It should return quickly; the turn waits for it.
-	Notify(ctx context.Context, ch *DiscoveryChannel)
+	Notify(ctx context.Context, ch *Channel)
 }
 
 // Discovery brings the channel's relevant earlier threads into the prompt
@@ -111,25 +119,25 @@ type DiscoverySource interface {
 // relevance to the mention (keyword matching when the model fails or
 // answers badly), fetches the best threads in parallel under a timeout, and
 // adds the channel overview and those threads to the system prompt. One
-// Discovery serves every platform, each through its DiscoverySource, keyed
+// Discovery serves every platform, each through its Source, keyed
 // by the platform of the mention's stitch. It is an agent.ContextProvider;
 // a failure only logs.
 type Discovery struct {
-	Sources map[thread.Platform]DiscoverySource
+	Sources map[thread.Platform]Source
 	Fast    FastModel // nil: keyword ranking only
-	Config  DiscoveryConfig
+	Config  Config
 	Now     func() time.Time // nil: time.Now; tests move the clock
 	Logger  *slog.Logger
 
-	channels ttlCache[[]ChannelMessage] // by channel key
-	threads  ttlCache[[]ChannelMessage] // replies, by channel key and root id
-	reads    singleflight.Group         // reads of either in flight, by key
+	channels ttlcache.Cache[[]ChannelMessage] // by channel key
+	threads  ttlcache.Cache[[]ChannelMessage] // replies, by channel key and root id
+	reads    singleflight.Group               // reads of either in flight, by key
 	// sections keeps each mention's result for its turn: PromptSections runs
 	// before every model call of a turn, and ranking once is enough. Only
 	// the mention's own turn asks, so the result is kept for sectionTTL,
 	// not ThreadTTL: a turn that outlasts it (an outage waited out) ranks
 	// again.
-	sections ttlCache[string]
+	sections ttlcache.Cache[string]
 }
 
 // sectionTTL is how long a mention's discovery result is reused.
@@ -137,7 +145,7 @@ const sectionTTL = 2 * time.Minute
 
 // PromptSections implements agent.ContextProvider.
 func (d *Discovery) PromptSections(ctx context.Context, th *thread.Thread, chain []thread.Stitch) []string {
-	mention := latestInput(chain)
+	mention := history.LatestInput(chain)
 	if mention == nil || mention.Type != thread.StitchInitialPrompt {
 		return nil
 	}
@@ -147,7 +155,7 @@ func (d *Discovery) PromptSections(ctx context.Context, th *thread.Thread, chain
 	}
 	cfg := d.Config.withDefaults()
 	key := string(mention.Source) + ":" + mention.ExternalID
-	if sec, ok := d.sections.get(key, d.now()); ok {
+	if sec, ok := d.sections.Get(key, d.now()); ok {
 		return nonEmpty(sec)
 	}
 	ch, err := src.Channel(ctx, th, mention)
@@ -160,7 +168,7 @@ func (d *Discovery) PromptSections(ctx context.Context, th *thread.Thread, chain
 			// A turn cancelled midway got a degraded result; its resumption
 			// should search again, not reuse that.
 			if ctx.Err() == nil {
-				d.sections.put(key, sec, d.now(), sectionTTL)
+				d.sections.Put(key, sec, d.now(), sectionTTL)
 			}
 			return nonEmpty(sec)
 		}
@@ -172,7 +180,7 @@ func (d *Discovery) PromptSections(ctx context.Context, th *thread.Thread, chain
 
 // discover builds the section for a mention; "" when the channel had
 // nothing before it.
-func (d *Discovery) discover(ctx context.Context, cfg DiscoveryConfig, src DiscoverySource, ch *DiscoveryChannel, mention *thread.Stitch) (string, error) {
+func (d *Discovery) discover(ctx context.Context, cfg Config, src Source, ch *Channel, mention *thread.Stitch) (string, error) {
 	history, err := cached(d, &d.channels, ch.Key, cfg.ChannelTTL, func() ([]ChannelMessage, error) {
 		return src.TopLevel(ctx, ch, channelScan)
 	})
@@ -203,19 +211,19 @@ func (d *Discovery) discover(ctx context.Context, cfg DiscoveryConfig, src Disco
 // Concurrent misses of one key share one read: a burst of mentions in a
 // channel would otherwise read its history once per mention, each read
 // spending the platform's rate limit before any of them fills the cache.
-func cached(d *Discovery, c *ttlCache[[]ChannelMessage], key string, ttl time.Duration, read func() ([]ChannelMessage, error)) ([]ChannelMessage, error) {
-	if msgs, ok := c.get(key, d.now()); ok {
+func cached(d *Discovery, c *ttlcache.Cache[[]ChannelMessage], key string, ttl time.Duration, read func() ([]ChannelMessage, error)) ([]ChannelMessage, error) {
+	if msgs, ok := c.Get(key, d.now()); ok {
 		return msgs, nil
 	}
 	v, err, _ := d.reads.Do(key, func() (any, error) {
-		if msgs, ok := c.get(key, d.now()); ok {
+		if msgs, ok := c.Get(key, d.now()); ok {
 			return msgs, nil // filled by the read this one queued behind
 		}
 		msgs, err := read()
 		if err != nil && !errors.Is(err, thread.ErrNotFound) {
 			return nil, err
 		}
-		c.put(key, msgs, d.now(), ttl)
+		c.Put(key, msgs, d.now(), ttl)
 		return msgs, nil
 	})
 	if err != nil {
@@ -233,7 +241,7 @@ type found struct {
 // fetchThreads reads the picks' threads in parallel under the fetch
 // timeout. Threads not read in time, or whose read failed, keep only their
 // root: partial results beat none.
-func (d *Discovery) fetchThreads(ctx context.Context, cfg DiscoveryConfig, src DiscoverySource, ch *DiscoveryChannel, picks []pick) []found {
+func (d *Discovery) fetchThreads(ctx context.Context, cfg Config, src Source, ch *Channel, picks []pick) []found {
 	ctx, cancel := context.WithTimeout(ctx, cfg.FetchTimeout)
 	defer cancel()
 	type result struct {
@@ -277,7 +285,7 @@ func render(platform string, earlier []ChannelMessage, threads []found, how stri
 	var b strings.Builder
 	b.WriteString("<" + tag + ">\nRecent messages in this channel, oldest first:\n")
 	for _, m := range earlier[max(0, len(earlier)-overviewMessages):] {
-		fmt.Fprintf(&b, "[%s] %s: %s\n", stamp(m.At), orUnknown(m.Author), clipText(m.Text, maxText))
+		fmt.Fprintf(&b, "[%s] %s: %s\n", stamp(m.At), history.OrUnknown(m.Author), Clip(m.Text, maxText))
 	}
 	if len(threads) == 0 {
 		b.WriteString("\nNo earlier thread in this channel looks relevant to the question.\n")
@@ -285,13 +293,13 @@ func render(platform string, earlier []ChannelMessage, threads []found, how stri
 		fmt.Fprintf(&b, "\nRelevant threads from this channel (%d, ranked by %s), most relevant first:\n", len(threads), how)
 	}
 	for _, t := range threads {
-		fmt.Fprintf(&b, "Thread from %s: %s: %s\n", stamp(t.msg.At), orUnknown(t.msg.Author), clipText(t.msg.Text, maxText))
+		fmt.Fprintf(&b, "Thread from %s: %s: %s\n", stamp(t.msg.At), history.OrUnknown(t.msg.Author), Clip(t.msg.Text, maxText))
 		if t.reason != "" {
-			fmt.Fprintf(&b, "  Why relevant: %s\n", clipText(t.reason, maxText))
+			fmt.Fprintf(&b, "  Why relevant: %s\n", Clip(t.reason, maxText))
 		}
 		for _, r := range t.replies {
 			if r.ID != t.msg.ID && strings.TrimSpace(r.Text) != "" {
-				fmt.Fprintf(&b, "  Reply: %s: %s\n", orUnknown(r.Author), clipText(r.Text, maxText))
+				fmt.Fprintf(&b, "  Reply: %s: %s\n", history.OrUnknown(r.Author), Clip(r.Text, maxText))
 			}
 		}
 	}
@@ -314,3 +322,38 @@ func nonEmpty(sec string) []string {
 	}
 	return []string{sec}
 }
+
+// ChannelMessage is a Discord message as the Discord tools see it, fetched
+// from Discord or read from what weft stored; discovery reads Slack's
+// messages as ChannelMessages too (the id is then the message's ts).
+type ChannelMessage struct {
+	ID       string
+	AuthorID string
+	Author   string
+	Bot      bool
+	Text     string
+	At       time.Time
+	Edited   bool
+	// NoReplies is set when the platform says nobody replied to it in a
+	// thread (Slack's reply_count), so there is no thread to read.
+	NoReplies bool
+}
+
+// FastModel answers one prompt with the fast model (WEFT_FAST_MODEL).
+// cmd/weft adapts an llm.Provider: discovery does not depend on llm.
+type FastModel interface {
+	Ask(ctx context.Context, system, prompt string) (string, error)
+}
+
+// Clip puts text on one line and keeps its first n characters.
+func Clip(text string, n int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > n {
+		return string(r[:n])
+	}
+	return text
+}
+
+// maxText is where a message's text is cut in the prompt, as in the
+// Discord tools' results.
+const maxText = 300

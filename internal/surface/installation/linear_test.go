@@ -15,10 +15,11 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
-	"github.com/weft-dev/weft/internal/installation"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/secret"
+	"github.com/weft-dev/weft/internal/surface"
+	"github.com/weft-dev/weft/internal/surface/installation"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -41,7 +42,7 @@ type bundle struct {
 	store   *db.Store
 	cipher  *secret.Cipher
 	refresh *countingRefresher
-	tokens  *installation.Tokens
+	tokens  *installation.Linear
 }
 
 func setup(t *testing.T) *bundle {
@@ -53,7 +54,7 @@ func setup(t *testing.T) *bundle {
 	oauth := linear.NewOAuthClient(lineartest.ClientID, lineartest.ClientSecret, redirectURI, srv.TokenURL(), nil)
 	r := &countingRefresher{oauth: oauth}
 	return &bundle{srv: srv, store: store, cipher: cipher, refresh: r,
-		tokens: installation.NewTokens(store, cipher, r, dbtest.Logger(t))}
+		tokens: installation.NewLinear(store, cipher, r, dbtest.Logger(t))}
 }
 
 // install runs the OAuth code exchange against the fake and saves the
@@ -162,9 +163,9 @@ func TestRefresh(t *testing.T) {
 
 		b.expireSoon(t, -time.Minute)
 		_, err = b.tokens.Token(t.Context(), lineartest.OrganizationID)
-		var le *linear.Error
+		var le *surface.Error
 		require.ErrorAs(t, err, &le)
-		require.Equal(t, linear.KindAuth, le.Kind)
+		require.Equal(t, surface.KindAuth, le.Kind)
 	})
 }
 
@@ -182,7 +183,7 @@ func TestTokenErrors(t *testing.T) {
 
 	// The client reports it as an auth failure, which the outbox gives up on.
 	_, err = linear.NewClient(b.srv.URL(), &http.Client{}, b.tokens).Viewer(linear.WithOrganization(t.Context(), lineartest.OrganizationID))
-	var le *linear.Error
+	var le *surface.Error
 	require.True(t, errors.As(err, &le))
-	require.Equal(t, linear.KindAuth, le.Kind)
+	require.Equal(t, surface.KindAuth, le.Kind)
 }

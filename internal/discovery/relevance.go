@@ -1,4 +1,4 @@
-package tools
+package discovery
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -25,7 +26,7 @@ type pick struct {
 // rank picks the messages most relevant to prompt, best first, at most
 // MaxThreads: by the fast model, or by keywords when the model fails or
 // answers with anything but the JSON asked for. how says which.
-func (d *Discovery) rank(ctx context.Context, cfg DiscoveryConfig, platform, prompt string, cands []ChannelMessage) ([]pick, string) {
+func (d *Discovery) rank(ctx context.Context, cfg Config, platform, prompt string, cands []ChannelMessage) ([]pick, string) {
 	if d.Fast != nil {
 		// A slow model is a failed one: the person is waiting for the answer.
 		rankCtx, cancel := context.WithTimeout(ctx, rankTimeout)
@@ -59,12 +60,12 @@ Return a JSON array of relevant message ids with reasoning:
 
 Only include messages with score >= %g. Answer [] if none is relevant.`
 
-func (d *Discovery) rankByModel(ctx context.Context, cfg DiscoveryConfig, platform, prompt string, cands []ChannelMessage) ([]pick, error) {
+func (d *Discovery) rankByModel(ctx context.Context, cfg Config, platform, prompt string, cands []ChannelMessage) ([]pick, error) {
 	var list strings.Builder
 	byID := make(map[string]ChannelMessage, len(cands))
 	for _, m := range cands {
 		byID[m.ID] = m
-		fmt.Fprintf(&list, "[%s] %s: %s\n", m.ID, orUnknown(m.Author), clipText(m.Text, maxText))
+		fmt.Fprintf(&list, "[%s] %s: %s\n", m.ID, history.OrUnknown(m.Author), Clip(m.Text, maxText))
 	}
 	reply, err := d.Fast.Ask(ctx, fmt.Sprintf(rankSystem, platform), fmt.Sprintf(rankPrompt, platform, prompt, list.String(),
 		exampleID(cands[0].ID, 0), exampleID(cands[0].ID, 1), cfg.ScoreThreshold))

@@ -1,4 +1,10 @@
-package tools
+// Package history puts a conversation's platform thread history in the
+// prompt: History (an agent.ContextProvider) reads the Discord thread's
+// messages or the Linear issue's comments through a Fetcher, and what a
+// Slack thread said before weft joined it, caching each read for a TTL.
+// It holds no platform client: each platform's reader is behind an
+// interface (Fetcher, SlackBackfill).
+package history
 
 import (
 	"context"
@@ -11,26 +17,27 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/ttlcache"
 )
 
-// HistoryMessage is one message of a platform thread's history.
-type HistoryMessage struct {
+// Message is one message of a platform thread's history.
+type Message struct {
 	ID     string
 	Author string
 	Text   string
 }
 
-// HistoryRef names a platform thread: a Discord thread id, or a Linear
+// Ref names a platform thread: a Discord thread id, or a Linear
 // issue id with the workspace whose token reads it.
-type HistoryRef struct {
+type Ref struct {
 	ID        string
 	Workspace string
 }
 
-// HistoryFetcher reads a platform thread's messages, oldest first: a Discord
+// Fetcher reads a platform thread's messages, oldest first: a Discord
 // thread's messages, a Linear issue's comments.
-type HistoryFetcher interface {
-	ThreadHistory(ctx context.Context, ref HistoryRef) ([]HistoryMessage, error)
+type Fetcher interface {
+	ThreadHistory(ctx context.Context, ref Ref) ([]Message, error)
 }
 
 // Attachments finds where a thread is attached. *db.Store implements it.
@@ -40,17 +47,17 @@ type Attachments interface {
 	SlackAttachment(ctx context.Context, threadID uuid.UUID) (*thread.SlackAttachment, error)
 }
 
-// DefaultHistoryTTL is how long a fetched history is reused: long enough
+// DefaultTTL is how long a fetched history is reused: long enough
 // that a quick back-and-forth costs one API call, short enough that a
 // thread's new messages show up within minutes.
-const DefaultHistoryTTL = 5 * time.Minute
+const DefaultTTL = 5 * time.Minute
 
 // History puts the platform thread's history in the system prompt, in its
 // own tagged section, with the current question marked apart, so the model
 // can resolve "they" in "are they running?" to what the thread named.
 type History struct {
-	Discord HistoryFetcher // nil: Discord history off
-	Linear  HistoryFetcher // nil: Linear history off
+	Discord Fetcher // nil: Discord history off
+	Linear  Fetcher // nil: Linear history off
 	// Slack reads what a Slack thread said before weft joined it; nil
 	// leaves Slack's history to what weft stored.
 	Slack  SlackBackfill
@@ -58,18 +65,18 @@ type History struct {
 	TTL    time.Duration
 	Logger *slog.Logger
 
-	cache ttlCache[[]HistoryMessage]
+	cache ttlcache.Cache[[]Message]
 }
 
 // PromptSections implements agent.ContextProvider.
 func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain []thread.Stitch) []string {
-	cur := latestInput(chain)
+	cur := LatestInput(chain)
 	if cur == nil {
 		return nil
 	}
 	var (
-		fetcher HistoryFetcher
-		ref     HistoryRef
+		fetcher Fetcher
+		ref     Ref
 		tag     string
 		err     error
 	)
@@ -82,7 +89,7 @@ func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain [
 			return nil
 		}
 		if d, err = h.Store.DiscordAttachment(ctx, th.ID); err == nil {
-			fetcher, ref, tag = h.Discord, HistoryRef{ID: d.DiscordThreadID}, "discord_thread_context"
+			fetcher, ref, tag = h.Discord, Ref{ID: d.DiscordThreadID}, "discord_thread_context"
 		}
 	case thread.PlatformLinear:
 		var l *thread.LinearAttachment
@@ -90,7 +97,7 @@ func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain [
 			return nil
 		}
 		if l, err = h.Store.LinearAttachment(ctx, th.ID); err == nil && l.IssueID != "" {
-			fetcher, ref, tag = h.Linear, HistoryRef{ID: l.IssueID, Workspace: l.WorkspaceID}, "linear_issue_context"
+			fetcher, ref, tag = h.Linear, Ref{ID: l.IssueID, Workspace: l.WorkspaceID}, "linear_issue_context"
 		}
 	default:
 		return nil // not a message in a platform thread
@@ -98,7 +105,7 @@ func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain [
 	if fetcher == nil && (err == nil || errors.Is(err, thread.ErrNotFound)) {
 		return nil
 	}
-	var msgs []HistoryMessage
+	var msgs []Message
 	key := string(cur.Source) + ":" + ref.ID
 	switch {
 	case err != nil:
@@ -125,7 +132,7 @@ func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain [
 		if text == "" {
 			continue
 		}
-		fmt.Fprintf(&b, "%s: %s\n", orUnknown(m.Author), strings.Join(strings.Fields(text), " "))
+		fmt.Fprintf(&b, "%s: %s\n", OrUnknown(m.Author), strings.Join(strings.Fields(text), " "))
 	}
 	if b.Len() == 0 {
 		return nil
@@ -135,13 +142,13 @@ func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain [
 
 // opened reports whether cur is the mention a Discord thread was started
 // from (the thread has the message's id): that thread's first turn.
-func opened(cur *thread.Stitch, ref HistoryRef) bool {
+func opened(cur *thread.Stitch, ref Ref) bool {
 	return cur.Source == thread.PlatformDiscord && cur.Type == thread.StitchInitialPrompt && cur.ExternalID == ref.ID
 }
 
 // fetch returns the history of ref, from the cache while it is fresh.
-func (h *History) fetch(ctx context.Context, key string, f HistoryFetcher, ref HistoryRef) ([]HistoryMessage, error) {
-	if msgs, ok := h.cache.get(key, time.Now()); ok {
+func (h *History) fetch(ctx context.Context, key string, f Fetcher, ref Ref) ([]Message, error) {
+	if msgs, ok := h.cache.Get(key, time.Now()); ok {
 		return msgs, nil
 	}
 	msgs, err := f.ThreadHistory(ctx, ref)
@@ -153,16 +160,16 @@ func (h *History) fetch(ctx context.Context, key string, f HistoryFetcher, ref H
 }
 
 // remember caches a history for the TTL.
-func (h *History) remember(key string, msgs []HistoryMessage) {
+func (h *History) remember(key string, msgs []Message) {
 	ttl := h.TTL
 	if ttl <= 0 {
-		ttl = DefaultHistoryTTL
+		ttl = DefaultTTL
 	}
-	h.cache.put(key, msgs, time.Now(), ttl)
+	h.cache.Put(key, msgs, time.Now(), ttl)
 }
 
-// latestInput is the newest input stitch: the question being answered.
-func latestInput(chain []thread.Stitch) *thread.Stitch {
+// LatestInput is the newest input stitch: the question being answered.
+func LatestInput(chain []thread.Stitch) *thread.Stitch {
 	for i := len(chain) - 1; i >= 0; i-- {
 		if chain[i].Type.IsInput() {
 			return &chain[i]
@@ -171,7 +178,7 @@ func latestInput(chain []thread.Stitch) *thread.Stitch {
 	return nil
 }
 
-func orUnknown(name string) string {
+func OrUnknown(name string) string {
 	if name == "" {
 		return "Someone"
 	}

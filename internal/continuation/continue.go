@@ -1,4 +1,10 @@
-package tools
+// Package continuation moves a conversation to another platform: the
+// Continuer opens a thread there through the platform's Opener (Discord's
+// and Slack's are here), attaches it to the same weft thread, posts a
+// summary of the conversation so far and links it back in the Linear
+// session. Continuer.Tool offers it to the agent; Discord's /continue and
+// Slack's /weft continue call it directly.
+package continuation
 
 import (
 	"context"
@@ -12,7 +18,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/internal/toolschema"
 )
 
@@ -49,15 +57,15 @@ type Opening struct {
 // Link is a labelled URL.
 type Link struct{ Label, URL string }
 
-// ContinueRecorder attaches a thread to a new Discord or Slack thread and
+// Recorder attaches a thread to a new Discord or Slack thread and
 // queues the announcements, atomically. *ingest.Ingester implements it.
-type ContinueRecorder interface {
+type Recorder interface {
 	Continue(ctx context.Context, c thread.Continuation) error
 }
 
-// ContinueStore reads what continuing needs. *db.Store implements it.
-type ContinueStore interface {
-	Organisations
+// Store reads what continuing needs. *db.Store implements it.
+type Store interface {
+	tenancy.Organisations
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
 	ThreadByLinearRef(ctx context.Context, ref, organisation string) (*thread.Thread, error)
 	ThreadBySlackLink(ctx context.Context, channelID, threadTS, organisation string) (*thread.Thread, error)
@@ -66,15 +74,15 @@ type ContinueStore interface {
 	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
 }
 
-// ErrNoContinueChannel: neither the platform's continue channel setting
+// ErrNoChannel: neither the platform's continue channel setting
 // nor the caller names a channel to open the conversation in.
-var ErrNoContinueChannel = &thread.Error{Kind: thread.ErrInvalid,
+var ErrNoChannel = &thread.Error{Kind: thread.ErrInvalid,
 	Msg: "no channel to continue in: set DISCORD_CONTINUE_CHANNEL_ID (Discord) or SLACK_CONTINUE_CHANNEL_ID (Slack)"}
 
-// ErrContinueOtherOrganisation refuses to continue a conversation in a
+// ErrOtherOrganisation refuses to continue a conversation in a
 // server or workspace of another organisation: link them with `weft tenant
 // link` first.
-var ErrContinueOtherOrganisation = &thread.Error{Kind: thread.ErrInvalid,
+var ErrOtherOrganisation = &thread.Error{Kind: thread.ErrInvalid,
 	Msg: "the channel to continue in is in another organisation than this conversation: link them with `weft tenant link`"}
 
 // Continuer continues a conversation on one platform, through its Opener:
@@ -85,9 +93,9 @@ var ErrContinueOtherOrganisation = &thread.Error{Kind: thread.ErrInvalid,
 // question was asked. The continue_in_discord and continue_in_slack tools,
 // Discord's /continue and Slack's /weft continue use it.
 type Continuer struct {
-	Store    ContinueStore
+	Store    Store
 	Opener   Opener
-	Recorder ContinueRecorder
+	Recorder Recorder
 	// ChannelID is where conversations open (DISCORD_CONTINUE_CHANNEL_ID,
 	// SLACK_CONTINUE_CHANNEL_ID); empty means the channel the caller names.
 	ChannelID string
@@ -178,7 +186,7 @@ func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, 
 		channelID, tenant = c.ChannelID, thread.Tenant{}
 	}
 	if channelID == "" {
-		return nil, ErrNoContinueChannel
+		return nil, ErrNoChannel
 	}
 	if org != "" {
 		if tenant.ID == "" {
@@ -192,7 +200,7 @@ func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, 
 			return nil, err
 		}
 		if theirs != org {
-			return nil, ErrContinueOtherOrganisation
+			return nil, ErrOtherOrganisation
 		}
 	}
 	chain, err := c.Store.Stitches(ctx, th.ID, db.StitchPage{Newest: true, Limit: summaryScan})
@@ -239,14 +247,14 @@ func (c *Continuer) origin(ctx context.Context, id uuid.UUID) (Link, error) {
 }
 
 // Tool is continue_in_discord or continue_in_slack, for the agent.
-func (c *Continuer) Tool() Tool {
+func (c *Continuer) Tool() tools.Tool {
 	name := platformName(c.Opener.Platform())
-	return Tool{
+	return tools.Tool{
 		Name: "continue_in_" + string(c.Opener.Platform()),
 		Description: "Move this conversation to a new " + name + " thread: it opens the thread, posts a summary of the conversation there, " +
 			"and links it in Linear. Use it when the user asks to continue or discuss in " + name + ". Returns the thread's link.",
 		Schema: toolschema.For[struct{}](),
-		Handler: func(ctx context.Context, call Call) (string, error) {
+		Handler: func(ctx context.Context, call tools.Call) (string, error) {
 			got, err := c.Continue(ctx, call.ThreadID, "", call.AgentName)
 			if err != nil {
 				return "", err

@@ -1,4 +1,4 @@
-package tools_test
+package continuation_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/continuation"
 	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/ingest"
@@ -26,7 +27,7 @@ type continueBundle struct {
 	store   *db.Store
 	fake    *discordtest.Server
 	channel string
-	cont    *tools.Continuer
+	cont    *continuation.Continuer
 	linear  *thread.LinearAttachment
 	thread  uuid.UUID
 }
@@ -47,7 +48,7 @@ func setupContinue(t *testing.T, channelSetting, linked bool) *continueBundle {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, client.Stop(context.Background())) })
 	b := &continueBundle{store: store, fake: fake, channel: fake.AddChannel(continueGuild), linear: dbtest.LinearAttachment()}
-	b.cont = &tools.Continuer{Store: store, Opener: tools.DiscordOpener{Store: store, Discord: client}, Recorder: ing}
+	b.cont = &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: client}, Recorder: ing}
 	if channelSetting {
 		b.cont.ChannelID = b.channel
 	}
@@ -100,7 +101,7 @@ func TestContinueInDiscordTool(t *testing.T) {
 		t.Parallel()
 		b := setupContinue(t, false, true)
 		_, err := b.cont.Tool().Handler(ctx, tools.Call{ThreadID: b.thread, AgentName: "weft"})
-		require.ErrorIs(t, err, tools.ErrNoContinueChannel)
+		require.ErrorIs(t, err, continuation.ErrNoChannel)
 	})
 
 	t.Run("CommandResolvesIssueURLsAndKeys", func(t *testing.T) {
@@ -144,7 +145,7 @@ func TestContinueStopsAtTheOrganisation(t *testing.T) {
 		t.Parallel()
 		b := setupContinue(t, true, false)
 		_, err := b.cont.Tool().Handler(ctx, tools.Call{ThreadID: b.thread, AgentName: "weft"})
-		require.ErrorIs(t, err, tools.ErrContinueOtherOrganisation)
+		require.ErrorIs(t, err, continuation.ErrOtherOrganisation)
 		nothingHappened(t, b)
 	})
 
@@ -170,7 +171,7 @@ func TestSummary(t *testing.T) {
 		{Type: thread.StitchDiscordMessage, Content: "deleted", DeletedAt: thread.Stitch{}.CreatedAt.AddDate(2020, 0, 0)},
 		{Type: thread.StitchLinearActivity, Content: strings.Repeat("x", 400)},
 	}
-	got := tools.Summary("ENG-1: Fix it", chain)
+	got := continuation.Summary("ENG-1: Fix it", chain)
 	require.Equal(t, "Continuing **ENG-1: Fix it** here.\n\n**So far:**\n"+
 		"> **Ada:** Why does it flake?\n"+
 		"> **weft:** A race in the fixture.\n"+

@@ -1,4 +1,4 @@
-package tools_test
+package continuation_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/continuation"
 	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/ingest"
@@ -29,7 +30,7 @@ type slackContinueBundle struct {
 	store  *db.Store
 	ing    *ingest.Ingester
 	fake   *slacktest.Server
-	cont   *tools.Continuer
+	cont   *continuation.Continuer
 	linear *thread.LinearAttachment
 	thread uuid.UUID
 }
@@ -51,7 +52,7 @@ func setupSlackContinue(t *testing.T, linked bool) *slackContinueBundle {
 	ws, err := slack.NewWorkspaces(slack.Config{Token: slacktest.BotToken, APIURL: fake.APIURL(), Logger: logger}, nil)
 	require.NoError(t, err)
 	b := &slackContinueBundle{store: store, ing: ing, fake: fake, linear: dbtest.LinearAttachment()}
-	b.cont = &tools.Continuer{Store: store, Opener: tools.SlackOpener{Store: store, Slack: slackThreads{ws}}, Recorder: ing,
+	b.cont = &continuation.Continuer{Store: store, Opener: continuation.SlackOpener{Store: store, Slack: slackThreads{ws}}, Recorder: ing,
 		IssueURLFunc: func(_ context.Context, att *thread.LinearAttachment) (string, error) {
 			return "https://linear.app/acme/issue/" + att.IssueIdentifier, nil
 		}}
@@ -206,7 +207,7 @@ func TestContinueInSlackStopsAtTheOrganisation(t *testing.T) {
 		b := setupSlackContinue(t, false)
 		b.cont.ChannelID = continueChannel
 		_, err := b.cont.Tool().Handler(ctx, tools.Call{ThreadID: b.thread, AgentName: "weft"})
-		require.ErrorIs(t, err, tools.ErrContinueOtherOrganisation)
+		require.ErrorIs(t, err, continuation.ErrOtherOrganisation)
 		nothingHappened(t, b)
 	})
 
@@ -225,7 +226,7 @@ func TestContinueInSlackStopsAtTheOrganisation(t *testing.T) {
 func TestContinueSlackThreadInDiscord(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	setup := func(t *testing.T, linked bool) (*db.Store, *tools.Continuer, uuid.UUID) {
+	setup := func(t *testing.T, linked bool) (*db.Store, *continuation.Continuer, uuid.UUID) {
 		t.Helper()
 		pool := dbtest.NewPool(t)
 		logger := dbtest.Logger(t)
@@ -237,7 +238,7 @@ func TestContinueSlackThreadInDiscord(t *testing.T) {
 		client, err := discord.New(discord.Config{Token: discordtest.Token, APIBaseURL: fake.URL(), Logger: logger})
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, client.Stop(context.Background())) })
-		cont := &tools.Continuer{Store: store, Opener: tools.DiscordOpener{Store: store, Discord: client}, Recorder: ing,
+		cont := &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: client}, Recorder: ing,
 			ChannelID: fake.AddChannel(continueGuild)}
 		if linked {
 			require.NoError(t, store.LinkTenants(ctx, "acme", thread.SlackTenant(slacktest.TeamID), thread.DiscordTenant(continueGuild)))
@@ -282,7 +283,7 @@ func TestContinueSlackThreadInDiscord(t *testing.T) {
 		t.Parallel()
 		store, cont, id := setup(t, false)
 		_, err := cont.Tool().Handler(ctx, tools.Call{ThreadID: id, AgentName: "weft"})
-		require.ErrorIs(t, err, tools.ErrContinueOtherOrganisation)
+		require.ErrorIs(t, err, continuation.ErrOtherOrganisation)
 		_, err = store.DiscordAttachment(ctx, id)
 		require.ErrorIs(t, err, thread.ErrNotFound)
 	})
@@ -317,7 +318,7 @@ func TestSlackLink(t *testing.T) {
 		{"ENG-1", "", "", false},
 		{"", "", "", false},
 	} {
-		channel, ts, ok := tools.SlackLink(tt.ref)
+		channel, ts, ok := continuation.SlackLink(tt.ref)
 		require.Equal(t, tt.ok, ok, tt.ref)
 		require.Equal(t, tt.channel, channel, tt.ref)
 		require.Equal(t, tt.ts, ts, tt.ref)
@@ -327,6 +328,6 @@ func TestSlackLink(t *testing.T) {
 // slackThreads are the workspaces' clients as SlackOpener opens threads.
 type slackThreads struct{ *slack.Workspaces }
 
-func (w slackThreads) Threads(ctx context.Context, teamID string) (tools.SlackThreads, error) {
+func (w slackThreads) Threads(ctx context.Context, teamID string) (continuation.SlackThreads, error) {
 	return w.Client(ctx, teamID)
 }

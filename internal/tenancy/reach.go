@@ -1,4 +1,8 @@
-package tools
+// Package tenancy is the organisation boundary's policy: Reach decides
+// which threads a conversation's tools may read, so that nothing carries
+// one organisation's conversation into another's. Tenants and
+// organisations themselves are thread.Tenant, stored and resolved by db.
+package tenancy
 
 import (
 	"context"
@@ -31,6 +35,10 @@ type Organisations interface {
 
 var _ ReachStore = (*db.Store)(nil)
 
+// ChannelGuild returns the server of a Discord channel ("" for a direct
+// message); a missing channel fails wrapping thread.ErrNotFound.
+type ChannelGuild func(ctx context.Context, channelID string) (string, error)
+
 // ErrOutOfReach refuses a conversation another organisation's thread.
 var ErrOutOfReach = errors.New("that thread belongs to another organisation than this conversation")
 
@@ -43,9 +51,9 @@ var ErrOutOfReach = errors.New("that thread belongs to another organisation than
 // API) is the operator's and reads any thread, as the REST API and MCP do.
 type Reach struct {
 	Store ReachStore
-	// Reader finds the server of a Discord thread weft does not track; nil
+	// Guild finds the server of a Discord thread weft does not track; nil
 	// without Discord, when such a thread cannot be read anyway.
-	Reader DiscordReader
+	Guild ChannelGuild
 	// Guilds is DISCORD_ALLOWED_GUILDS; empty allows any server.
 	Guilds []string
 }
@@ -123,20 +131,20 @@ func (r *Reach) resolve(ctx context.Context, target string) (org string, found b
 	case err == nil:
 		_, org, err := r.Store.ThreadTenant(ctx, th.ID)
 		return org, err == nil, err
-	case !errors.Is(err, thread.ErrNotFound) || r.Reader == nil:
+	case !errors.Is(err, thread.ErrNotFound) || r.Guild == nil:
 		return "", false, ignoreNotFound(err)
 	}
-	ch, err := r.Reader.Channel(ctx, target)
+	guildID, err := r.Guild(ctx, target)
 	if err != nil {
 		return "", false, ignoreNotFound(err)
 	}
-	if len(r.Guilds) > 0 && !slices.Contains(r.Guilds, ch.GuildID) {
+	if len(r.Guilds) > 0 && !slices.Contains(r.Guilds, guildID) {
 		return "", true, nil // no organisation: out of reach of every tenant
 	}
-	if ch.GuildID == "" {
+	if guildID == "" {
 		return "", true, nil
 	}
-	org, err = r.Store.Organisation(ctx, thread.DiscordTenant(ch.GuildID))
+	org, err = r.Store.Organisation(ctx, thread.DiscordTenant(guildID))
 	return org, err == nil, err
 }
 
