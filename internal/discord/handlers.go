@@ -28,9 +28,9 @@ type Sink interface {
 	// not Active.
 	ThreadUpdated(ctx context.Context, t Thread) error
 	// Connected follows every READY and RESUMED: events may have been missed
-	// while disconnected (discordgo resumes on the original URL and a failed
-	// resume re-identifies), so this is the cue to backfill tracked threads
-	// with Messages after their last recorded id.
+	// while disconnected (a resume that fails identifies anew, and a new
+	// session replays nothing), so this is the cue to backfill tracked
+	// threads with Messages after their last recorded id.
 	Connected(ctx context.Context) error
 }
 

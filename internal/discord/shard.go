@@ -12,7 +12,8 @@ import (
 
 // ForShard returns a Client for one gateway shard that hands its events to
 // sink. It shares c's HTTP client, and so its rate limiting: Discord's
-// global limit is per bot token, however many sessions a process runs.
+// global limit is per bot token, however many sessions a process runs;
+// so is the identify limit, which every shard's Identify waits for.
 // Only the gateway is per shard; sends go through any Client.
 func (c *Client) ForShard(shardID, shardCount int, sink Sink) (*Client, error) {
 	if sink == nil {
@@ -21,11 +22,12 @@ func (c *Client) ForShard(shardID, shardCount int, sink Sink) (*Client, error) {
 	if shardCount > 1 && (shardID < 0 || shardID >= shardCount) {
 		return nil, fmt.Errorf("discord: for shard: shard %d out of range for %d shards", shardID, shardCount)
 	}
-	session, err := newSession(c.session.Token, c.session.Client, c.session.Identify.Intents, shardID, shardCount)
+	logger := c.logger.With("shard_id", shardID)
+	session, guard, err := newSession(c.session.Token, c.session.Client, c.session.Identify.Intents, shardID, shardCount, c.identify, logger)
 	if err != nil {
 		return nil, err
 	}
-	return newClient(session, c.logger.With("shard_id", shardID), sink, c.allowed, c.sinkTimeout), nil
+	return newClient(session, guard, c.identify, logger, sink, c.allowed, c.sinkTimeout), nil
 }
 
 // ShardOf is the shard a guild's events arrive on: (guild_id >> 22) %
