@@ -1,11 +1,13 @@
 package discord
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -49,9 +51,13 @@ const closeZombie = 4000
 //   - discordgo resumes on the URL it first connected to; the guard
 //     connects resumes to READY's resume_gateway_url.
 //
-// discordgo dials the guard through its Dialer (an in-memory pipe served
-// by an http.Server); the guard dials Discord and relays every message
-// unchanged.
+// discordgo dials the guard through its Dialer: an in-memory pipe whose
+// other end a goroutine of the guard serves for as long as the connection
+// lasts; the guard dials Discord and relays every message unchanged.
+//
+// Closing the guard ends its relays and their waits, but a later dial
+// still works: discordgo's reconnect loop cannot be stopped once running
+// and ends only when a connection opens (which Client then closes).
 type gatewayGuard struct {
 	shardID     int
 	limiter     *identifyLimiter
@@ -59,42 +65,34 @@ type gatewayGuard struct {
 	invalidWait func() time.Duration
 	logger      *slog.Logger
 
-	ctx    context.Context // ends at close
+	ctx    context.Context // ends at close: waits stop waiting
 	cancel context.CancelFunc
-	pipes  *pipeListener
-	server *http.Server
-	relays sync.WaitGroup // the server and each relay
 
 	mu        sync.Mutex
-	closed    bool
-	serving   bool
 	resumeURL string
-	conns     map[*websocket.Conn]bool
+	relays    map[*relay]bool
+}
+
+// relay is one connection's pair of websockets.
+type relay struct {
+	up, down *websocket.Conn
+	done     chan struct{}
 }
 
 func newGatewayGuard(shardID int, limiter *identifyLimiter, logger *slog.Logger) *gatewayGuard {
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &gatewayGuard{
+	return &gatewayGuard{
 		shardID: shardID, limiter: limiter, logger: logger,
-		upstream:    &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: 45 * time.Second},
+		upstream:    &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: handshakeTimeout},
 		invalidWait: invalidSessionWait,
 		ctx:         ctx, cancel: cancel,
-		pipes: newPipeListener(),
-		conns: make(map[*websocket.Conn]bool),
+		relays: make(map[*relay]bool),
 	}
-	g.server = &http.Server{
-		Handler:           g,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			if p, ok := c.(*pipeConn); ok {
-				ctx = context.WithValue(ctx, schemeKey{}, p.scheme)
-			}
-			return ctx
-		},
-	}
-	return g
 }
+
+// handshakeTimeout bounds each websocket handshake, as discordgo's default
+// dialer does.
+const handshakeTimeout = 45 * time.Second
 
 // invalidSessionWait is Discord's wait after an Invalid Session: random,
 // between 1 and 5 s.
@@ -107,50 +105,44 @@ func (g *gatewayGuard) dialer() *websocket.Dialer {
 	return &websocket.Dialer{
 		NetDialContext:    g.dial("ws"),
 		NetDialTLSContext: g.dial("wss"),
-		HandshakeTimeout:  45 * time.Second,
+		HandshakeTimeout:  handshakeTimeout,
 	}
 }
 
-// dial hands one end of a pipe to the guard's server, remembering the
-// scheme discordgo meant, and the other to discordgo.
+// dial gives discordgo one end of a pipe and serves the other, with the
+// scheme discordgo meant (a wss connection's TLS is the guard's to do).
 func (g *gatewayGuard) dial(scheme string) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, _, _ string) (net.Conn, error) {
-		g.mu.Lock()
-		if g.closed {
-			g.mu.Unlock()
-			return nil, net.ErrClosed
-		}
-		if !g.serving {
-			// Started at the first dial, so a Client used only for REST
-			// runs no goroutine.
-			g.serving = true
-			g.relays.Add(1)
-			go func() {
-				defer g.relays.Done()
-				_ = g.server.Serve(g.pipes)
-			}()
-		}
-		g.mu.Unlock()
+	return func(context.Context, string, string) (net.Conn, error) {
 		client, server := net.Pipe()
-		if err := g.pipes.offer(ctx, &pipeConn{Conn: server, scheme: scheme}); err != nil {
-			client.Close()
-			server.Close()
-			return nil, err
-		}
+		go g.serveConn(server, scheme)
 		return client, nil
 	}
 }
 
-// ServeHTTP takes one connection from discordgo: it dials Discord (the
-// resume URL once READY named one), then relays until either side ends.
-func (g *gatewayGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	scheme, _ := r.Context().Value(schemeKey{}).(string)
+// serveConn reads discordgo's websocket handshake from the pipe and
+// answers it through handle.
+func (g *gatewayGuard) serveConn(conn net.Conn, scheme string) {
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	br := bufio.NewReader(conn)
+	r, err := http.ReadRequest(br)
+	if err != nil {
+		return
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	w := &pipeResponse{conn: conn, rw: bufio.NewReadWriter(br, bufio.NewWriter(conn)), header: http.Header{}}
+	g.handle(w, r, scheme)
+}
+
+// handle takes one connection from discordgo: it dials Discord (the resume
+// URL once READY named one), then relays until either side ends.
+func (g *gatewayGuard) handle(w http.ResponseWriter, r *http.Request, scheme string) {
 	target, resuming := g.target(scheme, r)
 	header := http.Header{}
 	if v := r.Header.Get("Accept-Encoding"); v != "" {
 		header.Set("Accept-Encoding", v)
 	}
-	up, resp, err := g.upstream.DialContext(g.ctx, target, header)
+	up, resp, err := g.upstream.DialContext(context.Background(), target, header)
 	if err != nil {
 		if resuming {
 			// The next attempt goes to the connect URL.
@@ -170,10 +162,16 @@ func (g *gatewayGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		up.Close()
 		return
 	}
-	if !g.track(up, down) {
-		return
-	}
-	defer g.untrack(up, down)
+	rl := &relay{up: up, down: down, done: make(chan struct{})}
+	g.mu.Lock()
+	g.relays[rl] = true
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		delete(g.relays, rl)
+		g.mu.Unlock()
+		close(rl.done)
+	}()
 	g.relay(up, down)
 }
 
@@ -200,32 +198,6 @@ func (g *gatewayGuard) setResumeURL(u string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.resumeURL = u
-}
-
-// track registers a relay's connections, unless the guard is closed.
-func (g *gatewayGuard) track(conns ...*websocket.Conn) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		for _, c := range conns {
-			c.Close()
-		}
-		return false
-	}
-	for _, c := range conns {
-		g.conns[c] = true
-	}
-	g.relays.Add(1)
-	return true
-}
-
-func (g *gatewayGuard) untrack(conns ...*websocket.Conn) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, c := range conns {
-		delete(g.conns, c)
-	}
-	g.relays.Done()
 }
 
 // relay copies messages both ways until either side ends, then closes
@@ -271,9 +243,9 @@ func (g *gatewayGuard) toDiscord(up, down *websocket.Conn, acked *atomic.Bool) {
 				return
 			}
 		case gatewayIdentify:
-			if err := g.limiter.wait(g.ctx, g.shardID); err != nil {
-				return
-			}
+			// Cut short only by close, after which the connection is
+			// closed at once anyway.
+			_ = g.limiter.wait(g.ctx, g.shardID)
 		}
 		if err := up.WriteMessage(typ, msg); err != nil {
 			return
@@ -299,7 +271,6 @@ func (g *gatewayGuard) fromDiscord(up, down *websocket.Conn, acked *atomic.Bool)
 			case <-t.C:
 			case <-g.ctx.Done():
 				t.Stop()
-				return
 			}
 		case gatewayDispatch:
 			if f.Type == "READY" {
@@ -317,19 +288,22 @@ func (g *gatewayGuard) fromDiscord(up, down *websocket.Conn, acked *atomic.Bool)
 	}
 }
 
-// close ends every relay and the server; discordgo's session must be
-// closed first, so that its close frame reaches Discord.
+// close ends the waits and the relays open now, and waits for them;
+// discordgo's session must be closed first, so that its close frame
+// reaches Discord.
 func (g *gatewayGuard) close() {
+	g.cancel()
 	g.mu.Lock()
-	g.closed = true
-	for c := range g.conns {
-		c.Close()
+	open := make([]*relay, 0, len(g.relays))
+	for rl := range g.relays {
+		rl.up.Close()
+		rl.down.Close()
+		open = append(open, rl)
 	}
 	g.mu.Unlock()
-	g.cancel()
-	g.pipes.Close()
-	_ = g.server.Close()
-	g.relays.Wait()
+	for _, rl := range open {
+		<-rl.done
+	}
 }
 
 // gatewayFrame is the envelope of a gateway payload.
@@ -402,55 +376,37 @@ func (l *identifyLimiter) wait(ctx context.Context, shardID int) error {
 	}
 }
 
-// schemeKey carries, in a guard request's context, the scheme discordgo
-// dialled ("ws" or "wss"): the pipe carries only the HTTP request.
-type schemeKey struct{}
-
-// pipeConn is the guard's end of a pipe from discordgo.
-type pipeConn struct {
-	net.Conn
-	scheme string
+// pipeResponse is the http.ResponseWriter of a handshake read from a
+// pipe: enough for an error answer, and a Hijacker for the upgrade.
+type pipeResponse struct {
+	conn   net.Conn
+	rw     *bufio.ReadWriter
+	header http.Header
+	wrote  bool
 }
 
-// pipeListener hands the guard's server the pipes discordgo dials.
-type pipeListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
+func (p *pipeResponse) Header() http.Header { return p.header }
 
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (l *pipeListener) offer(ctx context.Context, c net.Conn) error {
-	select {
-	case l.conns <- c:
-		return nil
-	case <-l.done:
-		return net.ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
+func (p *pipeResponse) WriteHeader(status int) {
+	if p.wrote {
+		return
 	}
+	p.wrote = true
+	p.header.Set("Connection", "close")
+	fmt.Fprintf(p.rw, "HTTP/1.1 %d %s\r\n", status, http.StatusText(status))
+	_ = p.header.Write(p.rw)
+	_, _ = p.rw.WriteString("\r\n")
 }
 
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
+func (p *pipeResponse) Write(b []byte) (int, error) {
+	p.WriteHeader(http.StatusOK)
+	n, err := p.rw.Write(b)
+	if err == nil {
+		err = p.rw.Flush()
 	}
+	return n, err
 }
 
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
+func (p *pipeResponse) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return p.conn, p.rw, nil
 }
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "discord-gateway-guard" }
