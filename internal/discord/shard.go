@@ -224,17 +224,31 @@ func (e *Elector) hold(ctx context.Context, log *slog.Logger, shard int, t *time
 		e.release(ctx, log, shard, nil)
 		return
 	}
-	if err := gw.Start(ctx); err != nil {
-		log.ErrorContext(ctx, "discord shard could not connect", slog.Any("error", err))
-		e.release(ctx, log, shard, gw)
-		return
+	// Start may wait its turn to identify (identifyLimiter: 5 s per shard
+	// started together), longer than the lease lasts, so the lease is
+	// renewed meanwhile.
+	starting := make(chan error, 1)
+	go func() { starting <- gw.Start(ctx) }()
+	awaitStart := func() {
+		if starting != nil {
+			<-starting
+		}
 	}
-	log.InfoContext(ctx, "discord shard acquired")
-	e.setHeld(shard, true)
 	defer e.setHeld(shard, false)
 	for {
 		select {
+		case err := <-starting:
+			starting = nil
+			if err != nil {
+				log.ErrorContext(ctx, "discord shard could not connect", slog.Any("error", err))
+				e.release(ctx, log, shard, gw)
+				return
+			}
+			log.InfoContext(ctx, "discord shard acquired")
+			e.setHeld(shard, true)
+			continue
 		case <-ctx.Done():
+			awaitStart()
 			e.release(ctx, log, shard, gw)
 			log.InfoContext(ctx, "discord shard released")
 			return
@@ -254,6 +268,7 @@ func (e *Elector) hold(ctx context.Context, log *slog.Logger, shard int, t *time
 		default:
 			log.ErrorContext(ctx, "discord shard lease could not be renewed in time; disconnecting", slog.Any("error", err))
 		}
+		awaitStart()
 		e.stopGateway(ctx, log, gw)
 		return
 	}
