@@ -108,7 +108,9 @@ type StitchEdit struct {
 }
 
 // EditStitch records an edit or delete of the stitch a platform event became:
-// the latest text, and when. It never touches the chain.
+// the latest text, and when. It never touches the chain. An edit that
+// leaves the text as stored is none: thread.ErrNotFound, as for a message
+// never stored.
 func (q *Queries) EditStitch(ctx context.Context, source thread.Platform, externalID string, e StitchEdit) (*thread.Stitch, error) {
 	s, err := stitchOf(q.gen.EditStitch(ctx, dbsqlc.EditStitchParams{
 		SourcePlatform: string(source), ExternalID: externalID,

@@ -268,6 +268,12 @@ func TestEditStitch(t *testing.T) {
 	_, err := store.AppendStitch(ctx, thread.Stitch{ThreadID: th.ID, Type: thread.StitchDiscordMessage, Content: "v1", Source: thread.PlatformDiscord, ExternalID: id})
 	require.NoError(t, err)
 
+	_, err = store.EditStitch(ctx, thread.PlatformDiscord, id, db.StitchEdit{Content: "v1", EditedAt: th.CreatedAt})
+	require.ErrorIs(t, err, thread.ErrNotFound, "the same text is no edit")
+	same, err := store.StitchByExternalID(ctx, thread.PlatformDiscord, id)
+	require.NoError(t, err)
+	require.True(t, same.EditedAt.IsZero(), "not shown as edited")
+
 	edited, err := store.EditStitch(ctx, thread.PlatformDiscord, id, db.StitchEdit{Content: "v2", EditedAt: th.CreatedAt})
 	require.NoError(t, err)
 	require.Equal(t, "v2", edited.Content)

@@ -57,12 +57,14 @@ SELECT * FROM stitches WHERE source_platform = sqlc.arg(source_platform)::text A
 
 -- name: EditStitch :one
 -- EditStitch records an edit (edited_at) or a delete (deleted_at) of a
--- platform's message: the latest text, and when.
+-- platform's message: the latest text, and when. An edit that leaves the
+-- text as stored (only embeds or attachments changed) matches no row.
 UPDATE stitches SET
     content = CASE WHEN sqlc.narg(deleted_at)::timestamptz IS NULL THEN @content ELSE content END,
     edited_at = coalesce(sqlc.narg(edited_at), edited_at),
     deleted_at = coalesce(sqlc.narg(deleted_at), deleted_at)
 WHERE source_platform = sqlc.arg(source_platform)::text AND external_id = sqlc.arg(external_id)::text
+  AND (sqlc.narg(deleted_at)::timestamptz IS NOT NULL OR content IS DISTINCT FROM @content)
 RETURNING *;
 
 -- name: StitchWindowAsc :many

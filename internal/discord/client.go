@@ -69,6 +69,9 @@ type Client struct {
 	sinkTimeout time.Duration
 	idle        interface{ CloseIdleConnections() }
 	channels    channelCache
+	// identify is shared by every shard's guard (see ForShard).
+	identify *identifyLimiter
+	guard    *gatewayGuard
 
 	events *dispatcher
 
@@ -121,8 +124,9 @@ func New(cfg Config) (*Client, error) {
 	if intents == 0 {
 		intents = DefaultIntents
 	}
-	session, err := newSession("Bot "+token, &http.Client{Transport: newLimitTransport(rewrite, logger), Timeout: timeout},
-		intents, cfg.ShardID, cfg.ShardCount)
+	limiter := newIdentifyLimiter(1)
+	session, guard, err := newSession("Bot "+token, &http.Client{Transport: newLimitTransport(rewrite, logger), Timeout: timeout},
+		intents, cfg.ShardID, cfg.ShardCount, limiter, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +137,7 @@ func New(cfg Config) (*Client, error) {
 			allowed[g] = true
 		}
 	}
-	c := newClient(session, logger, cfg.Sink, allowed, cfg.SinkTimeout)
+	c := newClient(session, guard, limiter, logger, cfg.Sink, allowed, cfg.SinkTimeout)
 	if closer, ok := base.(interface{ CloseIdleConnections() }); ok {
 		c.idle = closer
 	}
@@ -141,13 +145,16 @@ func New(cfg Config) (*Client, error) {
 }
 
 // newSession builds a discordgo session sending through client, which
-// carries weft's rate limiting.
-func newSession(token string, client *http.Client, intents discordgo.Intent, shardID, shardCount int) (*discordgo.Session, error) {
+// carries weft's rate limiting, and connecting through a gatewayGuard.
+func newSession(token string, client *http.Client, intents discordgo.Intent, shardID, shardCount int,
+	limiter *identifyLimiter, logger *slog.Logger) (*discordgo.Session, *gatewayGuard, error) {
 	session, err := discordgo.New(token)
 	if err != nil {
-		return nil, fmt.Errorf("discord: new: %w", err)
+		return nil, nil, fmt.Errorf("discord: new: %w", err)
 	}
 	session.Client = client
+	guard := newGatewayGuard(shardID, limiter, logger)
+	session.Dialer = guard.dialer()
 	// The transport handles 429s with context-aware waits; discordgo's own
 	// retry sleeps without a context and without a cap.
 	session.ShouldRetryOnRateLimit = false
@@ -156,13 +163,16 @@ func newSession(token string, client *http.Client, intents discordgo.Intent, sha
 	// Handlers run on the gateway read loop, in gateway order; they only
 	// enqueue (see dispatcher), so they never hold the loop up.
 	session.SyncEvents = true
-	return session, nil
+	return session, guard, nil
 }
 
 // newClient wraps a session; with a sink it registers the gateway handlers.
-func newClient(session *discordgo.Session, logger *slog.Logger, sink Sink, allowed map[string]bool, sinkTimeout time.Duration) *Client {
+func newClient(session *discordgo.Session, guard *gatewayGuard, limiter *identifyLimiter, logger *slog.Logger, sink Sink,
+	allowed map[string]bool, sinkTimeout time.Duration) *Client {
 	c := &Client{
 		session:     session,
+		guard:       guard,
+		identify:    limiter,
 		logger:      logger,
 		sink:        sink,
 		allowed:     allowed,
@@ -225,6 +235,7 @@ func (c *Client) Stop(ctx context.Context) error {
 			err = fmt.Errorf("discord: stop: %w", closeErr)
 		}
 	}
+	c.guard.close()
 	if waitErr := c.events.stop(ctx); waitErr != nil {
 		err = errors.Join(err, fmt.Errorf("discord: stop: %w", waitErr))
 	}

@@ -18,7 +18,8 @@ import (
 type Sink interface {
 	// MessageCreated is a new message by a person.
 	MessageCreated(ctx context.Context, m Message) error
-	// MessageUpdated is an edit; m carries the new content and EditedAt.
+	// MessageUpdated is an edit; m carries the new content and EditedAt,
+	// never zero. Updates that are not edits do not reach the Sink.
 	MessageUpdated(ctx context.Context, m Message) error
 	// MessageDeleted is a deletion; Discord sends only the ids, so the
 	// content must come from weft's own records.
@@ -27,9 +28,9 @@ type Sink interface {
 	// not Active.
 	ThreadUpdated(ctx context.Context, t Thread) error
 	// Connected follows every READY and RESUMED: events may have been missed
-	// while disconnected (discordgo resumes on the original URL and a failed
-	// resume re-identifies), so this is the cue to backfill tracked threads
-	// with Messages after their last recorded id.
+	// while disconnected (a resume that fails identifies anew, and a new
+	// session replays nothing), so this is the cue to backfill tracked
+	// threads with Messages after their last recorded id.
 	Connected(ctx context.Context) error
 }
 
@@ -64,6 +65,11 @@ func (c *Client) addHandlers() {
 		c.onMessage(e.Message, "message created", c.sink.MessageCreated)
 	})
 	s.AddHandler(func(_ *discordgo.Session, e *discordgo.MessageUpdate) {
+		// Discord sends the whole message on every update (a link preview,
+		// the thread opened on it); only one with an edit time is an edit.
+		if e.Message == nil || e.EditedTimestamp == nil {
+			return
+		}
 		c.onMessage(e.Message, "message updated", c.sink.MessageUpdated)
 	})
 	s.AddHandler(func(_ *discordgo.Session, e *discordgo.MessageDelete) {

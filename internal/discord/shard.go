@@ -12,7 +12,8 @@ import (
 
 // ForShard returns a Client for one gateway shard that hands its events to
 // sink. It shares c's HTTP client, and so its rate limiting: Discord's
-// global limit is per bot token, however many sessions a process runs.
+// global limit is per bot token, however many sessions a process runs;
+// so is the identify limit, which every shard's Identify waits for.
 // Only the gateway is per shard; sends go through any Client.
 func (c *Client) ForShard(shardID, shardCount int, sink Sink) (*Client, error) {
 	if sink == nil {
@@ -21,11 +22,12 @@ func (c *Client) ForShard(shardID, shardCount int, sink Sink) (*Client, error) {
 	if shardCount > 1 && (shardID < 0 || shardID >= shardCount) {
 		return nil, fmt.Errorf("discord: for shard: shard %d out of range for %d shards", shardID, shardCount)
 	}
-	session, err := newSession(c.session.Token, c.session.Client, c.session.Identify.Intents, shardID, shardCount)
+	logger := c.logger.With("shard_id", shardID)
+	session, guard, err := newSession(c.session.Token, c.session.Client, c.session.Identify.Intents, shardID, shardCount, c.identify, logger)
 	if err != nil {
 		return nil, err
 	}
-	return newClient(session, c.logger.With("shard_id", shardID), sink, c.allowed, c.sinkTimeout), nil
+	return newClient(session, guard, c.identify, logger, sink, c.allowed, c.sinkTimeout), nil
 }
 
 // ShardOf is the shard a guild's events arrive on: (guild_id >> 22) %
@@ -222,17 +224,31 @@ func (e *Elector) hold(ctx context.Context, log *slog.Logger, shard int, t *time
 		e.release(ctx, log, shard, nil)
 		return
 	}
-	if err := gw.Start(ctx); err != nil {
-		log.ErrorContext(ctx, "discord shard could not connect", slog.Any("error", err))
-		e.release(ctx, log, shard, gw)
-		return
+	// Start may wait its turn to identify (identifyLimiter: 5 s per shard
+	// started together), longer than the lease lasts, so the lease is
+	// renewed meanwhile.
+	starting := make(chan error, 1)
+	go func() { starting <- gw.Start(ctx) }()
+	awaitStart := func() {
+		if starting != nil {
+			<-starting
+		}
 	}
-	log.InfoContext(ctx, "discord shard acquired")
-	e.setHeld(shard, true)
 	defer e.setHeld(shard, false)
 	for {
 		select {
+		case err := <-starting:
+			starting = nil
+			if err != nil {
+				log.ErrorContext(ctx, "discord shard could not connect", slog.Any("error", err))
+				e.release(ctx, log, shard, gw)
+				return
+			}
+			log.InfoContext(ctx, "discord shard acquired")
+			e.setHeld(shard, true)
+			continue
 		case <-ctx.Done():
+			awaitStart()
 			e.release(ctx, log, shard, gw)
 			log.InfoContext(ctx, "discord shard released")
 			return
@@ -252,6 +268,7 @@ func (e *Elector) hold(ctx context.Context, log *slog.Logger, shard int, t *time
 		default:
 			log.ErrorContext(ctx, "discord shard lease could not be renewed in time; disconnecting", slog.Any("error", err))
 		}
+		awaitStart()
 		e.stopGateway(ctx, log, gw)
 		return
 	}

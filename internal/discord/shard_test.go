@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,6 +38,9 @@ type gatewayLog struct {
 	running map[int]string // shard → owner connected
 	overlap bool
 	starts  []string
+	// gate, when set, holds every Start until it is closed, as an
+	// Identify waiting its turn does.
+	gate chan struct{}
 }
 
 func (l *gatewayLog) gateway(owner string, shard int) Gateway {
@@ -51,12 +55,16 @@ type fakeGateway struct {
 
 func (g *fakeGateway) Start(context.Context) error {
 	g.log.mu.Lock()
-	defer g.log.mu.Unlock()
 	if cur := g.log.running[g.shard]; cur != "" && cur != g.owner {
 		g.log.overlap = true
 	}
 	g.log.running[g.shard] = g.owner
 	g.log.starts = append(g.log.starts, g.owner)
+	gate := g.log.gate
+	g.log.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	return nil
 }
 
@@ -73,10 +81,12 @@ func (g *fakeGateway) Stop(context.Context) error {
 // every call fails, as when its process or network is gone.
 type killableLeases struct {
 	ShardLeases
-	dead atomic.Bool
+	dead   atomic.Bool
+	claims atomic.Int32
 }
 
 func (k *killableLeases) ClaimShard(ctx context.Context, shardID, shardCount int, owner string, ttl time.Duration) (bool, error) {
+	k.claims.Add(1)
 	if k.dead.Load() {
 		return false, errors.New("connection refused")
 	}
@@ -144,6 +154,39 @@ func TestElector(t *testing.T) {
 		log.mu.Lock()
 		defer log.mu.Unlock()
 		require.False(t, log.overlap, "a stopped before b started")
+	})
+
+	// A Start that outlasts the lease (an Identify waiting its turn) keeps
+	// renewing it, so no other replica takes the shard meanwhile.
+	t.Run("SlowStartKeepsTheLease", func(t *testing.T) {
+		t.Parallel()
+		newElector, log := setup(t, 1)
+		gate := make(chan struct{})
+		log.gate = gate
+		a, _ := newElector("a")
+		require.NoError(t, a.Start(t.Context()))
+		require.Eventually(t, func() bool {
+			log.mu.Lock()
+			defer log.mu.Unlock()
+			return len(log.starts) == 1
+		}, wait, 5*time.Millisecond, "a won the shard and is starting")
+		b, bLeases := newElector("b")
+		require.NoError(t, b.Start(t.Context()))
+		var open sync.Once
+		release := func() { open.Do(func() { close(gate) }) }
+		t.Cleanup(release) // before the electors' Stop, which waits for Start
+		// 32 of b's claims, 50 ms apart, outlast a's 800 ms lease twice.
+		require.Eventually(t, func() bool {
+			log.mu.Lock()
+			defer log.mu.Unlock()
+			return bLeases.claims.Load() >= 32 || len(log.starts) > 1
+		}, wait, 5*time.Millisecond)
+		log.mu.Lock()
+		starts := slices.Clone(log.starts)
+		log.mu.Unlock()
+		require.Equal(t, []string{"a"}, starts, "b never started the shard")
+		release()
+		require.Eventually(t, func() bool { return len(a.Held()) == 1 }, wait, 5*time.Millisecond)
 	})
 
 	t.Run("ShardsSpreadAndEachHasOneHolder", func(t *testing.T) {

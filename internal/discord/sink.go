@@ -91,8 +91,7 @@ func (c *Conversations) MessageCreated(ctx context.Context, m Message) error {
 // does not exist yet. A redelivered mention finds the thread already
 // created and is then deduplicated by the ledger.
 func (c *Conversations) startConversation(ctx context.Context, m Message) error {
-	prompt := withoutMentions(m.Content)
-	name := prompt
+	name := withoutMentions(m.Content)
 	if name == "" {
 		name = "Conversation with " + m.Author.Name
 	}
@@ -100,9 +99,7 @@ func (c *Conversations) startConversation(ctx context.Context, m Message) error 
 	if err != nil {
 		return err
 	}
-	if prompt == "" {
-		prompt = m.Content
-	}
+	prompt := promptOf(m.Content)
 	defer c.opening(m.ID)()
 	threadID, err := c.rest.StartThread(ctx, m.ChannelID, m.ID, name)
 	var de *surface.Error
@@ -168,13 +165,15 @@ func (c *Conversations) awaitOpening(ctx context.Context, threadID string) error
 	}
 }
 
-// MessageUpdated implements Sink: an edit updates the stored text only.
+// MessageUpdated implements Sink: an edit updates the stored text only. A
+// message outside a thread weft stored is a mention that opened a
+// conversation, stored as its prompt, so the edit is stored the same way.
 func (c *Conversations) MessageUpdated(ctx context.Context, m Message) error {
-	at := m.EditedAt
-	if at.IsZero() {
-		at = time.Now()
+	content := m.Content
+	if !m.InThread {
+		content = promptOf(m.Content)
 	}
-	return c.rec.DiscordEdited(ctx, m.ID, m.Content, at)
+	return c.rec.DiscordEdited(ctx, m.ID, content, m.EditedAt)
 }
 
 // MessageDeleted implements Sink.
@@ -199,6 +198,15 @@ var leadingMentions = regexp.MustCompile(`^(\s*<@!?\d+>)+`)
 // withoutMentions is content without its leading mentions, trimmed.
 func withoutMentions(content string) string {
 	return strings.TrimSpace(leadingMentions.ReplaceAllString(content, ""))
+}
+
+// promptOf is what a mention that opens a conversation asks: its text
+// without the leading mentions, or all of it if that leaves nothing.
+func promptOf(content string) string {
+	if p := withoutMentions(content); p != "" {
+		return p
+	}
+	return content
 }
 
 // stitchOf is the discord_message stitch a person's message becomes. A

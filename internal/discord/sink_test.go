@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,13 @@ type fakeRecorder struct {
 	onStart  func(threadID string)
 	convs    int
 	inactive []string
+	edits    []edit
+}
+
+// edit is one DiscordEdited call.
+type edit struct {
+	id, content string
+	at          time.Time
 }
 
 func newFakeRecorder() *fakeRecorder {
@@ -60,8 +68,14 @@ func (f *fakeRecorder) DiscordMessages(_ context.Context, threadID string, msgs 
 	return n, nil
 }
 
-func (f *fakeRecorder) DiscordEdited(context.Context, string, string, time.Time) error { return nil }
-func (f *fakeRecorder) DiscordDeleted(context.Context, string, time.Time) error        { return nil }
+func (f *fakeRecorder) DiscordEdited(_ context.Context, id, content string, at time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.edits = append(f.edits, edit{id, content, at})
+	return nil
+}
+
+func (f *fakeRecorder) DiscordDeleted(context.Context, string, time.Time) error { return nil }
 func (f *fakeRecorder) DiscordThreadActive(_ context.Context, id string, active bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -125,6 +139,37 @@ func TestConversations(t *testing.T) {
 			return rec.stored[id] == 1 && slices.Contains(statuses(b.server.Requests(), joins), http.StatusNoContent)
 		}, waitTimeout, 10*time.Millisecond, "the early message is stored once, and the thread joined")
 		require.Empty(t, statuses(b.server.Requests(), "/channels/"+m.ID+"/messages"), "no history read")
+	})
+
+	// Opening a thread on a mention makes Discord resend the mention as a
+	// MESSAGE_UPDATE without edited_timestamp; only the real edit after it
+	// is one, recorded as the prompt was (without the mention) and at
+	// Discord's edit time.
+	t.Run("ThreadOpeningUpdateIsNotAnEdit", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil)
+		rec := newFakeRecorder()
+		shard, err := b.client.ForShard(0, 1, NewConversations(b.client, rec, 0, 1, testLogger(t)))
+		require.NoError(t, err)
+		require.NoError(t, shard.Start(t.Context()))
+		t.Cleanup(func() { require.NoError(t, shard.Stop(context.Background())) })
+		mention := "<@" + b.server.BotUser().ID + "> "
+		m := b.server.PostUserMessage(b.channel, b.alice, mention+"why is the build red?")
+		require.Eventually(t, func() bool {
+			_, ok := b.server.Channel(m.ID)
+			return ok
+		}, waitTimeout, 10*time.Millisecond, "thread opened")
+		edited := b.server.EditMessage(b.channel, m.ID, mention+"why is the nightly build red?")
+		require.Eventually(t, func() bool {
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			return len(rec.edits) > 0 && strings.Contains(rec.edits[len(rec.edits)-1].content, "nightly")
+		}, waitTimeout, 10*time.Millisecond, "the real edit arrives")
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		require.Len(t, rec.edits, 1, "one edit: %v", rec.edits)
+		require.Equal(t, "why is the nightly build red?", rec.edits[0].content)
+		require.True(t, edited.EditedTimestamp.Equal(rec.edits[0].at), "Discord's edit time")
 	})
 
 	t.Run("UntrackedAndUnmentionedAreIgnored", func(t *testing.T) {

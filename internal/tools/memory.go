@@ -59,6 +59,9 @@ func Memory(store MemoryStore) []Tool {
 				if err != nil {
 					return "", err
 				}
+				if err := checkMemory(args.Label, args.Content); err != nil {
+					return "", err
+				}
 				scope, err := memoryScope(ctx, store, c)
 				if err != nil {
 					return "", err
@@ -114,6 +117,36 @@ func Memory(store MemoryStore) []Tool {
 			},
 		},
 	}
+}
+
+// What memory_blocks' CHECK constraints allow (migration 00006).
+const (
+	maxMemoryLabel   = 64
+	maxMemoryContent = 64 << 10 // bytes
+)
+
+// checkMemory refuses a label or content the table would, saying what is
+// allowed: Postgres's constraint text tells the model nothing it can fix.
+func checkMemory(label, content string) error {
+	const allowed = "a label is 1 to 64 lowercase letters, digits, '_', '-' and '.', and starts with a letter or digit, e.g. team_conventions"
+	if label == "" {
+		return fmt.Errorf("save memory: the label is empty; %s", allowed)
+	}
+	if len(label) > maxMemoryLabel {
+		return fmt.Errorf("save memory %q: the label is %d characters, at most %d are allowed; %s", label, len(label), maxMemoryLabel, allowed)
+	}
+	for _, r := range label {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return fmt.Errorf("save memory %q: the label may hold only lowercase letters, digits, '_', '-' and '.' (found %q); %s", label, r, allowed)
+		}
+	}
+	if strings.ContainsRune("_-.", rune(label[0])) {
+		return fmt.Errorf("save memory %q: the label must start with a letter or digit; %s", label, allowed)
+	}
+	if len(content) > maxMemoryContent {
+		return fmt.Errorf("save memory %q: the content is %d bytes, at most %d bytes are allowed; save less, or split it over several labels", label, len(content), maxMemoryContent)
+	}
+	return nil
 }
 
 // memoryScope is the calling thread's memory: its tenant's organisation

@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -111,4 +112,39 @@ func TestPersonIsTheLatestAuthor(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, blocks, 1)
 	require.Equal(t, "discord:300000000000000009", blocks[0].Person)
+}
+
+// TestSaveMemoryRefusesWhatCannotBeStored: a label or a content the table
+// would refuse is refused before writing, with what is allowed, never with
+// Postgres's constraint text.
+func TestSaveMemoryRefusesWhatCannotBeStored(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	save := tools.Memory(store)[0]
+	th := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Linear: dbtest.LinearAttachment()})
+	tests := []struct {
+		name, label, content, want string
+	}{
+		{"Spaces", "team conventions", "x", "found ' '"},
+		{"Capitals", "Deploys", "x", "found 'D'"},
+		{"LeadingDot", ".deploys", "x", "start with a letter or digit"},
+		{"Empty", "", "x", "label is empty"},
+		{"TooLong", strings.Repeat("a", 65), "x", "at most 64"},
+		{"ContentTooLarge", "deploys", strings.Repeat("a", 64<<10+1), "at most 65536 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw, err := json.Marshal(map[string]string{"label": tt.label, "content": tt.content})
+			require.NoError(t, err)
+			_, err = save.Handler(ctx, tools.Call{ThreadID: th.ID, AgentName: thread.DefaultAgent, Arguments: raw})
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tt.want)
+			require.NotContains(t, err.Error(), "constraint")
+		})
+	}
+	raw, err := json.Marshal(map[string]string{"label": "team_conventions.v2-" + strings.Repeat("a", 44), "content": strings.Repeat("a", 64<<10)})
+	require.NoError(t, err)
+	_, err = save.Handler(ctx, tools.Call{ThreadID: th.ID, AgentName: thread.DefaultAgent, Arguments: raw})
+	require.NoError(t, err, "the longest label and content allowed")
 }

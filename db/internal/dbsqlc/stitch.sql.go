@@ -167,6 +167,7 @@ UPDATE stitches SET
     edited_at = coalesce($3, edited_at),
     deleted_at = coalesce($1, deleted_at)
 WHERE source_platform = $4::text AND external_id = $5::text
+  AND ($1::timestamptz IS NOT NULL OR content IS DISTINCT FROM $2)
 RETURNING stitch_id, thread_id, previous_stitch_id, seq, stitch_type, content, llm_request, llm_response, model, input_tokens, output_tokens, latency_ms, tool_name, tool_input, tool_output, tool_error, metadata, source_platform, external_id, author_id, author_name, author_is_bot, edited_at, deleted_at, created_at
 `
 
@@ -179,7 +180,8 @@ type EditStitchParams struct {
 }
 
 // EditStitch records an edit (edited_at) or a delete (deleted_at) of a
-// platform's message: the latest text, and when.
+// platform's message: the latest text, and when. An edit that leaves the
+// text as stored (only embeds or attachments changed) matches no row.
 func (q *Queries) EditStitch(ctx context.Context, arg EditStitchParams) (Stitch, error) {
 	row := q.db.QueryRow(ctx, editStitch,
 		arg.DeletedAt,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,14 +26,30 @@ const (
 	opHeartbeatAck   = 11
 )
 
-// heartbeatInterval is long so the client's heartbeats never drive a test.
-const heartbeatInterval = 45_000
+// defaultHeartbeatInterval is long so the client's heartbeats never drive
+// a test that does not ask for them (SetHeartbeatInterval).
+const defaultHeartbeatInterval = 45 * time.Second
 
-// Identify is what a client sent in IDENTIFY.
+// resumePath is the path of READY's resume_gateway_url, apart from the
+// connect URL's so tests see which one a client used.
+const resumePath = "/ws/resume"
+
+// Identify is what a client sent in IDENTIFY, on which URL path, and when
+// the fake received it.
 type Identify struct {
 	Token   string
 	Intents discordgo.Intent
 	Shard   *[2]int
+	Path    string
+	At      time.Time
+}
+
+// Resume is a RESUME the fake received: on which URL path, whether it was
+// accepted, and when.
+type Resume struct {
+	Path     string
+	Accepted bool
+	At       time.Time
 }
 
 // gatewayState is the fake's gateway bookkeeping, guarded by Server.mu
@@ -43,17 +60,27 @@ type gatewayState struct {
 	sessions   map[string]bool       // session id → still resumable
 	seq        int64
 	identifies fakekit.Log[Identify]
-	resumes    int
+	resumes    []Resume
+	// heartbeat is the interval HELLO names.
+	heartbeat time.Duration
+	// invalidIdentifies is how many IDENTIFYs to come get INVALID_SESSION.
+	invalidIdentifies int
+	invalidSessions   []time.Time
+	clientCloses      []int
 }
 
 func newGatewayState() gatewayState {
-	return gatewayState{conns: make(map[*gatewayConn]bool), sessions: make(map[string]bool)}
+	return gatewayState{conns: make(map[*gatewayConn]bool), sessions: make(map[string]bool), heartbeat: defaultHeartbeatInterval}
 }
 
 // gatewayConn is one client websocket.
 type gatewayConn struct {
-	ws  *websocket.Conn
-	wmu sync.Mutex // gorilla allows one writer at a time
+	ws   *websocket.Conn
+	path string
+	wmu  sync.Mutex // gorilla allows one writer at a time
+	// Guarded by Server.mu:
+	session string // the session it identified or resumed
+	stalled bool   // heartbeats go unanswered (StallHeartbeats)
 }
 
 // send writes one gateway payload.
@@ -82,7 +109,73 @@ func (s *Server) WaitIdentifies(ctx context.Context, n int) ([]Identify, error) 
 func (s *Server) Resumes() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.gateway.resumes
+	n := 0
+	for _, r := range s.gateway.resumes {
+		if r.Accepted {
+			n++
+		}
+	}
+	return n
+}
+
+// ResumeLog returns every RESUME received, accepted or not.
+func (s *Server) ResumeLog() []Resume {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Resume(nil), s.gateway.resumes...)
+}
+
+// ResumePath is the URL path of READY's resume_gateway_url.
+func (s *Server) ResumePath() string { return resumePath }
+
+// SetHeartbeatInterval sets the interval HELLO names on later connections.
+func (s *Server) SetHeartbeatInterval(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gateway.heartbeat = d
+}
+
+// InvalidateIdentifies answers the next n IDENTIFYs with INVALID_SESSION
+// (d: false) instead of READY, as Discord does when identifying too fast.
+func (s *Server) InvalidateIdentifies(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gateway.invalidIdentifies = n
+}
+
+// InvalidSessions returns when each INVALID_SESSION was sent.
+func (s *Server) InvalidSessions() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.gateway.invalidSessions...)
+}
+
+// StallHeartbeats makes the connections open now zombies: their heartbeats
+// go unanswered, while the connection stays up. Later connections answer.
+func (s *Server) StallHeartbeats() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.gateway.conns {
+		c.stalled = true
+	}
+}
+
+// ClientCloses returns the close codes clients closed with. As on Discord,
+// 1000 and 1001 end the session: it can no longer be resumed.
+func (s *Server) ClientCloses() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.gateway.clientCloses...)
+}
+
+// clientClosed records a client's close frame.
+func (s *Server) clientClosed(c *gatewayConn, code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gateway.clientCloses = append(s.gateway.clientCloses, code)
+	if (code == websocket.CloseNormalClosure || code == websocket.CloseGoingAway) && c.session != "" {
+		s.gateway.sessions[c.session] = false
+	}
 }
 
 // DropConnection closes every gateway connection abruptly, as a network
@@ -126,7 +219,7 @@ func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	c := &gatewayConn{ws: ws}
+	c := &gatewayConn{ws: ws, path: r.URL.Path}
 	s.mu.Lock()
 	if s.gateway.closed {
 		s.mu.Unlock()
@@ -135,6 +228,7 @@ func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 	}
 	s.gateway.conns[c] = false
 	s.conns.Add(1)
+	interval := s.gateway.heartbeat
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -144,7 +238,7 @@ func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 		s.conns.Done()
 	}()
 
-	if err := c.send(opHello, 0, "", map[string]int{"heartbeat_interval": heartbeatInterval}); err != nil {
+	if err := c.send(opHello, 0, "", map[string]int64{"heartbeat_interval": interval.Milliseconds()}); err != nil {
 		return
 	}
 	for {
@@ -153,11 +247,20 @@ func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 			Data json.RawMessage `json:"d"`
 		}
 		if err := ws.ReadJSON(&in); err != nil {
+			var ce *websocket.CloseError
+			if errors.As(err, &ce) {
+				s.clientClosed(c, ce.Code)
+			}
 			return
 		}
 		switch in.Op {
 		case opHeartbeat:
-			err = c.send(opHeartbeatAck, 0, "", nil)
+			s.mu.Lock()
+			stalled := c.stalled
+			s.mu.Unlock()
+			if !stalled {
+				err = c.send(opHeartbeatAck, 0, "", nil)
+			}
 		case opIdentify:
 			err = s.identify(c, in.Data)
 		case opResume:
@@ -186,14 +289,20 @@ func (s *Server) identify(c *gatewayConn, raw json.RawMessage) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.gateway.identifies.Add(Identify{Token: id.Token, Intents: id.Intents, Shard: id.Shard, Path: c.path, At: time.Now()})
+	if s.gateway.invalidIdentifies > 0 {
+		s.gateway.invalidIdentifies--
+		s.gateway.invalidSessions = append(s.gateway.invalidSessions, time.Now())
+		return c.send(opInvalidSession, 0, "", false)
+	}
 	sessionID := s.newIDLocked()
 	s.gateway.sessions[sessionID] = true
-	s.gateway.identifies.Add(Identify(id))
+	c.session = sessionID
 	s.gateway.seq++
 	ready := map[string]any{
 		"v":                  10,
 		"session_id":         sessionID,
-		"resume_gateway_url": s.GatewayURL(),
+		"resume_gateway_url": "ws" + strings.TrimPrefix(s.http.URL, "http") + resumePath,
 		"user":               &s.bot,
 		"guilds":             []any{},
 		"private_channels":   []any{},
@@ -219,10 +328,13 @@ func (s *Server) resume(c *gatewayConn, raw json.RawMessage) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.gateway.sessions[rs.SessionID] {
+	accepted := s.gateway.sessions[rs.SessionID]
+	s.gateway.resumes = append(s.gateway.resumes, Resume{Path: c.path, Accepted: accepted, At: time.Now()})
+	if !accepted {
+		s.gateway.invalidSessions = append(s.gateway.invalidSessions, time.Now())
 		return c.send(opInvalidSession, 0, "", false)
 	}
-	s.gateway.resumes++
+	c.session = rs.SessionID
 	s.gateway.seq++
 	if err := c.send(opDispatch, s.gateway.seq, "RESUMED", map[string]any{}); err != nil {
 		return err

@@ -284,6 +284,12 @@ func (s *Server) handleThreadFromMessage(w http.ResponseWriter, r *http.Request)
 	// A thread started from a message has the message's id and is public.
 	th := s.newThreadLocked(messageID, parent, body.Name, discordgo.ChannelTypeGuildPublicThread)
 	s.dispatchLocked("THREAD_CREATE", threadCreate(th))
+	// Discord then sends the whole starter message again, author included,
+	// now carrying its thread and still no edited_timestamp: an update that
+	// is not an edit.
+	starter := s.mustMessageLocked(channelID, messageID)
+	starter.Thread = th
+	s.dispatchLocked("MESSAGE_UPDATE", starter)
 	writeJSON(w, http.StatusCreated, th)
 }
 
