@@ -61,6 +61,8 @@ type App struct {
 	handler http.Handler
 	// admitted bounds the webhooks worked at once; turns yield to it.
 	admitted *admission.Intake
+	// observer is WEFT_METRICS_ADDR's readiness (observe.go).
+	observer observer
 }
 
 // While the intake is pressed, the turns that start halve every
@@ -200,6 +202,11 @@ func (a *App) Run(ctx context.Context) error {
 		return fmt.Errorf("listen WEFT_DEBUG_ADDR: %w", err)
 	}
 	defer stopDebug()
+	_, stopMetrics, err := a.serveMetrics(ctx)
+	if err != nil {
+		return fmt.Errorf("listen WEFT_METRICS_ADDR: %w", err)
+	}
+	defer stopMetrics()
 	if err := a.proc.Start(ctx); err != nil {
 		return err
 	}
@@ -207,6 +214,7 @@ func (a *App) Run(ctx context.Context) error {
 		return errors.Join(err, a.Stop(ctx))
 	}
 	a.slack.start(ctx)
+	a.observer.ready.Store(true)
 	if a.handler == nil {
 		a.logger.InfoContext(ctx, "weft working jobs (no HTTP)", slog.String("role", a.cfg.Role))
 		<-ctx.Done()
@@ -237,6 +245,7 @@ func (a *App) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 
+	a.observer.ready.Store(false)
 	a.logger.InfoContext(ctx, "shutting down", slog.Duration("timeout", a.cfg.ShutdownTimeout))
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer cancel()
@@ -256,6 +265,7 @@ func (a *App) Run(ctx context.Context) error {
 // Stop drains the processor within the shutdown timeout, then cancels what
 // is left.
 func (a *App) Stop(ctx context.Context) error {
+	a.observer.ready.Store(false)
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer cancel()
 	// The gateway first: its events enqueue turns the processor should see.

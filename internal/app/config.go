@@ -30,6 +30,9 @@ type Config struct {
 	// DebugAddr is WEFT_DEBUG_ADDR: when set, Go's pprof profiles are
 	// served there, on their own listener and never on Addr.
 	DebugAddr string
+	// MetricsAddr is WEFT_METRICS_ADDR: when set, /metrics (without the
+	// token), /healthz and /readyz are served there for every role.
+	MetricsAddr string
 	// Role is "all" (serve and work), "api" (serve only) or "worker".
 	Role string
 	// DBConns and IntakeDBConns size serve's two pools (WEFT_DB_CONNS,
@@ -100,6 +103,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		LogLevel:        getenv("WEFT_LOG_LEVEL"),
 		APIToken:        getenv("WEFT_API_TOKEN"),
 		DebugAddr:       getenv("WEFT_DEBUG_ADDR"),
+		MetricsAddr:     getenv("WEFT_METRICS_ADDR"),
 		ShutdownTimeout: 30 * time.Second,
 	}
 	if cfg.DatabaseURL == "" {
