@@ -41,8 +41,10 @@ demo:
 	$(GO) build -o bin/weft ./cmd/weft
 	url="$$(bash db/devdb.sh)" && DATABASE_URL="$$url" exec bin/weft demo $(DEMO_FLAGS)
 
-# test: generated code current, vet, staticcheck, then all tests with the race detector
+# test: what the tests need installed (.ci/deps), generated code current, vet,
+# staticcheck, then all tests with the race detector
 test:
+	bash .ci/deps
 	$(GO) tool sqlc -f db/sqlc.yaml diff
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...

@@ -40,6 +40,9 @@ type App struct {
 	// finds a connection.
 	pool, intakePool *pgxpool.Pool
 	store, intake    *db.Store
+	// directPool is River's, on WEFT_DATABASE_DIRECT_URL when DATABASE_URL
+	// goes through a pooler; nil otherwise (River uses pool).
+	directPool *pgxpool.Pool
 
 	linear  *linearApp
 	discord *discordApp
@@ -160,10 +163,20 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		// Turns yield to this replica's intake; a worker has none.
 		gate = admission.NewTurns(a.admitted, cfg.TurnWorkers, max(1, cfg.TurnWorkers/turnFloorShare), turnGateInterval)
 	}
-	a.proc, err = processor.New(a.store.Pool(), a.store, runner, senders, processor.Config{
+	// River's LISTEN/NOTIFY and leader election need a session: behind a
+	// transaction pooler they take the direct connection, or without one
+	// River polls (FetchPollInterval).
+	riverPool := a.store.Pool()
+	if cfg.DatabaseDirectURL != "" {
+		if _, a.directPool, err = OpenDirect(ctx, cfg, cfg.DBConns, logger); err != nil {
+			return nil, err
+		}
+		riverPool = a.directPool
+	}
+	a.proc, err = processor.New(riverPool, a.store, runner, senders, processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, Gate: gate, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
 		OnTurn: turnHooks(a.discord.onTurn(), a.slack.onTurn(a.store)), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
-		Echo: cfg.Echo,
+		Echo: cfg.Echo, PollOnly: cfg.DatabasePooler == "transaction" && cfg.DatabaseDirectURL == "",
 	}, logger)
 	if err != nil {
 		return nil, err
@@ -294,7 +307,7 @@ func (a *App) shardsHeld() int {
 
 // Close closes the pools. Run closes them itself.
 func (a *App) Close() {
-	for _, p := range []*pgxpool.Pool{a.intakePool, a.pool} {
+	for _, p := range []*pgxpool.Pool{a.intakePool, a.directPool, a.pool} {
 		if p != nil {
 			p.Close()
 		}
