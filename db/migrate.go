@@ -25,8 +25,24 @@ func NewMigrator(pool *pgxpool.Pool, logger *slog.Logger) (*Migrator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("migration lock: %w", err)
 	}
+	return newMigrator(pool, logger, goose.WithSessionLocker(locker))
+}
+
+// NewPoolerMigrator is NewMigrator for a pool behind a transaction pooler,
+// where a session's advisory lock would stay with whichever server
+// connection took it: it locks with goose's lease row instead (table
+// goose_lock, kept alive while it works, free 30 s after a crash).
+func NewPoolerMigrator(pool *pgxpool.Pool, logger *slog.Logger) (*Migrator, error) {
+	locker, err := lock.NewPostgresTableLocker()
+	if err != nil {
+		return nil, fmt.Errorf("migration lock: %w", err)
+	}
+	return newMigrator(pool, logger, goose.WithLocker(locker))
+}
+
+func newMigrator(pool *pgxpool.Pool, logger *slog.Logger, locker goose.ProviderOption) (*Migrator, error) {
 	p, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(pool), migrations.FS,
-		goose.WithSessionLocker(locker), goose.WithSlog(logger), goose.WithDisableGlobalRegistry(true))
+		locker, goose.WithSlog(logger), goose.WithDisableGlobalRegistry(true))
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}
@@ -74,7 +90,17 @@ func (m *Migrator) Close() error { return m.provider.Close() }
 
 // Migrate applies every pending migration: what `weft serve` does at start.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
-	m, err := NewMigrator(pool, logger)
+	return migrate(ctx, NewMigrator, pool, logger)
+}
+
+// MigrateThroughPooler is Migrate on a pool behind a transaction pooler
+// (NewPoolerMigrator).
+func MigrateThroughPooler(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
+	return migrate(ctx, NewPoolerMigrator, pool, logger)
+}
+
+func migrate(ctx context.Context, open func(*pgxpool.Pool, *slog.Logger) (*Migrator, error), pool *pgxpool.Pool, logger *slog.Logger) error {
+	m, err := open(pool, logger)
 	if err != nil {
 		return err
 	}

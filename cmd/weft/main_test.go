@@ -100,6 +100,7 @@ func TestHelp(t *testing.T) {
 		{"help"}, {"--help"}, {"-h"}, {"help", "serve"},
 		{"serve", "--help"}, {"serve", "-h"}, {"mcp", "--help"}, {"migrate", "--help"}, {"ops", "--help"},
 		{"thread", "--help"}, {"thread", "create", "--help"}, {"thread", "show", "--help"}, {"bench", "--help"},
+		{"version", "--help"},
 	} {
 		out, err := weft(args...)
 		require.NoError(t, err, args)
@@ -114,6 +115,18 @@ func TestHelp(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, out, "-detach")
 	_, err = weft("serve", "extra")
+	require.ErrorIs(t, err, errUsage)
+}
+
+// TestVersion: weft version answers without a configuration (the
+// environment here is invalid) with the stamped version and toolchain.
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"weft", "version"}, env(map[string]string{"WEFT_ROLE": "neither"}), &out, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Regexp(t, `^weft dev \(.*go1\.[0-9.]+ [a-z0-9]+/[a-z0-9]+\)\n$`, out.String())
+	err = run(context.Background(), []string{"weft", "version", "extra"}, env(nil), &bytes.Buffer{}, &bytes.Buffer{})
 	require.ErrorIs(t, err, errUsage)
 }
 

@@ -15,12 +15,17 @@ func migrate(ctx context.Context, cfg *app.Config, logger *slog.Logger, args []s
 	if len(args) != 1 {
 		return badUsage(stderr, "migrate")
 	}
-	_, pool, err := app.Open(ctx, cfg, logger)
+	// On the direct connection, as serve migrates (app.Migrate).
+	_, pool, err := app.OpenDirect(ctx, cfg, 2, logger)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	m, err := db.NewMigrator(pool, logger.With("component", "migrate"))
+	newMigrator := db.NewMigrator
+	if cfg.DatabaseDirectURL == "" && cfg.DatabasePooler == "transaction" {
+		newMigrator = db.NewPoolerMigrator
+	}
+	m, err := newMigrator(pool, logger.With("component", "migrate"))
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ Usage:
   weft mcp                    serve the MCP server over stdin/stdout
   weft bench store|turns|linear|replies|discord|console|soak [flags]
                               run a benchmark (the weft-bench command)
+  weft version                print the version weft was built as
   weft help [COMMAND]         this text, or a command's
 
 "weft COMMAND --help" prints a command's usage. Configuration is read from
@@ -64,8 +65,9 @@ Serves the MCP tools (get-thread-replies, list-threads, get-thread,
 search-threads) over stdin and stdout, for an MCP client that starts weft
 as a subprocess. Logs go to stderr. Needs no API token.
 `,
-	"bench": benchUsage,
-	"demo":  demoUsage,
+	"bench":   benchUsage,
+	"demo":    demoUsage,
+	"version": versionUsage,
 }
 
 // run is main without the process: arguments, environment and output are
@@ -99,8 +101,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	case cmd == "bench":
 		return bench(rest, stdout, stderr)
-	case (cmd == "serve" || cmd == "mcp") && len(rest) > 0:
+	case (cmd == "serve" || cmd == "mcp" || cmd == "version") && len(rest) > 0:
 		return badUsage(stderr, cmd)
+	case cmd == "version":
+		// Needs no configuration: it must answer in an image with none.
+		printVersion(stdout)
+		return nil
 	}
 	cfg, err := app.LoadConfig(getenv)
 	if err != nil {

@@ -40,6 +40,9 @@ type App struct {
 	// finds a connection.
 	pool, intakePool *pgxpool.Pool
 	store, intake    *db.Store
+	// directPool is River's, on WEFT_DATABASE_DIRECT_URL when DATABASE_URL
+	// goes through a pooler; nil otherwise (River uses pool).
+	directPool *pgxpool.Pool
 
 	linear  *linearApp
 	discord *discordApp
@@ -61,6 +64,8 @@ type App struct {
 	handler http.Handler
 	// admitted bounds the webhooks worked at once; turns yield to it.
 	admitted *admission.Intake
+	// observer is WEFT_METRICS_ADDR's readiness (observe.go).
+	observer observer
 }
 
 // While the intake is pressed, the turns that start halve every
@@ -158,10 +163,21 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		// Turns yield to this replica's intake; a worker has none.
 		gate = admission.NewTurns(a.admitted, cfg.TurnWorkers, max(1, cfg.TurnWorkers/turnFloorShare), turnGateInterval)
 	}
-	a.proc, err = processor.New(a.store.Pool(), a.store, runner, senders, processor.Config{
+	// River's LISTEN/NOTIFY and leader election need a session: behind a
+	// transaction pooler they take the direct connection, or without one
+	// River polls (FetchPollInterval).
+	riverPool := a.store.Pool()
+	if cfg.DatabaseDirectURL != "" {
+		if _, a.directPool, err = OpenDirect(ctx, cfg, cfg.DBConns, logger); err != nil {
+			return nil, err
+		}
+		riverPool = a.directPool
+	}
+	a.proc, err = processor.New(riverPool, a.store, runner, senders, processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, Gate: gate, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
 		OnTurn: turnHooks(a.discord.onTurn(), a.slack.onTurn(a.store)), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
 		Echo: cfg.Echo, Observer: cfg.Observer,
+		PollOnly: cfg.DatabasePooler == "transaction" && cfg.DatabaseDirectURL == "",
 	}, logger)
 	if err != nil {
 		return nil, err
@@ -204,6 +220,11 @@ func (a *App) Run(ctx context.Context) error {
 		return fmt.Errorf("listen WEFT_DEBUG_ADDR: %w", err)
 	}
 	defer stopDebug()
+	_, stopMetrics, err := a.serveMetrics(ctx)
+	if err != nil {
+		return fmt.Errorf("listen WEFT_METRICS_ADDR: %w", err)
+	}
+	defer stopMetrics()
 	if err := a.proc.Start(ctx); err != nil {
 		return err
 	}
@@ -211,6 +232,7 @@ func (a *App) Run(ctx context.Context) error {
 		return errors.Join(err, a.Stop(ctx))
 	}
 	a.slack.start(ctx)
+	a.observer.ready.Store(true)
 	if a.handler == nil {
 		a.logger.InfoContext(ctx, "weft working jobs (no HTTP)", slog.String("role", a.cfg.Role))
 		<-ctx.Done()
@@ -241,6 +263,7 @@ func (a *App) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 
+	a.observer.ready.Store(false)
 	a.logger.InfoContext(ctx, "shutting down", slog.Duration("timeout", a.cfg.ShutdownTimeout))
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer cancel()
@@ -260,6 +283,7 @@ func (a *App) Run(ctx context.Context) error {
 // Stop drains the processor within the shutdown timeout, then cancels what
 // is left.
 func (a *App) Stop(ctx context.Context) error {
+	a.observer.ready.Store(false)
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer cancel()
 	// The gateway first: its events enqueue turns the processor should see.
@@ -288,7 +312,7 @@ func (a *App) shardsHeld() int {
 
 // Close closes the pools. Run closes them itself.
 func (a *App) Close() {
-	for _, p := range []*pgxpool.Pool{a.intakePool, a.pool} {
+	for _, p := range []*pgxpool.Pool{a.intakePool, a.directPool, a.pool} {
 		if p != nil {
 			p.Close()
 		}

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/discovery"
+	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/thread"
@@ -23,7 +23,17 @@ import (
 // LoadConfig; a caller may then change it (a demo points the platforms at
 // fakes) before New.
 type Config struct {
-	DatabaseURL     string
+	DatabaseURL string
+	// DatabaseDirectURL is WEFT_DATABASE_DIRECT_URL: the database itself,
+	// when DATABASE_URL goes through a transaction pooler (PgBouncer).
+	// Migrations and River's client (LISTEN/NOTIFY, leader election) use
+	// it; set, it implies DatabasePooler "transaction".
+	DatabaseDirectURL string
+	// DatabasePooler is WEFT_DATABASE_POOLER: "transaction" when
+	// DATABASE_URL goes through a pooler in transaction pooling, which
+	// keeps no prepared statement, LISTEN or session lock past a
+	// transaction; "" for a direct connection.
+	DatabasePooler  string
 	Addr            string
 	LogLevel        string
 	ShutdownTimeout time.Duration
@@ -33,6 +43,9 @@ type Config struct {
 	// DebugAddr is WEFT_DEBUG_ADDR: when set, Go's pprof profiles are
 	// served there, on their own listener and never on Addr.
 	DebugAddr string
+	// MetricsAddr is WEFT_METRICS_ADDR: when set, /metrics (without the
+	// token), /healthz and /readyz are served there for every role.
+	MetricsAddr string
 	// Role is "all" (serve and work), "api" (serve only) or "worker".
 	Role string
 	// DBConns and IntakeDBConns size serve's two pools (WEFT_DB_CONNS,
@@ -105,18 +118,30 @@ const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=
 
 func LoadConfig(getenv func(string) string) (*Config, error) {
 	cfg := &Config{
-		DatabaseURL:     getenv("DATABASE_URL"),
-		Addr:            getenv("WEFT_ADDR"),
-		LogLevel:        getenv("WEFT_LOG_LEVEL"),
-		APIToken:        getenv("WEFT_API_TOKEN"),
-		DebugAddr:       getenv("WEFT_DEBUG_ADDR"),
-		ShutdownTimeout: 30 * time.Second,
+		DatabaseURL:       getenv("DATABASE_URL"),
+		DatabaseDirectURL: getenv("WEFT_DATABASE_DIRECT_URL"),
+		DatabasePooler:    getenv("WEFT_DATABASE_POOLER"),
+		Addr:              getenv("WEFT_ADDR"),
+		LogLevel:          getenv("WEFT_LOG_LEVEL"),
+		APIToken:          getenv("WEFT_API_TOKEN"),
+		DebugAddr:         getenv("WEFT_DEBUG_ADDR"),
+		MetricsAddr:       getenv("WEFT_METRICS_ADDR"),
+		ShutdownTimeout:   30 * time.Second,
 	}
 	if cfg.DatabaseURL == "" {
 		cfg.DatabaseURL = defaultDatabaseURL
 	}
 	if cfg.Addr == "" {
 		cfg.Addr = ":8080"
+	}
+	switch cfg.DatabasePooler {
+	case "":
+		if cfg.DatabaseDirectURL != "" {
+			cfg.DatabasePooler = "transaction"
+		}
+	case "transaction":
+	default:
+		return nil, fmt.Errorf("WEFT_DATABASE_POOLER: %q is not transaction (or unset, for none)", cfg.DatabasePooler)
 	}
 	cfg.Linear = loadLinear(getenv)
 	cfg.SlackInstall = loadSlackInstall(getenv)

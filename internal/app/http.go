@@ -23,8 +23,13 @@ func (a *App) newHandler(rep *replies.Service, c continuers) http.Handler {
 		Slack:      a.slack.events(c.slack, a.cfg.SlackInstall.TeamAllowed),
 		Metrics:    a.telemetry.metrics, Tracer: a.telemetry.tracer, Intake: a.admitted,
 	})
+	// The console's live view LISTENs: on the direct connection, if any.
+	listen := a.intakePool
+	if a.directPool != nil {
+		listen = a.directPool
+	}
 	cons := console.New(console.Deps{Logger: a.logger.With("component", "console"), Token: a.cfg.APIToken,
-		Store: a.intake, Aborter: a.ingest, Listen: console.Connector(a.intakePool)})
+		Store: a.intake, Aborter: a.ingest, Listen: console.Connector(listen)})
 	return api.NewServer(api.Deps{
 		Logger: a.logger.With("component", "http"), DB: a.intake, Token: a.cfg.APIToken,
 		Store: a.intake, Ingester: a.ingest, Replies: rep, MCP: newMCP(a.store, rep, a.logger),

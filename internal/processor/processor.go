@@ -104,6 +104,10 @@ type Config struct {
 	// Echo is what a thread's other surfaces hear of an answer; the zero
 	// value echoes nothing.
 	Echo outbox.Echo
+	// PollOnly runs River without LISTEN (River's poll-only mode), for a
+	// pool behind a transaction pooler: new jobs are found within
+	// FetchPollInterval, a lost leader is replaced within seconds.
+	PollOnly bool
 }
 
 // Gate admits turns; release gives the slot back.
@@ -183,6 +187,7 @@ func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[
 		// (fetchCooldown), so one worker is not held to a fetch per
 		// NotifyCooldown.
 		FetchCooldown: cfg.NotifyCooldown,
+		PollOnly:      cfg.PollOnly,
 		// A job carries the trace of the work that enqueued it.
 		Middleware: []rivertype.Middleware{tracing.NewMiddleware(cfg.Tracer)},
 	}
