@@ -92,7 +92,10 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 	final := o.Attempts >= job.DeliveryMaxAttempts || errors.Is(err, thread.ErrInvalid)
 	if !final {
 		log.WarnContext(ctx, "delivery failed, will retry", slog.Int("attempt", o.Attempts), slog.Any("error", err))
-		rerr := p.store.RetryOutbox(context.WithoutCancel(ctx), o, err.Error(), backoff(p.cfg.DeliveryBackoff).Delay(o.Attempts))
+		// A rate limit's reset, which the client no longer waits out
+		// itself, is the least delay.
+		delay := max(backoff(p.cfg.DeliveryBackoff).Delay(o.Attempts), retry.Hint(err))
+		rerr := p.store.RetryOutbox(context.WithoutCancel(ctx), o, err.Error(), delay)
 		if errors.Is(rerr, thread.ErrDeliveryNotClaimable) {
 			// Our claim lapsed mid-send and another sender holds the row:
 			// it is theirs to finish.
@@ -148,7 +151,10 @@ func (p *Processor) post(ctx context.Context, o *thread.Outbox) (string, error) 
 		trace.WithAttributes(attribute.String("weft.delivery_id", o.ID.String()), attribute.Int("weft.attempt", o.Attempts)))
 	defer span.End()
 	start := time.Now()
-	ext, err := sender.Send(ctx, *o)
+	// The row's attempts are the one retry budget of a post: a client
+	// below that retried inside each would multiply them (a Linear 500
+	// was sent 3 times per attempt).
+	ext, err := sender.Send(retry.Once(ctx), *o)
 	p.cfg.Metrics.Send(string(o.Platform), metrics.Outcome(ctx, err), time.Since(start))
 	tracing.End(span, err)
 	return ext, err

@@ -55,6 +55,13 @@ func newHarnessConfig(t *testing.T, config func(*processor.Config), opts ...func
 // SDK of provider ("openai" or "anthropic").
 func newHarnessProvider(t *testing.T, provider string, config func(*processor.Config), opts ...func(*agent.Runner, *db.Store)) *harness {
 	t.Helper()
+	return newHarnessSending(t, provider, nil, config, opts...)
+}
+
+// newHarnessSending is newHarnessProvider posting Linear rows through
+// linear rather than the recording sender, when linear is not nil.
+func newHarnessSending(t *testing.T, provider string, linear processor.Sender, config func(*processor.Config), opts ...func(*agent.Runner, *db.Store)) *harness {
+	t.Helper()
 	logger := dbtest.Logger(t)
 	pool := dbtest.NewPool(t)
 	store := db.New(pool, logger)
@@ -83,6 +90,9 @@ func newHarnessProvider(t *testing.T, provider string, config func(*processor.Co
 		o(runner, store)
 	}
 	senders := map[thread.Platform]processor.Sender{thread.PlatformLinear: h.sender, thread.PlatformDiscord: h.sender}
+	if linear != nil {
+		senders[thread.PlatformLinear] = linear
+	}
 	cfg := processor.Config{
 		Workers: true, Heartbeat: 20 * time.Millisecond, LeaseWait: 20 * time.Millisecond, FetchPollInterval: 20 * time.Millisecond,
 		DeliveryBackoff: 5 * time.Millisecond, TurnBackoff: 5 * time.Millisecond, SweepInterval: 100 * time.Millisecond,
