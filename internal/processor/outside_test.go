@@ -3,13 +3,16 @@ package processor_test
 import (
 	"context"
 	"net/http"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/job"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
@@ -43,4 +46,55 @@ func TestLinearOutageCostsOneRequestPerAttempt(t *testing.T) {
 	require.Equal(t, thread.OutboxFailed, rows[0].Status)
 	require.Equal(t, job.DeliveryMaxAttempts, rows[0].Attempts)
 	require.Equal(t, job.DeliveryMaxAttempts, len(lin.Requests()), "one HTTP request per attempt of the row")
+}
+
+// hangingSender's first send hangs until its context ends, as a slow
+// platform's does; it records the most sends of one row in flight at once.
+type hangingSender struct {
+	mu        sync.Mutex
+	sends     int
+	inFlight  map[string]int
+	maxFlight int
+}
+
+func (s *hangingSender) Send(ctx context.Context, o thread.Outbox) (string, error) {
+	s.mu.Lock()
+	s.sends++
+	first := s.sends == 1
+	s.inFlight[o.ID.String()]++
+	s.maxFlight = max(s.maxFlight, s.inFlight[o.ID.String()])
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inFlight[o.ID.String()]--
+		s.mu.Unlock()
+	}()
+	if first {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}
+	return "ext-" + o.ID.String(), nil
+}
+
+// An express send that hangs ends before its claim does: the leader's
+// reclaim, which hands a row whose claim lapsed to a delivery job, never
+// has it sent a second time while the first send is in flight.
+func TestExpressSendEndsWithinItsClaim(t *testing.T) {
+	t.Parallel()
+	sender := &hangingSender{inFlight: map[string]int{}}
+	h := newHarnessSending(t, "openai", sender, nil)
+	h.waitRan(t, "weft_reclaim")
+	express := h.proc.Express(h.store, 4)
+	in := ingest.New(h.store, h.proc.Inserter(), express, dbtest.Logger(t))
+	_, ack := created(t, h.store, in)
+	require.Eventually(t, func() bool {
+		got, err := h.store.Outbox(context.Background(), ack.ID)
+		require.NoError(t, err)
+		return got.Status == thread.OutboxSent
+	}, 20*time.Second, 10*time.Millisecond)
+	express.Wait()
+	sender.mu.Lock()
+	defer sender.mu.Unlock()
+	require.Equal(t, 1, sender.maxFlight, "never two sends of the row at once")
+	require.Equal(t, 2, sender.sends, "the hung send and the job's")
 }
