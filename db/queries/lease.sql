@@ -35,6 +35,14 @@ RETURNING status;
 UPDATE threads SET lease_owner = NULL, lease_expires_at = NULL
 WHERE thread_id = @thread_id AND lease_owner = sqlc.arg(owner)::text;
 
+-- name: HandOverTurn :exec
+-- HandOverTurn gives up owner's lease on a thread its turn was cut short
+-- on, moving a running thread back to pending: nothing runs it now.
+UPDATE threads SET lease_owner = NULL, lease_expires_at = NULL,
+    status = CASE WHEN status = 'running' THEN 'pending' ELSE status END,
+    updated_at = now(), last_activity_at = now()
+WHERE thread_id = @thread_id AND lease_owner = sqlc.arg(owner)::text;
+
 -- name: ReleaseTurn :execrows
 -- ReleaseTurn gives the lease up only while the chain is stitch_count
 -- stitches long: no stitch the turn has not seen was appended meanwhile.

@@ -16,6 +16,7 @@ import (
 	"github.com/weft-dev/weft/internal/job"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
+	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -97,4 +98,34 @@ func TestExpressSendEndsWithinItsClaim(t *testing.T) {
 	defer sender.mu.Unlock()
 	require.Equal(t, 1, sender.maxFlight, "never two sends of the row at once")
 	require.Equal(t, 2, sender.sends, "the hung send and the job's")
+}
+
+// A turn a shutdown cuts short hands its thread over pending, not running
+// without a lease: nothing shows running where nothing runs, and
+// stuck_threads, which measures a pending thread's wait from the
+// hand-over, does not list a thread created long ago at once.
+func TestShutdownHandsTheThreadOverPending(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	h.llm.Enqueue(llmtest.Reply{Delay: time.Hour}) // until the shutdown cancels it
+	th := h.linearThread(t, "hello")
+	require.Eventually(t, func() bool { return h.llm.Calls() == 1 }, 20*time.Second, 10*time.Millisecond, "the turn never called the model")
+	_, err := h.pool.Exec(ctx, `UPDATE threads SET created_at = now() - interval '1 hour' WHERE thread_id = $1`, th.ID)
+	require.NoError(t, err)
+
+	stop, cancel := context.WithCancel(ctx)
+	cancel() // no drain: the running turn is cancelled at once
+	require.NoError(t, h.proc.Stop(stop))
+
+	got, err := h.store.Thread(ctx, th.ID)
+	require.NoError(t, err)
+	require.Equal(t, thread.StatusPending, got.Status)
+	require.Empty(t, got.LeaseOwner)
+	var turns, stuck int
+	require.NoError(t, h.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'weft_turn' AND state = 'available'
+		AND args->>'thread_id' = $1`, th.ID.String()).Scan(&turns))
+	require.Equal(t, 1, turns, "a turn job due at once for the next replica")
+	require.NoError(t, h.pool.QueryRow(ctx, `SELECT count(*) FROM stuck_threads WHERE thread_id = $1`, th.ID).Scan(&stuck))
+	require.Zero(t, stuck)
 }

@@ -11,6 +11,25 @@ import (
 	"github.com/google/uuid"
 )
 
+const handOverTurn = `-- name: HandOverTurn :exec
+UPDATE threads SET lease_owner = NULL, lease_expires_at = NULL,
+    status = CASE WHEN status = 'running' THEN 'pending' ELSE status END,
+    updated_at = now(), last_activity_at = now()
+WHERE thread_id = $1 AND lease_owner = $2::text
+`
+
+type HandOverTurnParams struct {
+	ThreadID uuid.UUID
+	Owner    string
+}
+
+// HandOverTurn gives up owner's lease on a thread its turn was cut short
+// on, moving a running thread back to pending: nothing runs it now.
+func (q *Queries) HandOverTurn(ctx context.Context, arg HandOverTurnParams) error {
+	_, err := q.db.Exec(ctx, handOverTurn, arg.ThreadID, arg.Owner)
+	return err
+}
+
 const holdTurn = `-- name: HoldTurn :exec
 SELECT weft_hold_turn($1, $2::text)
 `
