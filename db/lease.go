@@ -246,9 +246,10 @@ func (q *Queries) LockThread(ctx context.Context, threadID uuid.UUID) (*thread.T
 }
 
 // LapsedThreads lists running threads whose turn lease lapsed, or that run
-// without one: the threads of a replica that died mid-turn.
-func (q *Queries) LapsedThreads(ctx context.Context, limit int) ([]uuid.UUID, error) {
-	ids, err := q.gen.LapsedThreads(ctx, int32(limit))
+// without one, and that no River job of kind (turns) is queued to take up:
+// the threads of a replica that died mid-turn.
+func (q *Queries) LapsedThreads(ctx context.Context, kind string, limit int) ([]uuid.UUID, error) {
+	ids, err := q.gen.LapsedThreads(ctx, dbsqlc.LapsedThreadsParams{Kind: kind, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("lapsed threads: %w", translate(err))
 	}

@@ -55,9 +55,16 @@ WHERE thread_id = @thread_id AND lease_owner = sqlc.arg(owner)::text AND stitch_
 SELECT weft_hold_turn(@thread_id, sqlc.arg(owner)::text);
 
 -- name: LapsedThreads :many
-SELECT thread_id FROM threads
-WHERE status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())
-ORDER BY last_activity_at LIMIT @max_rows;
+-- LapsedThreads skips threads with a turn job (of kind) still to run: a
+-- failed attempt gives its lease up, and its retry, not another job,
+-- answers the thread.
+SELECT t.thread_id FROM threads t
+WHERE t.status = 'running' AND (t.lease_expires_at IS NULL OR t.lease_expires_at < now())
+  AND NOT EXISTS (
+    SELECT 1 FROM river_job j
+    WHERE j.kind = @kind AND j.state IN ('available', 'pending', 'retryable', 'scheduled')
+      AND j.args->>'thread_id' = t.thread_id::text)
+ORDER BY t.last_activity_at LIMIT @max_rows;
 
 -- name: StuckTurnJobs :many
 -- StuckTurnJobs lists running River jobs of kind (whose args name a

@@ -11,12 +11,14 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/job"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
+	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -128,4 +130,36 @@ func TestShutdownHandsTheThreadOverPending(t *testing.T) {
 	require.Equal(t, 1, turns, "a turn job due at once for the next replica")
 	require.NoError(t, h.pool.QueryRow(ctx, `SELECT count(*) FROM stuck_threads WHERE thread_id = $1`, th.ID).Scan(&stuck))
 	require.Zero(t, stuck)
+}
+
+// A turn whose replica died holding its thread's lease resumes once the
+// lease lapses, found by the reclaim that runs every second, not by the
+// sweep (here an hour apart, so only the reclaim can find it): a follow-up
+// a dying replica took is answered within about the lease's TTL.
+func TestLapsedTurnResumesWithoutTheSweep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarnessConfig(t, func(c *processor.Config) { c.SweepInterval = time.Hour })
+	h.llm.Enqueue(llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "complete_thread", Arguments: `{"result":"resumed"}`}}})
+	h.waitRan(t, "weft_sweep")
+	th := dbtest.Thread(ctx, t, h.store, nil)
+	// The dead replica's turn job, running, and its lease, lapsed: written
+	// together, so that no live worker takes the job first.
+	insertOnly, err := river.NewClient(riverpgxv5.New(h.pool), &river.Config{})
+	require.NoError(t, err)
+	require.NoError(t, h.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
+		res, err := insertOnly.InsertTx(ctx, tx.Pgx(), job.Turn{ThreadID: th.ID}, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Pgx().Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now(),
+			attempted_by = '{dead-replica}' WHERE id = $1`, res.Job.ID); err != nil {
+			return err
+		}
+		_, err = tx.Pgx().Exec(ctx, `UPDATE threads SET status = 'running', lease_owner = $2,
+			lease_expires_at = now() - interval '1 millisecond' WHERE thread_id = $1`, th.ID, db.TurnOwner("dead-replica", res.Job.ID))
+		return err
+	}))
+	done := h.waitStatus(t, th.ID, thread.StatusCompleted)
+	require.JSONEq(t, `{"result":"resumed"}`, string(done.Result))
 }

@@ -47,13 +47,25 @@ func (q *Queries) HoldTurn(ctx context.Context, arg HoldTurnParams) error {
 }
 
 const lapsedThreads = `-- name: LapsedThreads :many
-SELECT thread_id FROM threads
-WHERE status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())
-ORDER BY last_activity_at LIMIT $1
+SELECT t.thread_id FROM threads t
+WHERE t.status = 'running' AND (t.lease_expires_at IS NULL OR t.lease_expires_at < now())
+  AND NOT EXISTS (
+    SELECT 1 FROM river_job j
+    WHERE j.kind = $1 AND j.state IN ('available', 'pending', 'retryable', 'scheduled')
+      AND j.args->>'thread_id' = t.thread_id::text)
+ORDER BY t.last_activity_at LIMIT $2
 `
 
-func (q *Queries) LapsedThreads(ctx context.Context, maxRows int32) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, lapsedThreads, maxRows)
+type LapsedThreadsParams struct {
+	Kind    string
+	MaxRows int32
+}
+
+// LapsedThreads skips threads with a turn job (of kind) still to run: a
+// failed attempt gives its lease up, and its retry, not another job,
+// answers the thread.
+func (q *Queries) LapsedThreads(ctx context.Context, arg LapsedThreadsParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, lapsedThreads, arg.Kind, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
