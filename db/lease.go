@@ -246,10 +246,11 @@ func (q *Queries) LockThread(ctx context.Context, threadID uuid.UUID) (*thread.T
 }
 
 // LapsedThreads lists running threads whose turn lease lapsed, or that run
-// without one, and that no River job of kind (turns) is queued to take up:
-// the threads of a replica that died mid-turn.
+// without one, and that no live River job of kind (turns) will take up:
+// the threads of a replica that died mid-turn, whose own job may still
+// read running.
 func (q *Queries) LapsedThreads(ctx context.Context, kind string, limit int) ([]uuid.UUID, error) {
-	ids, err := q.gen.LapsedThreads(ctx, dbsqlc.LapsedThreadsParams{Kind: kind, MaxRows: int32(limit)})
+	ids, err := q.gen.LapsedThreads(ctx, dbsqlc.LapsedThreadsParams{Kind: kind, OwnerJobSep: turnOwnerJob, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("lapsed threads: %w", translate(err))
 	}

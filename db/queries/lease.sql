@@ -55,15 +55,19 @@ WHERE thread_id = @thread_id AND lease_owner = sqlc.arg(owner)::text AND stitch_
 SELECT weft_hold_turn(@thread_id, sqlc.arg(owner)::text);
 
 -- name: LapsedThreads :many
--- LapsedThreads skips threads with a turn job (of kind) still to run: a
--- failed attempt gives its lease up, and its retry, not another job,
--- answers the thread.
+-- LapsedThreads skips threads with a turn job (of kind) still to run, or
+-- running without being the lapsed lease's owner (TurnOwner ends in
+-- owner_job_sep and the job id): a failed attempt gives its lease up and
+-- its retry, not another job, answers the thread, and a job looking at a
+-- busy thread takes it up itself once the lease lapses. The owner's own
+-- job running is the dead replica's.
 SELECT t.thread_id FROM threads t
 WHERE t.status = 'running' AND (t.lease_expires_at IS NULL OR t.lease_expires_at < now())
   AND NOT EXISTS (
     SELECT 1 FROM river_job j
-    WHERE j.kind = @kind AND j.state IN ('available', 'pending', 'retryable', 'scheduled')
-      AND j.args->>'thread_id' = t.thread_id::text)
+    WHERE j.kind = @kind AND j.args->>'thread_id' = t.thread_id::text
+      AND (j.state IN ('available', 'pending', 'retryable', 'scheduled')
+        OR (j.state = 'running' AND (t.lease_owner IS NULL OR t.lease_owner NOT LIKE ('%' || sqlc.arg(owner_job_sep)::text || j.id)))))
 ORDER BY t.last_activity_at LIMIT @max_rows;
 
 -- name: StuckTurnJobs :many

@@ -51,21 +51,26 @@ SELECT t.thread_id FROM threads t
 WHERE t.status = 'running' AND (t.lease_expires_at IS NULL OR t.lease_expires_at < now())
   AND NOT EXISTS (
     SELECT 1 FROM river_job j
-    WHERE j.kind = $1 AND j.state IN ('available', 'pending', 'retryable', 'scheduled')
-      AND j.args->>'thread_id' = t.thread_id::text)
-ORDER BY t.last_activity_at LIMIT $2
+    WHERE j.kind = $1 AND j.args->>'thread_id' = t.thread_id::text
+      AND (j.state IN ('available', 'pending', 'retryable', 'scheduled')
+        OR (j.state = 'running' AND (t.lease_owner IS NULL OR t.lease_owner NOT LIKE ('%' || $2::text || j.id)))))
+ORDER BY t.last_activity_at LIMIT $3
 `
 
 type LapsedThreadsParams struct {
-	Kind    string
-	MaxRows int32
+	Kind        string
+	OwnerJobSep string
+	MaxRows     int32
 }
 
-// LapsedThreads skips threads with a turn job (of kind) still to run: a
-// failed attempt gives its lease up, and its retry, not another job,
-// answers the thread.
+// LapsedThreads skips threads with a turn job (of kind) still to run, or
+// running without being the lapsed lease's owner (TurnOwner ends in
+// owner_job_sep and the job id): a failed attempt gives its lease up and
+// its retry, not another job, answers the thread, and a job looking at a
+// busy thread takes it up itself once the lease lapses. The owner's own
+// job running is the dead replica's.
 func (q *Queries) LapsedThreads(ctx context.Context, arg LapsedThreadsParams) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, lapsedThreads, arg.Kind, arg.MaxRows)
+	rows, err := q.db.Query(ctx, lapsedThreads, arg.Kind, arg.OwnerJobSep, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
