@@ -151,7 +151,7 @@ func (h *harness) waitStatus(t *testing.T, id uuid.UUID, status thread.Status) *
 }
 
 // waitSent waits until the thread has at least n outbox rows and every one
-// is sent or failed.
+// is sent, failed or dropped.
 func (h *harness) waitSent(t *testing.T, id uuid.UUID, n int) []thread.Outbox {
 	t.Helper()
 	var rows []thread.Outbox
@@ -163,7 +163,7 @@ func (h *harness) waitSent(t *testing.T, id uuid.UUID, n int) []thread.Outbox {
 			return false
 		}
 		for _, o := range rows {
-			if o.Status != thread.OutboxSent && o.Status != thread.OutboxFailed {
+			if !o.Status.Final() {
 				return false
 			}
 		}

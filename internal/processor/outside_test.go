@@ -2,6 +2,7 @@ package processor_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"testing"
@@ -162,4 +163,57 @@ func TestLapsedTurnResumesWithoutTheSweep(t *testing.T) {
 	}))
 	done := h.waitStatus(t, th.ID, thread.StatusCompleted)
 	require.JSONEq(t, `{"result":"resumed"}`, string(done.Result))
+}
+
+// kindSender fails every post of one kind, as a platform in an outage that
+// happens to hit the first post, and records the kinds it posted, in order.
+type kindSender struct {
+	mu     sync.Mutex
+	fail   thread.OutboxKind
+	posted []thread.OutboxKind
+}
+
+func (s *kindSender) Send(_ context.Context, o thread.Outbox) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o.Kind == s.fail {
+		return "", errors.New("500 internal server error")
+	}
+	s.posted = append(s.posted, o.Kind)
+	return "ext-" + o.ID.String(), nil
+}
+
+// An acknowledgement that keeps failing does not hold up the answer behind
+// it: the answer, once ready, drops it (it is only progress) and goes out,
+// and the acknowledgement is never posted after the answer, nor reported
+// as a failure. Answers still keep their order.
+func TestFailingAcknowledgementDoesNotHoldTheAnswer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sender := &kindSender{fail: thread.OutboxThought}
+	// Retries a second apart and more: the thought's eight would take
+	// minutes, and the harness waits 20 s.
+	h := newHarnessSending(t, "openai", sender, func(c *processor.Config) { c.DeliveryBackoff = time.Second })
+	th := dbtest.Thread(ctx, t, h.store, &dbtest.ThreadOpts{Linear: dbtest.LinearAttachment()})
+	var jobs []river.InsertManyParams
+	for _, k := range []thread.OutboxKind{thread.OutboxThought, thread.OutboxResponse, thread.OutboxResponse} {
+		o, err := h.store.InsertOutbox(ctx, thread.Outbox{ThreadID: th.ID, StitchID: th.HeadStitchID, Platform: thread.PlatformLinear,
+			Target: "session-1", Kind: k, Body: thread.OutboxBody{Text: string(k)}.JSON()})
+		require.NoError(t, err)
+		jobs = append(jobs, river.InsertManyParams{Args: job.Delivery{OutboxID: o.ID, ThreadID: th.ID}})
+	}
+	insertOnly, err := river.NewClient(riverpgxv5.New(h.pool), &river.Config{})
+	require.NoError(t, err)
+	_, err = insertOnly.InsertMany(ctx, jobs)
+	require.NoError(t, err)
+
+	rows := h.waitSent(t, th.ID, 3)
+	require.Equal(t, []thread.OutboxStatus{thread.OutboxDropped, thread.OutboxSent, thread.OutboxSent},
+		[]thread.OutboxStatus{rows[0].Status, rows[1].Status, rows[2].Status})
+	sender.mu.Lock()
+	require.Equal(t, []thread.OutboxKind{thread.OutboxResponse, thread.OutboxResponse}, sender.posted)
+	sender.mu.Unlock()
+	for _, s := range h.chain(t, th.ID) {
+		require.NotEqual(t, thread.StitchError, s.Type, "a dropped post is no failure: %s", s.Content)
+	}
 }
