@@ -221,6 +221,19 @@ func (q *Queries) ReleaseLease(ctx context.Context, threadID uuid.UUID, owner st
 	return nil
 }
 
+// HandOverTurn gives up owner's lease, if it still holds it, on a thread
+// whose turn a shutdown cut short: a running thread reads pending until
+// another replica's turn takes it up, so nothing shows running where
+// nothing runs. It undoes the turn's start rather than changes the status
+// by the status machine, which lets no caller move running to pending.
+func (q *Queries) HandOverTurn(ctx context.Context, threadID uuid.UUID, owner string) error {
+	err := q.gen.HandOverTurn(ctx, dbsqlc.HandOverTurnParams{ThreadID: threadID, Owner: owner})
+	if err != nil {
+		return fmt.Errorf("hand over turn: %w", translate(err))
+	}
+	return nil
+}
+
 // LockThread locks a thread's row until the transaction ends and returns it.
 // Writers of a turn's results take it first, so an abort (which takes it
 // too) is ordered strictly before or after them.
@@ -233,9 +246,11 @@ func (q *Queries) LockThread(ctx context.Context, threadID uuid.UUID) (*thread.T
 }
 
 // LapsedThreads lists running threads whose turn lease lapsed, or that run
-// without one: the threads of a replica that died mid-turn.
-func (q *Queries) LapsedThreads(ctx context.Context, limit int) ([]uuid.UUID, error) {
-	ids, err := q.gen.LapsedThreads(ctx, int32(limit))
+// without one, and that no live River job of kind (turns) will take up:
+// the threads of a replica that died mid-turn, whose own job may still
+// read running.
+func (q *Queries) LapsedThreads(ctx context.Context, kind string, limit int) ([]uuid.UUID, error) {
+	ids, err := q.gen.LapsedThreads(ctx, dbsqlc.LapsedThreadsParams{Kind: kind, OwnerJobSep: turnOwnerJob, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("lapsed threads: %w", translate(err))
 	}

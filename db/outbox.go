@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -50,11 +51,28 @@ func (q *Queries) Outbox(ctx context.Context, id uuid.UUID) (*thread.Outbox, err
 // whose claim lapsed (a crash). It fails with thread.ErrDeliveryNotClaimable
 // otherwise, returning the row as it stands so the caller can tell why
 // without reading it again, and with thread.ErrNotFound for an unknown id.
-// Each claim counts an attempt.
+// Each claim counts an attempt. An answer (a response, a question, an
+// error) first drops the progress posts before it on its surface that
+// failed and wait for a retry (thread.OutboxDropped), in the same round
+// trip: they would hold it up for as long as they keep failing, and are
+// pointless once it is ready.
 func (q *Queries) ClaimOutbox(ctx context.Context, id uuid.UUID, lease time.Duration) (*thread.Outbox, error) {
-	o, err := outboxOf(q.gen.ClaimOutbox(ctx, dbsqlc.ClaimOutboxParams{DeliveryID: id, LeaseMs: lease.Milliseconds()}))
+	var o *thread.Outbox
+	var p pipeline
+	p.add(func(q *dbsqlc.Queries) error {
+		_, err := q.DropSuperseded(ctx, id)
+		return translate(err)
+	})
+	p.add(func(q *dbsqlc.Queries) (err error) {
+		o, err = outboxOf(q.ClaimOutbox(ctx, dbsqlc.ClaimOutboxParams{DeliveryID: id, LeaseMs: lease.Milliseconds()}))
+		return err
+	})
+	err := p.run(ctx, q.db)
 	if err == nil {
 		return o, nil
+	}
+	if !errors.Is(err, thread.ErrNotFound) {
+		return nil, fmt.Errorf("claim outbox: %w", err)
 	}
 	cur, gerr := q.Outbox(ctx, id)
 	if gerr != nil {

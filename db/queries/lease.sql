@@ -35,6 +35,14 @@ RETURNING status;
 UPDATE threads SET lease_owner = NULL, lease_expires_at = NULL
 WHERE thread_id = @thread_id AND lease_owner = sqlc.arg(owner)::text;
 
+-- name: HandOverTurn :exec
+-- HandOverTurn gives up owner's lease on a thread its turn was cut short
+-- on, moving a running thread back to pending: nothing runs it now.
+UPDATE threads SET lease_owner = NULL, lease_expires_at = NULL,
+    status = CASE WHEN status = 'running' THEN 'pending' ELSE status END,
+    updated_at = now(), last_activity_at = now()
+WHERE thread_id = @thread_id AND lease_owner = sqlc.arg(owner)::text;
+
 -- name: ReleaseTurn :execrows
 -- ReleaseTurn gives the lease up only while the chain is stitch_count
 -- stitches long: no stitch the turn has not seen was appended meanwhile.
@@ -47,9 +55,20 @@ WHERE thread_id = @thread_id AND lease_owner = sqlc.arg(owner)::text AND stitch_
 SELECT weft_hold_turn(@thread_id, sqlc.arg(owner)::text);
 
 -- name: LapsedThreads :many
-SELECT thread_id FROM threads
-WHERE status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())
-ORDER BY last_activity_at LIMIT @max_rows;
+-- LapsedThreads skips threads with a turn job (of kind) still to run, or
+-- running without being the lapsed lease's owner (TurnOwner ends in
+-- owner_job_sep and the job id): a failed attempt gives its lease up and
+-- its retry, not another job, answers the thread, and a job looking at a
+-- busy thread takes it up itself once the lease lapses. The owner's own
+-- job running is the dead replica's.
+SELECT t.thread_id FROM threads t
+WHERE t.status = 'running' AND (t.lease_expires_at IS NULL OR t.lease_expires_at < now())
+  AND NOT EXISTS (
+    SELECT 1 FROM river_job j
+    WHERE j.kind = @kind AND j.args->>'thread_id' = t.thread_id::text
+      AND (j.state IN ('available', 'pending', 'retryable', 'scheduled')
+        OR (j.state = 'running' AND (t.lease_owner IS NULL OR t.lease_owner NOT LIKE ('%' || sqlc.arg(owner_job_sep)::text || j.id)))))
+ORDER BY t.last_activity_at LIMIT @max_rows;
 
 -- name: StuckTurnJobs :many
 -- StuckTurnJobs lists running River jobs of kind (whose args name a

@@ -26,6 +26,21 @@ WHERE p.delivery_id = @delivery_id AND p.next_attempt_at <= now()
       AND e.status IN ('pending', 'sending') AND (e.created_at, e.delivery_id) < (p.created_at, p.delivery_id))
 RETURNING *;
 
+-- name: DropSuperseded :execrows
+-- DropSuperseded drops the progress posts (thoughts, actions, notices)
+-- before an answer (a response, a question, an error) on its surface,
+-- when delivery_id is one, that failed and wait to be tried again: the
+-- answer makes them pointless, and posted after it they would read as
+-- work still going on. A post not tried yet goes out first, as does one
+-- being sent; answers keep their order among themselves.
+UPDATE platform_deliveries e SET status = 'dropped', claimed_until = NULL,
+    last_error = 'dropped: an answer after it was ready first', updated_at = now()
+FROM platform_deliveries a
+WHERE a.delivery_id = @delivery_id AND a.kind IN ('response', 'elicitation', 'error')
+  AND e.thread_id = a.thread_id AND e.platform = a.platform AND e.target = a.target
+  AND e.status = 'pending' AND e.attempts > 0 AND e.kind IN ('thought', 'action', 'notice')
+  AND (e.created_at, e.delivery_id) < (a.created_at, a.delivery_id);
+
 -- name: ReclaimLapsedOutbox :many
 -- ReclaimLapsedOutbox releases rows whose sender's claim lapsed, skipping
 -- rows another reclaim holds.

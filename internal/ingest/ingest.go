@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
@@ -41,6 +42,9 @@ type Ingester struct {
 // the send outlives it.
 type Express interface {
 	Send(ctx context.Context, o thread.Outbox)
+	// Claim is how long a row must be written claimed for its send
+	// (db.Write.SendingFor).
+	Claim() time.Duration
 }
 
 // Option configures an Ingester.

@@ -29,12 +29,6 @@ const (
 	LinearStopped = "Stopped. I won't do anything more here until you ask again."
 )
 
-// expressClaim is how long an acknowledgement written for express stays
-// claimed by it: long enough that the express send has normally finished,
-// short enough that, when it never started, the delivery job the leader's
-// reclaim then enqueues still reaches Linear well within its 10 s.
-const expressClaim = 2 * time.Second
-
 // LinearSession is a Linear agent session as a webhook describes it, in
 // weft's terms: what a new thread is attached to and starts from. Both
 // created and prompted events carry it, so whichever arrives first can make
@@ -298,9 +292,13 @@ func (in *Ingester) openTogether(ctx context.Context, batch []*opening) error {
 		return strings.Compare(a.s.Attachment.SessionID, b.s.Attachment.SessionID)
 	})
 	express := in.express != nil
+	var claim time.Duration
+	if express {
+		claim = in.express.Claim()
+	}
 	ws := make([]db.Write, len(sorted))
 	for i, o := range sorted {
-		ws[i] = sessionWrite(&o.d, o.s, o.draft, true, express)
+		ws[i] = sessionWrite(&o.d, o.s, o.draft, true, claim)
 	}
 	var got []*db.Written
 	err := in.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) (err error) {
@@ -338,7 +336,11 @@ func (in *Ingester) openTogether(ctx context.Context, batch []*opening) error {
 // thread.ErrLinearSessionAttached, a delivery seen before with
 // thread.ErrDuplicateDelivery; either aborts tx.
 func (in *Ingester) openSession(ctx context.Context, tx *db.Tx, d *thread.Inbound, s LinearSession, draft *thread.Draft, ack, express bool) (*thread.Thread, thread.Outbox, error) {
-	got, err := tx.Write(ctx, sessionWrite(d, s, draft, ack, express))
+	var claim time.Duration
+	if express {
+		claim = in.express.Claim()
+	}
+	got, err := tx.Write(ctx, sessionWrite(d, s, draft, ack, claim))
 	if err != nil {
 		return nil, thread.Outbox{}, err
 	}
@@ -354,18 +356,17 @@ func (in *Ingester) openSession(ctx context.Context, tx *db.Tx, d *thread.Inboun
 
 // sessionWrite is the write that makes a session's thread from draft, with
 // the delivery d (when not nil) and, when ack is set, the thought that
-// acknowledges the session at once. With express, the thought is written
-// claimed for an express send, which the caller starts after the commit.
-func sessionWrite(d *thread.Inbound, s LinearSession, draft *thread.Draft, ack, express bool) db.Write {
+// acknowledges the session at once. With a claim (express), the thought is
+// written claimed that long for an express send, which the caller starts
+// after the commit.
+func sessionWrite(d *thread.Inbound, s LinearSession, draft *thread.Draft, ack bool, claim time.Duration) db.Write {
 	w := db.Write{Inbound: d, New: draft}
 	if ack {
 		draft.Linear.SessionStatus = thread.SessionActive
 		w.Outbox = []thread.Outbox{{Platform: thread.PlatformLinear, Target: s.Attachment.SessionID,
 			Kind: thread.OutboxThought, Body: thread.OutboxBody{Text: LinearAck}.JSON()}}
 	}
-	if express {
-		w.SendingFor = expressClaim
-	}
+	w.SendingFor = claim
 	return w
 }
 

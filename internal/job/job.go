@@ -83,8 +83,9 @@ const deliveryPriority = 2
 // failed and an error stitch recorded.
 const DeliveryMaxAttempts = 8
 
-// Sweep looks for work a crash left behind: running threads whose lease
-// lapsed, and outbox rows no job is sending. Run periodically by the leader.
+// Sweep looks for work a crash left behind: turn jobs a dead replica left
+// running before they took their thread's lease, and outbox rows no job is
+// sending. Run periodically by the leader.
 type Sweep struct{}
 
 // Kind implements river.JobArgs.
@@ -95,10 +96,11 @@ func (Sweep) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: 1, UniqueOpts: uniqueWhileQueued()}
 }
 
-// Reclaim hands outbox rows whose sender's claim lapsed to delivery jobs:
-// an acknowledgement written for an express send that did not happen (no
-// slot free, or the process died). Run every second or so by the leader,
-// it finds nothing on a healthy replica.
+// Reclaim hands outbox rows whose sender's claim lapsed to delivery jobs
+// (an acknowledgement written for an express send that did not happen: no
+// slot free, or the process died), and running threads whose turn lease
+// lapsed to turn jobs. Run every second or so by the leader, it finds
+// nothing on a healthy replica.
 type Reclaim struct{}
 
 // Kind implements river.JobArgs.

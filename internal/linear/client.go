@@ -19,7 +19,8 @@ import (
 const DefaultEndpoint = "https://api.linear.app/graphql"
 
 // Retry defaults: a few quick attempts inside one call; anything longer is
-// the outbox's job, which retries with its own schedule.
+// the outbox's job, which retries with its own schedule (its sends make
+// one attempt each, retry.Once).
 const (
 	defaultMaxAttempts = 3
 	defaultBackoff     = 250 * time.Millisecond

@@ -54,7 +54,7 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 		return nil
 	case errors.Is(err, thread.ErrDeliveryNotClaimable):
 		// o is the row as it stands, unclaimed.
-		if o.Status == thread.OutboxSent || o.Status == thread.OutboxFailed {
+		if o.Status.Final() {
 			return nil
 		}
 		// Not due yet, held by another sender, or waiting for an earlier
@@ -92,7 +92,10 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 	final := o.Attempts >= job.DeliveryMaxAttempts || errors.Is(err, thread.ErrInvalid)
 	if !final {
 		log.WarnContext(ctx, "delivery failed, will retry", slog.Int("attempt", o.Attempts), slog.Any("error", err))
-		rerr := p.store.RetryOutbox(context.WithoutCancel(ctx), o, err.Error(), backoff(p.cfg.DeliveryBackoff).Delay(o.Attempts))
+		// A rate limit's reset, which the client no longer waits out
+		// itself, is the least delay.
+		delay := max(backoff(p.cfg.DeliveryBackoff).Delay(o.Attempts), retry.Hint(err))
+		rerr := p.store.RetryOutbox(context.WithoutCancel(ctx), o, err.Error(), delay)
 		if errors.Is(rerr, thread.ErrDeliveryNotClaimable) {
 			// Our claim lapsed mid-send and another sender holds the row:
 			// it is theirs to finish.
@@ -101,6 +104,10 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 		if rerr != nil {
 			return rerr
 		}
+		// The post waiting behind this one looks again now: an answer
+		// drops this post, if it is only progress, rather than wait for
+		// its retries.
+		p.wakeNext(ctx, log, o)
 		return err
 	}
 	log.ErrorContext(ctx, "delivery failed for good", slog.Int("attempt", o.Attempts), slog.Any("error", err))
@@ -112,13 +119,18 @@ func (w *deliveryWorker) Work(ctx context.Context, j *river.Job[job.Delivery]) e
 	if ferr != nil {
 		return ferr
 	}
-	next, nerr := p.store.NextInLine(context.WithoutCancel(ctx), o)
-	if nerr != nil && !errors.Is(nerr, thread.ErrNotFound) {
+	p.wakeNext(ctx, log, o)
+	return river.JobCancel(err)
+}
+
+// wakeNext wakes the post that waits in line behind o, if any.
+func (p *Processor) wakeNext(ctx context.Context, log *slog.Logger, o *thread.Outbox) {
+	next, err := p.store.NextInLine(context.WithoutCancel(ctx), o)
+	if err != nil && !errors.Is(err, thread.ErrNotFound) {
 		// The next post's own job or the sweeper still sends it.
-		log.WarnContext(ctx, "next delivery in line", slog.Any("error", nerr))
+		log.WarnContext(ctx, "next delivery in line", slog.Any("error", err))
 	}
 	p.wake(ctx, o, next)
-	return river.JobCancel(err)
 }
 
 // handRowOver releases o's claim through store, for it to be sent again at once, with a
@@ -148,7 +160,10 @@ func (p *Processor) post(ctx context.Context, o *thread.Outbox) (string, error) 
 		trace.WithAttributes(attribute.String("weft.delivery_id", o.ID.String()), attribute.Int("weft.attempt", o.Attempts)))
 	defer span.End()
 	start := time.Now()
-	ext, err := sender.Send(ctx, *o)
+	// The row's attempts are the one retry budget of a post: a client
+	// below that retried inside each would multiply them (a Linear 500
+	// was sent 3 times per attempt).
+	ext, err := sender.Send(retry.Once(ctx), *o)
 	p.cfg.Metrics.Send(string(o.Platform), metrics.Outcome(ctx, err), time.Since(start))
 	tracing.End(span, err)
 	return ext, err

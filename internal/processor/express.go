@@ -10,21 +10,30 @@ import (
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-// expressTimeout bounds one express send: Linear's answer to an activity
-// normally takes well under a second.
-const expressTimeout = 5 * time.Second
+// expressClaim is how long a row written for express stays claimed by it
+// (db.Write.SendingFor, see Express.Claim): short, so that an acknowledgement express never
+// sent (all its slots busy, or the process died) reaches Linear through
+// the leader's reclaim well within Linear's 10 s.
+const expressClaim = 2 * time.Second
+
+// expressTimeout bounds one express send well inside its claim, which
+// started with the write's transaction: the reclaim hands a row whose
+// claim lapsed to a delivery job, which must not find this send still in
+// flight (a send of 5 s under a 2 s claim was made twice at once).
+// Linear's answer to an activity normally takes well under a second; a
+// send cut short goes to a delivery job at once, under the same id.
+const expressTimeout = expressClaim / 2
 
 // Express sends outbox rows the moment the transaction that wrote them has
 // committed, outside River: how a new Linear session's acknowledgement
 // reaches Linear in milliseconds whatever backlog the delivery queue has.
-// The rows are written already claimed for a while (db.Write.SendingFor),
+// The rows are written already claimed for expressClaim (db.Write.SendingFor),
 // so an express send takes no claim of its own, and without a delivery job:
 // a send that fails hands its row to one at once, and a row express never
 // sent (all its slots busy, or the process died) is handed to one by the
 // leader's reclaim (job.Reclaim) when its claim lapses. Recovery so costs
-// in proportion to failures, not to traffic. A send slower than the claim
-// may be sent by the job too, under the same id, which the platform takes
-// as delivered.
+// in proportion to failures, not to traffic. A send ends before its claim
+// does (expressTimeout), so the job never sends while it is in flight.
 type Express struct {
 	p     *Processor
 	store *db.Store
@@ -55,6 +64,10 @@ func (e *Express) Send(ctx context.Context, o thread.Outbox) {
 		e.send(ctx, &o)
 	})
 }
+
+// Claim is how long a row written for express must be claimed for: longer
+// than any one express send.
+func (e *Express) Claim() time.Duration { return expressClaim }
 
 // Wait returns when the sends in flight have ended.
 func (e *Express) Wait() { e.wg.Wait() }

@@ -55,6 +55,13 @@ func newHarnessConfig(t *testing.T, config func(*processor.Config), opts ...func
 // SDK of provider ("openai" or "anthropic").
 func newHarnessProvider(t *testing.T, provider string, config func(*processor.Config), opts ...func(*agent.Runner, *db.Store)) *harness {
 	t.Helper()
+	return newHarnessSending(t, provider, nil, config, opts...)
+}
+
+// newHarnessSending is newHarnessProvider posting Linear rows through
+// linear rather than the recording sender, when linear is not nil.
+func newHarnessSending(t *testing.T, provider string, linear processor.Sender, config func(*processor.Config), opts ...func(*agent.Runner, *db.Store)) *harness {
+	t.Helper()
 	logger := dbtest.Logger(t)
 	pool := dbtest.NewPool(t)
 	store := db.New(pool, logger)
@@ -83,6 +90,9 @@ func newHarnessProvider(t *testing.T, provider string, config func(*processor.Co
 		o(runner, store)
 	}
 	senders := map[thread.Platform]processor.Sender{thread.PlatformLinear: h.sender, thread.PlatformDiscord: h.sender}
+	if linear != nil {
+		senders[thread.PlatformLinear] = linear
+	}
 	cfg := processor.Config{
 		Workers: true, Heartbeat: 20 * time.Millisecond, LeaseWait: 20 * time.Millisecond, FetchPollInterval: 20 * time.Millisecond,
 		DeliveryBackoff: 5 * time.Millisecond, TurnBackoff: 5 * time.Millisecond, SweepInterval: 100 * time.Millisecond,
@@ -141,7 +151,7 @@ func (h *harness) waitStatus(t *testing.T, id uuid.UUID, status thread.Status) *
 }
 
 // waitSent waits until the thread has at least n outbox rows and every one
-// is sent or failed.
+// is sent, failed or dropped.
 func (h *harness) waitSent(t *testing.T, id uuid.UUID, n int) []thread.Outbox {
 	t.Helper()
 	var rows []thread.Outbox
@@ -153,7 +163,7 @@ func (h *harness) waitSent(t *testing.T, id uuid.UUID, n int) []thread.Outbox {
 			return false
 		}
 		for _, o := range rows {
-			if o.Status != thread.OutboxSent && o.Status != thread.OutboxFailed {
+			if !o.Status.Final() {
 				return false
 			}
 		}

@@ -66,9 +66,11 @@ type Config struct {
 	// SweepInterval is how often the leader looks for stranded work.
 	SweepInterval time.Duration
 	// ReclaimInterval is how often the leader hands outbox rows whose
-	// claim lapsed unsent to delivery jobs (job.Reclaim): with express's
-	// 2 s claim, an acknowledgement express could not send reaches the
-	// platform within about 2 s plus this.
+	// claim lapsed unsent to delivery jobs, and threads whose turn lease
+	// lapsed to turn jobs (job.Reclaim): with express's 2 s claim, an
+	// acknowledgement express could not send reaches the platform within
+	// about 2 s plus this, and a dead replica's turn resumes within about
+	// LeaseTTL plus this.
 	ReclaimInterval time.Duration
 	// DeliveryBackoff is the first retry delay of a failed send; it doubles.
 	DeliveryBackoff time.Duration

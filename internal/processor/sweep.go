@@ -36,10 +36,10 @@ type sweepWorker struct {
 	p *Processor
 }
 
-// Work enqueues turns for running threads whose lease lapsed (their replica
-// died mid-turn) and for threads whose turn job a dead replica left running,
-// and deliveries for due outbox rows whose job was lost, and marks Linear
-// sessions stale as Linear does.
+// Work enqueues turns for threads whose turn job a dead replica left
+// running before it took the lease, and deliveries for due outbox rows
+// whose job was lost, and marks Linear sessions stale as Linear does.
+// Threads whose lease lapsed are the reclaim's, every second.
 func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[job.Sweep]) (err error) {
 	p := w.p
 	var lapsed []uuid.UUID
@@ -47,9 +47,6 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[job.Sweep]) (err er
 	// Found and enqueued in one transaction, with one insert.
 	var stranded []thread.Outbox
 	err = p.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) (err error) {
-		if lapsed, err = tx.LapsedThreads(ctx, sweepBatch); err != nil {
-			return err
-		}
 		stuck, err := tx.StuckTurnJobs(ctx, job.Turn{}.Kind(), stuckTurnGrace, sweepBatch)
 		if err != nil {
 			return err
@@ -94,18 +91,33 @@ type reclaimWorker struct {
 	p *Processor
 }
 
-// Work hands outbox rows whose sender's claim lapsed to delivery jobs.
+// Work hands outbox rows whose sender's claim lapsed to delivery jobs, and
+// running threads whose turn lease lapsed (their replica died mid-turn) to
+// turn jobs: every second, so a dead replica's turn resumes about a second
+// after its lease lapses, not at the next sweep.
 func (w *reclaimWorker) Work(ctx context.Context, _ *river.Job[job.Reclaim]) error {
 	p := w.p
+	var lapsed []uuid.UUID
 	n, err := p.handOver(ctx, p.store, func(ctx context.Context, tx *db.Tx) ([]thread.Outbox, error) {
+		var err error
+		if lapsed, err = tx.LapsedThreads(ctx, job.Turn{}.Kind(), sweepBatch); err != nil {
+			return nil, err
+		}
+		turns := make([]river.JobArgs, len(lapsed))
+		for i, id := range lapsed {
+			turns[i] = job.Turn{ThreadID: id}
+		}
+		if err := job.InsertTx(ctx, p.client, tx.Pgx(), turns...); err != nil {
+			return nil, fmt.Errorf("enqueue lapsed turns: %w", err)
+		}
 		return tx.ReclaimLapsedOutbox(ctx, sweepBatch)
 	})
-	p.cfg.Metrics.Sweep("reclaim", err, 0)
+	p.cfg.Metrics.Sweep("reclaim", err, len(lapsed))
 	if err != nil {
 		return err
 	}
-	if n > 0 {
-		p.logger.InfoContext(ctx, "reclaimed unsent outbox rows", slog.Int("deliveries", n))
+	if n+len(lapsed) > 0 {
+		p.logger.InfoContext(ctx, "reclaimed", slog.Int("deliveries", n), slog.Int("threads", len(lapsed)))
 	}
 	return nil
 }

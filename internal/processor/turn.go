@@ -327,11 +327,12 @@ func (s *turnStore) Record(ctx context.Context, threadID uuid.UUID, chain []thre
 }
 
 // handTurnOver gives up owner's lease on a thread whose turn this
-// replica's shutdown cut short, with a turn job due at once, in one
-// transaction: another replica takes the thread up now, from its chain.
+// replica's shutdown cut short, the thread pending again, with a turn job
+// due at once, in one transaction: another replica takes the thread up
+// now, from its chain.
 func (p *Processor) handTurnOver(ctx context.Context, id uuid.UUID, owner string) error {
 	return p.store.InTx(ctx, func(ctx context.Context, tx *db.Tx) error {
-		if err := tx.ReleaseLease(ctx, id, owner); err != nil {
+		if err := tx.HandOverTurn(ctx, id, owner); err != nil {
 			return err
 		}
 		return job.InsertTx(ctx, p.client, tx.Pgx(), job.Turn{ThreadID: id})

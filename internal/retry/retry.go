@@ -92,17 +92,29 @@ type Policy struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
+type onceKey struct{}
+
+// Once marks ctx so that every Do under it runs its operation once: for a
+// caller that counts and schedules attempts itself, such as the outbox,
+// whose rows have one budget of attempts whatever layer below would retry.
+func Once(ctx context.Context) context.Context { return context.WithValue(ctx, onceKey{}, true) }
+
 // Do runs op until it succeeds, fails in a way the policy does not retry,
-// or has run Attempts times, and returns its last result. A wait its
-// context ends returns an error wrapping ErrInterrupted.
+// or has run Attempts times (once under a context marked by Once), and
+// returns its last result. A wait its context ends returns an error
+// wrapping ErrInterrupted.
 func Do[T any](ctx context.Context, p Policy, op func(context.Context) (T, error)) (T, error) {
 	sleep := p.Sleep
 	if sleep == nil {
 		sleep = Sleep
 	}
+	attempts := p.Attempts
+	if once, _ := ctx.Value(onceKey{}).(bool); once {
+		attempts = 1
+	}
 	for attempt := 1; ; attempt++ {
 		v, err := op(ctx)
-		if err == nil || attempt >= p.Attempts || p.Retryable != nil && !p.Retryable(err) {
+		if err == nil || attempt >= attempts || p.Retryable != nil && !p.Retryable(err) {
 			return v, err
 		}
 		wait := Hint(err)

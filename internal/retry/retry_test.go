@@ -191,3 +191,15 @@ func TestSleepEndsWithTheContext(t *testing.T) {
 	require.ErrorIs(t, retry.Sleep(ctx, time.Hour), context.Canceled)
 	require.NoError(t, retry.Sleep(context.Background(), 0))
 }
+
+// Under Once a policy of many attempts makes one: the caller retries.
+func TestDoOnce(t *testing.T) {
+	t.Parallel()
+	calls := 0
+	_, err := retry.Do(retry.Once(context.Background()), retry.Policy{Attempts: 5}, func(context.Context) (int, error) {
+		calls++
+		return 0, transient
+	})
+	require.ErrorIs(t, err, transient)
+	require.Equal(t, 1, calls)
+}

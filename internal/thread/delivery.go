@@ -57,7 +57,15 @@ const (
 	OutboxSending OutboxStatus = "sending"
 	OutboxSent    OutboxStatus = "sent"
 	OutboxFailed  OutboxStatus = "failed"
+	// OutboxDropped is a progress post that failed and was dropped when an
+	// answer after it was ready (db.Queries.ClaimOutbox).
+	OutboxDropped OutboxStatus = "dropped"
 )
+
+// Final reports whether the row is done with: sent, failed or dropped.
+func (s OutboxStatus) Final() bool {
+	return s == OutboxSent || s == OutboxFailed || s == OutboxDropped
+}
 
 // Outbox is one message or activity for a platform. It is written in the
 // transaction of the stitch it comes from and sent later; its ID is the

@@ -11,6 +11,25 @@ import (
 	"github.com/google/uuid"
 )
 
+const handOverTurn = `-- name: HandOverTurn :exec
+UPDATE threads SET lease_owner = NULL, lease_expires_at = NULL,
+    status = CASE WHEN status = 'running' THEN 'pending' ELSE status END,
+    updated_at = now(), last_activity_at = now()
+WHERE thread_id = $1 AND lease_owner = $2::text
+`
+
+type HandOverTurnParams struct {
+	ThreadID uuid.UUID
+	Owner    string
+}
+
+// HandOverTurn gives up owner's lease on a thread its turn was cut short
+// on, moving a running thread back to pending: nothing runs it now.
+func (q *Queries) HandOverTurn(ctx context.Context, arg HandOverTurnParams) error {
+	_, err := q.db.Exec(ctx, handOverTurn, arg.ThreadID, arg.Owner)
+	return err
+}
+
 const holdTurn = `-- name: HoldTurn :exec
 SELECT weft_hold_turn($1, $2::text)
 `
@@ -28,13 +47,30 @@ func (q *Queries) HoldTurn(ctx context.Context, arg HoldTurnParams) error {
 }
 
 const lapsedThreads = `-- name: LapsedThreads :many
-SELECT thread_id FROM threads
-WHERE status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())
-ORDER BY last_activity_at LIMIT $1
+SELECT t.thread_id FROM threads t
+WHERE t.status = 'running' AND (t.lease_expires_at IS NULL OR t.lease_expires_at < now())
+  AND NOT EXISTS (
+    SELECT 1 FROM river_job j
+    WHERE j.kind = $1 AND j.args->>'thread_id' = t.thread_id::text
+      AND (j.state IN ('available', 'pending', 'retryable', 'scheduled')
+        OR (j.state = 'running' AND (t.lease_owner IS NULL OR t.lease_owner NOT LIKE ('%' || $2::text || j.id)))))
+ORDER BY t.last_activity_at LIMIT $3
 `
 
-func (q *Queries) LapsedThreads(ctx context.Context, maxRows int32) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, lapsedThreads, maxRows)
+type LapsedThreadsParams struct {
+	Kind        string
+	OwnerJobSep string
+	MaxRows     int32
+}
+
+// LapsedThreads skips threads with a turn job (of kind) still to run, or
+// running without being the lapsed lease's owner (TurnOwner ends in
+// owner_job_sep and the job id): a failed attempt gives its lease up and
+// its retry, not another job, answers the thread, and a job looking at a
+// busy thread takes it up itself once the lease lapses. The owner's own
+// job running is the dead replica's.
+func (q *Queries) LapsedThreads(ctx context.Context, arg LapsedThreadsParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, lapsedThreads, arg.Kind, arg.OwnerJobSep, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}

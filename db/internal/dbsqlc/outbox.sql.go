@@ -56,6 +56,30 @@ func (q *Queries) ClaimOutbox(ctx context.Context, arg ClaimOutboxParams) (Outbo
 	return i, err
 }
 
+const dropSuperseded = `-- name: DropSuperseded :execrows
+UPDATE platform_deliveries e SET status = 'dropped', claimed_until = NULL,
+    last_error = 'dropped: an answer after it was ready first', updated_at = now()
+FROM platform_deliveries a
+WHERE a.delivery_id = $1 AND a.kind IN ('response', 'elicitation', 'error')
+  AND e.thread_id = a.thread_id AND e.platform = a.platform AND e.target = a.target
+  AND e.status = 'pending' AND e.attempts > 0 AND e.kind IN ('thought', 'action', 'notice')
+  AND (e.created_at, e.delivery_id) < (a.created_at, a.delivery_id)
+`
+
+// DropSuperseded drops the progress posts (thoughts, actions, notices)
+// before an answer (a response, a question, an error) on its surface,
+// when delivery_id is one, that failed and wait to be tried again: the
+// answer makes them pointless, and posted after it they would read as
+// work still going on. A post not tried yet goes out first, as does one
+// being sent; answers keep their order among themselves.
+func (q *Queries) DropSuperseded(ctx context.Context, deliveryID uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, dropSuperseded, deliveryID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const failOutbox = `-- name: FailOutbox :execrows
 UPDATE platform_deliveries SET status = 'failed', last_error = $1::text,
     claimed_until = NULL, updated_at = now()
