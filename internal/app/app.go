@@ -21,11 +21,11 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/admission"
 	"github.com/weft-dev/weft/internal/agent"
-	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/slackinstall"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/webhooks"
 )
@@ -44,13 +44,14 @@ type App struct {
 	linear  *linearApp
 	discord *discordApp
 	slack   *slackApp
+	// platforms are the three above, in the order their doors are logged,
+	// their workers started and stopped.
+	platforms []surface.Platform
 	// slackOAuth is the Slack install flow, slackTokens its workspaces'
 	// bot tokens; both nil without SLACK_CLIENT_ID.
 	slackOAuth  *webhooks.SlackOAuth
 	slackTokens *slackinstall.Tokens
-	// elector holds the Discord gateway shards; nil with Discord off.
-	elector *discord.Elector
-	proc    *processor.Processor
+	proc        *processor.Processor
 	// express sends acknowledgements as they commit, ahead of the queue.
 	express *processor.Express
 	ingest  *ingest.Ingester
@@ -108,9 +109,10 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.slackOAuth, a.slackTokens, err = newSlackOAuth(cfg.SlackInstall, a.store, logger); err != nil {
 		return nil, err
 	}
-	if a.slack, err = newSlackApp(cfg.Slack, a.slackTokens, logger); err != nil {
+	if a.slack, err = newSlackApp(cfg.Slack, a.store, a.slackTokens, logger); err != nil {
 		return nil, err
 	}
+	a.platforms = []surface.Platform{a.linear, a.discord, a.slack}
 	if a.telemetry, err = newTelemetry(ctx, cfg, a.intake, logger); err != nil {
 		return nil, err
 	}
@@ -143,14 +145,14 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		}
 	}
 	senders := map[thread.Platform]processor.Sender{}
-	if a.linear.sender != nil {
-		senders[thread.PlatformLinear] = a.linear.sender
-	}
-	if a.discord.on() {
-		senders[thread.PlatformDiscord] = a.discord.sender
-	}
-	if a.slack.on() {
-		senders[thread.PlatformSlack] = a.slack.sender
+	var hooks []surface.TurnHook
+	for _, p := range a.platforms {
+		if s, ok := p.(surface.Sending); ok && s.Sender() != nil {
+			senders[p.Name()] = s.Sender()
+		}
+		if h, ok := p.(surface.Hooking); ok {
+			hooks = append(hooks, h.OnTurn())
+		}
 	}
 	a.admitted = admission.NewIntake(webhooks.DefaultIntakeLimit, webhooks.IntakeSlow)
 	var gate processor.Gate
@@ -160,7 +162,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	}
 	a.proc, err = processor.New(a.store.Pool(), a.store, runner, senders, processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, Gate: gate, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
-		OnTurn: turnHooks(a.discord.onTurn(), a.slack.onTurn(a.store)), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
+		OnTurn: turnHooks(hooks...), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
 		Echo: cfg.Echo,
 	}, logger)
 	if err != nil {
@@ -169,7 +171,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	a.express = a.proc.Express(a.intake, expressSends)
 	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger,
 		ingest.WithTelemetry(a.telemetry.metrics, a.telemetry.tracer), ingest.WithPersona(cfg.Persona))
-	a.elector = a.discord.elector(a.intake, a.ingest)
+	a.discord.elect(a.intake, a.ingest)
 	a.slack.listen(a.ingest, cfg.SlackInstall.TeamAllowed)
 	if cfg.Role != "worker" {
 		a.handler = a.newHandler(rep, continuers)
@@ -203,10 +205,13 @@ func (a *App) Run(ctx context.Context) error {
 	if err := a.proc.Start(ctx); err != nil {
 		return err
 	}
-	if err := a.discord.start(ctx, a.elector); err != nil {
-		return errors.Join(err, a.Stop(ctx))
+	for _, p := range a.platforms {
+		if r, ok := p.(surface.Running); ok {
+			if err := r.Start(ctx); err != nil {
+				return errors.Join(err, a.Stop(ctx))
+			}
+		}
 	}
-	a.slack.start(ctx)
 	if a.handler == nil {
 		a.logger.InfoContext(ctx, "weft working jobs (no HTTP)", slog.String("role", a.cfg.Role))
 		<-ctx.Done()
@@ -258,11 +263,15 @@ func (a *App) Run(ctx context.Context) error {
 func (a *App) Stop(ctx context.Context) error {
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer cancel()
-	// The gateway first: its events enqueue turns the processor should see.
-	if err := a.discord.stop(stopCtx, a.elector); err != nil {
-		a.logger.WarnContext(ctx, "stop discord", slog.Any("error", err))
+	// The platforms' workers first (Discord's gateway, Slack's Socket
+	// Mode): their events enqueue turns the processor should see.
+	for _, p := range a.platforms {
+		if r, ok := p.(surface.Running); ok {
+			if err := r.Stop(stopCtx); err != nil {
+				a.logger.WarnContext(ctx, "stop "+string(p.Name()), slog.Any("error", err))
+			}
+		}
 	}
-	a.slack.stop()
 	a.express.Wait()
 	if err := a.proc.Stop(stopCtx); err != nil {
 		return fmt.Errorf("stop processor: %w", err)
@@ -276,10 +285,10 @@ func (a *App) Stop(ctx context.Context) error {
 
 // shardsHeld counts the gateway shards this replica runs, for /metrics.
 func (a *App) shardsHeld() int {
-	if a.elector == nil {
+	if a.discord.el == nil {
 		return 0
 	}
-	return len(a.elector.Held())
+	return len(a.discord.el.Held())
 }
 
 // Close closes the pools. Run closes them itself.
@@ -290,3 +299,15 @@ func (a *App) Close() {
 		}
 	}
 }
+
+// The platforms' capabilities, found by type assertion in New, Run and
+// Stop: checked here so that a renamed method cannot drop one silently.
+var (
+	_ surface.Sending = (*linearApp)(nil)
+	_ surface.Sending = (*discordApp)(nil)
+	_ surface.Hooking = (*discordApp)(nil)
+	_ surface.Running = (*discordApp)(nil)
+	_ surface.Sending = (*slackApp)(nil)
+	_ surface.Hooking = (*slackApp)(nil)
+	_ surface.Running = (*slackApp)(nil)
+)

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/surface"
 )
 
 // TestMain lets the test binary stand in for `weft serve`: run with
@@ -176,11 +177,11 @@ func TestDoors(t *testing.T) {
 	t.Parallel()
 	a := &App{cfg: &Config{APIToken: "t", LLMProvider: "openai", Model: "m", FastModel: "f",
 		Linear: LinearConfig{WebhookSecret: "s"}, Discord: DiscordConfig{}},
-		linear: &linearApp{}, discord: &discordApp{}}
+		platforms: []surface.Platform{&linearApp{}, &discordApp{}, &slackApp{}}}
 	on := map[string]bool{}
 	for _, d := range a.doors() {
-		on[d.name] = d.on
-		require.NotEmpty(t, d.why, d.name)
+		on[d.Name] = d.On
+		require.NotEmpty(t, d.Why, d.Name)
 	}
 	require.Equal(t, map[string]bool{"api": true, "linear": false, "discord": false, "slack": false, "model": true}, on)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/discord"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
@@ -76,6 +77,8 @@ type discordApp struct {
 	client *discord.Client // REST, shared by every shard's gateway
 	sender *discord.Sender
 	typist *discord.Typist
+	// el holds the gateway shards, once the ingester exists (elect).
+	el     *discord.Elector
 	logger *slog.Logger
 }
 
@@ -101,6 +104,31 @@ func newDiscordApp(c DiscordConfig, store *db.Store, logger *slog.Logger) (*disc
 
 // on reports whether Discord is configured.
 func (a *discordApp) on() bool { return a.client != nil }
+
+// Name is Discord.
+func (a *discordApp) Name() thread.Platform { return thread.PlatformDiscord }
+
+// Door says whether the gateway runs and interactions are served.
+func (a *discordApp) Door() surface.Door {
+	if !a.on() {
+		return surface.Door{Name: "discord", Why: "set DISCORD_BOT_TOKEN"}
+	}
+	how := []string{"gateway on DISCORD_BOT_TOKEN"}
+	if a.cfg.PublicKey == "" {
+		how = append(how, "interactions off: DISCORD_PUBLIC_KEY is not set")
+	} else {
+		how = append(how, "interactions at /webhooks/discord")
+	}
+	return surface.Door{Name: "discord", On: true, Why: strings.Join(how, "; ")}
+}
+
+// Sender delivers to Discord; nil with Discord off.
+func (a *discordApp) Sender() surface.Sender {
+	if !a.on() {
+		return nil
+	}
+	return a.sender
+}
 
 // continuer serves continue_in_discord and /continue, recording through
 // rec; nil when Discord is off.
@@ -130,8 +158,8 @@ func (a *discordApp) history() tools.HistoryFetcher {
 	return discordHistory{a.client}
 }
 
-// onTurn is the processor's turn hook: the typing indicator.
-func (a *discordApp) onTurn() func(context.Context, uuid.UUID) func() {
+// OnTurn is the processor's turn hook: the typing indicator.
+func (a *discordApp) OnTurn() surface.TurnHook {
 	if !a.on() {
 		return nil
 	}
@@ -151,14 +179,15 @@ func (a *discordApp) interactions(store *db.Store, c *tools.Continuer) *webhooks
 	}
 }
 
-// elector contends for the gateway shards through leases in store, each
-// shard's events going to rec; nil when Discord is off.
-func (a *discordApp) elector(store *db.Store, rec discord.Recorder) *discord.Elector {
+// elect builds the elector that contends for the gateway shards through
+// leases in store, each shard's events going to rec; none when Discord is
+// off.
+func (a *discordApp) elect(store *db.Store, rec discord.Recorder) {
 	if !a.on() {
-		return nil
+		return
 	}
 	host, _ := os.Hostname()
-	return discord.NewElector(discord.ElectorConfig{
+	a.el = discord.NewElector(discord.ElectorConfig{
 		Shards: a.cfg.ShardCount, Owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]), Leases: store,
 		NewGateway: func(shardID, shardCount int) (discord.Gateway, error) {
 			return a.client.ForShard(shardID, shardCount, discord.NewConversations(a.client, rec, shardID, shardCount, a.logger))
@@ -167,9 +196,10 @@ func (a *discordApp) elector(store *db.Store, rec discord.Recorder) *discord.Ele
 	})
 }
 
-// start registers the slash commands (one bulk overwrite, idempotent) and
+// Start registers the slash commands (one bulk overwrite, idempotent) and
 // starts the elector contending for the gateway shards.
-func (a *discordApp) start(ctx context.Context, e *discord.Elector) error {
+func (a *discordApp) Start(ctx context.Context) error {
+	e := a.el
 	if e == nil {
 		return nil
 	}
@@ -192,8 +222,9 @@ func (a *discordApp) shards() int {
 	return max(a.cfg.ShardCount, 1)
 }
 
-// stop disconnects the gateway shards and releases them to other replicas.
-func (a *discordApp) stop(ctx context.Context, e *discord.Elector) error {
+// Stop disconnects the gateway shards and releases them to other replicas.
+func (a *discordApp) Stop(ctx context.Context) error {
+	e := a.el
 	if e == nil {
 		return nil
 	}

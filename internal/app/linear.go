@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/internal/installation"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/secret"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
@@ -54,17 +55,19 @@ func (c LinearConfig) tokenURL() string {
 
 // linearApp is the wired Linear platform: nil fields are switched off.
 type linearApp struct {
-	client  *linear.Client
-	sender  *linear.Sender
-	history tools.HistoryFetcher
-	oauth   *webhooks.LinearOAuth
+	// webhookSecret verifies /webhooks/linear; "" leaves it off.
+	webhookSecret string
+	client        *linear.Client
+	sender        *linear.Sender
+	history       tools.HistoryFetcher
+	oauth         *webhooks.LinearOAuth
 }
 
 // newLinearApp builds the Linear client from the configuration: a static
 // token for one workspace, or OAuth installations. Without either, Linear is
 // off (logDoors says so).
 func newLinearApp(c LinearConfig, store *db.Store, logger *slog.Logger) (*linearApp, error) {
-	app := &linearApp{}
+	app := &linearApp{webhookSecret: c.WebhookSecret}
 	var tokens linear.TokenSource
 	switch {
 	case c.AccessToken != "":
@@ -95,6 +98,35 @@ func newLinearApp(c LinearConfig, store *db.Store, logger *slog.Logger) (*linear
 	app.sender = linear.NewSender(client, workspaces)
 	app.history = linearHistory{client}
 	return app, nil
+}
+
+// Name is Linear.
+func (a *linearApp) Name() thread.Platform { return thread.PlatformLinear }
+
+// Door says how Linear is reached: a static token or OAuth installs, and
+// whether its webhooks are served.
+func (a *linearApp) Door() surface.Door {
+	if a.sender == nil {
+		return surface.Door{Name: "linear", Why: "set LINEAR_ACCESS_TOKEN, or LINEAR_CLIENT_ID with LINEAR_CLIENT_SECRET and WEFT_ENCRYPTION_KEY"}
+	}
+	how := []string{"LINEAR_ACCESS_TOKEN (one workspace)"}
+	if a.oauth != nil {
+		how = []string{"OAuth installs at /oauth/linear/install"}
+	}
+	if a.webhookSecret == "" {
+		how = append(how, "webhooks off: LINEAR_WEBHOOK_SECRET is not set")
+	} else {
+		how = append(how, "webhooks at /webhooks/linear")
+	}
+	return surface.Door{Name: "linear", On: true, Why: strings.Join(how, "; ")}
+}
+
+// Sender delivers to Linear; nil with Linear off.
+func (a *linearApp) Sender() surface.Sender {
+	if a.sender == nil {
+		return nil
+	}
+	return a.sender
 }
 
 // issueURLTimeout bounds reading an issue's URL for a continuation's link

@@ -30,7 +30,7 @@ func RunMCP(ctx context.Context, cfg *Config, logger *slog.Logger, stdin io.Read
 	if err != nil {
 		return err
 	}
-	sl, err := newSlackApp(cfg.Slack, installs, logger)
+	sl, err := newSlackApp(cfg.Slack, store, installs, logger)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -11,6 +12,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slackinstall"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
@@ -63,7 +65,9 @@ func loadSlack(getenv func(string) string) (SlackConfig, error) {
 type slackApp struct {
 	cfg    SlackConfig
 	logger *slog.Logger
-	ws     *slack.Workspaces
+	// store holds the threads the thinking status finds its Slack thread by.
+	store *db.Store
+	ws    *slack.Workspaces
 	// installs are the OAuth installations; nil without OAuth.
 	installs *slackinstall.Tokens
 	sender   *slack.Sender
@@ -76,8 +80,8 @@ type slackApp struct {
 
 // newSlackApp builds Slack on SLACK_BOT_TOKEN and the OAuth installs'
 // tokens (installs; nil without OAuth): off with neither.
-func newSlackApp(cfg SlackConfig, installs *slackinstall.Tokens, logger *slog.Logger) (*slackApp, error) {
-	a := &slackApp{cfg: cfg, logger: logger.With("component", "slack"), installs: installs}
+func newSlackApp(cfg SlackConfig, store *db.Store, installs *slackinstall.Tokens, logger *slog.Logger) (*slackApp, error) {
+	a := &slackApp{cfg: cfg, logger: logger.With("component", "slack"), store: store, installs: installs}
 	var src slack.TokenSource
 	if installs != nil {
 		src = installs
@@ -99,6 +103,40 @@ func (a *slackApp) clientConfig() slack.Config {
 
 // on reports whether Slack is configured.
 func (a *slackApp) on() bool { return a != nil && a.ws != nil }
+
+// Name is Slack.
+func (a *slackApp) Name() thread.Platform { return thread.PlatformSlack }
+
+// Door says which workspaces Slack reaches and through which doors.
+func (a *slackApp) Door() surface.Door {
+	if !a.on() {
+		return surface.Door{Name: "slack", Why: "set SLACK_BOT_TOKEN or SLACK_CLIENT_ID (OAuth installs) with SLACK_SIGNING_SECRET (Events API) or SLACK_APP_TOKEN (Socket Mode)"}
+	}
+	var how []string
+	if a.installs != nil {
+		how = append(how, "installed workspaces with their own tokens (/oauth/slack/install)")
+	}
+	if a.cfg.BotToken != "" {
+		how = append(how, "SLACK_BOT_TOKEN's workspace with it")
+	}
+	if a.cfg.SigningSecret == "" {
+		how = append(how, "events off: SLACK_SIGNING_SECRET is not set")
+	} else {
+		how = append(how, "events at /webhooks/slack, /weft at /webhooks/slack/commands")
+	}
+	if a.cfg.AppToken != "" {
+		how = append(how, "socket mode on SLACK_APP_TOKEN")
+	}
+	return surface.Door{Name: "slack", On: true, Why: strings.Join(how, "; ")}
+}
+
+// Sender delivers to Slack; nil with Slack off.
+func (a *slackApp) Sender() surface.Sender {
+	if !a.on() {
+		return nil
+	}
+	return a.sender
+}
 
 // slackThreads are the workspaces' clients as the continue tools open
 // threads with them.
@@ -158,18 +196,18 @@ func (a *slackApp) tools(elsewhere bool, c *tools.Continuer) []tools.Tool {
 	return []tools.Tool{c.Tool()}
 }
 
-// onTurn is the processor's turn hook: "is thinking…" under the thread.
-func (a *slackApp) onTurn(store *db.Store) func(context.Context, uuid.UUID) func() {
+// OnTurn is the processor's turn hook: "is thinking…" under the thread.
+func (a *slackApp) OnTurn() surface.TurnHook {
 	if !a.on() {
 		return nil
 	}
-	return slack.NewStatus(a.ws, store, a.logger).Thinking
+	return slack.NewStatus(a.ws, a.store, a.logger).Thinking
 }
 
-// start runs Socket Mode, if configured, until stop.
-func (a *slackApp) start(ctx context.Context) {
+// Start runs Socket Mode, if configured, until Stop.
+func (a *slackApp) Start(ctx context.Context) error {
 	if a.socket == nil {
-		return
+		return nil
 	}
 	ctx, a.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	a.wg.Go(func() {
@@ -177,19 +215,21 @@ func (a *slackApp) start(ctx context.Context) {
 			a.logger.ErrorContext(ctx, "slack socket mode stopped", slog.Any("error", err))
 		}
 	})
+	return nil
 }
 
-// stop closes Socket Mode: an envelope not yet acknowledged is redelivered.
-func (a *slackApp) stop() {
+// Stop closes Socket Mode: an envelope not yet acknowledged is redelivered.
+func (a *slackApp) Stop(context.Context) error {
 	if a.cancel != nil {
 		a.cancel()
 	}
 	a.wg.Wait()
+	return nil
 }
 
 // turnHooks runs several processor turn hooks as one.
-func turnHooks(hooks ...func(context.Context, uuid.UUID) func()) func(context.Context, uuid.UUID) func() {
-	var on []func(context.Context, uuid.UUID) func()
+func turnHooks(hooks ...surface.TurnHook) func(context.Context, uuid.UUID) func() {
+	var on []surface.TurnHook
 	for _, h := range hooks {
 		if h != nil {
 			on = append(on, h)

@@ -40,7 +40,7 @@ func newSlackToolsWorld(t *testing.T) *slackToolsWorld {
 	t.Helper()
 	fake := slacktest.NewServer(t)
 	logger, buf := logtest.Recording(t)
-	a, err := newSlackApp(SlackConfig{BotToken: slacktest.BotToken, APIURL: fake.APIURL()}, nil, logger)
+	a, err := newSlackApp(SlackConfig{BotToken: slacktest.BotToken, APIURL: fake.APIURL()}, nil, nil, logger)
 	require.NoError(t, err)
 	model := llmtest.NewServer(t)
 	// No retries: a scripted 500 is the model failing, at once.
