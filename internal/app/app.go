@@ -26,6 +26,7 @@ import (
 	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/slackinstall"
 	"github.com/weft-dev/weft/internal/surface"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/webhooks"
 )
@@ -41,7 +42,7 @@ type App struct {
 	pool, intakePool *pgxpool.Pool
 	store, intake    *db.Store
 
-	linear  *linearApp
+	linear  *surfacelinear.App
 	discord *discordApp
 	slack   *slackApp
 	// platforms are the three above, in the order their doors are logged,
@@ -100,7 +101,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.intake, a.intakePool, err = Open(ctx, cfg.intakeDB(), logger); err != nil {
 		return nil, err
 	}
-	if a.linear, err = newLinearApp(cfg.Linear, a.store, logger); err != nil {
+	if a.linear, err = surfacelinear.New(cfg.Linear, a.store, logger); err != nil {
 		return nil, err
 	}
 	if a.discord, err = newDiscordApp(cfg.Discord, a.store, logger); err != nil {
@@ -134,8 +135,8 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	}
 	rec := ingest.New(a.intake, jobs, nil, logger)
 	continuers := continuers{
-		discord: a.discord.continuer(a.store, rec, a.linear.issueURL()),
-		slack:   a.slack.continuer(a.store, rec, a.linear.issueURL()),
+		discord: a.discord.continuer(a.store, rec, a.linear.IssueURL()),
+		slack:   a.slack.continuer(a.store, rec, a.linear.IssueURL()),
 	}
 	workers := cfg.Role != "api"
 	var runner *agent.Runner
@@ -303,7 +304,7 @@ func (a *App) Close() {
 // The platforms' capabilities, found by type assertion in New, Run and
 // Stop: checked here so that a renamed method cannot drop one silently.
 var (
-	_ surface.Sending = (*linearApp)(nil)
+	_ surface.Sending = (*surfacelinear.App)(nil)
 	_ surface.Sending = (*discordApp)(nil)
 	_ surface.Hooking = (*discordApp)(nil)
 	_ surface.Running = (*discordApp)(nil)

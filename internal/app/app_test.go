@@ -19,6 +19,7 @@ import (
 
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/surface"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 )
 
 // TestMain lets the test binary stand in for `weft serve`: run with
@@ -176,8 +177,8 @@ func noDuplicateKeys(line string) error {
 func TestDoors(t *testing.T) {
 	t.Parallel()
 	a := &App{cfg: &Config{APIToken: "t", LLMProvider: "openai", Model: "m", FastModel: "f",
-		Linear: LinearConfig{WebhookSecret: "s"}, Discord: DiscordConfig{}},
-		platforms: []surface.Platform{&linearApp{}, &discordApp{}, &slackApp{}}}
+		Linear: surfacelinear.Config{WebhookSecret: "s"}, Discord: DiscordConfig{}},
+		platforms: []surface.Platform{&surfacelinear.App{}, &discordApp{}, &slackApp{}}}
 	on := map[string]bool{}
 	for _, d := range a.doors() {
 		on[d.Name] = d.On

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weft-dev/weft/internal/outbox"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -60,7 +61,7 @@ type Config struct {
 	// (agent.Runner.RetryWindow); 0 is agent.DefaultRetryWindow.
 	LLMRetryWindow time.Duration
 
-	Linear  LinearConfig
+	Linear  surfacelinear.Config
 	Discord DiscordConfig
 	Slack   SlackConfig
 	// SlackInstall is the Slack OAuth install and SLACK_ALLOWED_TEAMS.
@@ -108,7 +109,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = ":8080"
 	}
-	cfg.Linear = loadLinear(getenv)
+	cfg.Linear = surfacelinear.Load(getenv)
 	cfg.SlackInstall = loadSlackInstall(getenv)
 	var err error
 	if cfg.Slack, err = loadSlack(getenv); err != nil {

@@ -17,7 +17,7 @@ import (
 func (a *App) newHandler(rep *replies.Service, c continuers) http.Handler {
 	hooks := webhooks.NewHandler(webhooks.Deps{
 		Logger: a.logger, Ingester: a.ingest,
-		LinearWebhookSecret: []byte(a.cfg.Linear.WebhookSecret), LinearOAuth: a.linear.oauth,
+		LinearWebhookSecret: []byte(a.cfg.Linear.WebhookSecret), LinearOAuth: a.linear.OAuth(),
 		SlackOAuth: a.slackOAuth,
 		Discord:    a.discord.interactions(a.intake, c.discord),
 		Slack:      a.slack.events(c.slack, a.cfg.SlackInstall.TeamAllowed),

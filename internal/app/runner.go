@@ -7,6 +7,7 @@ import (
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/replies"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -20,15 +21,15 @@ type continuers struct{ discord, slack *tools.Continuer }
 // continuers, and Discord's search tools) and the context providers
 // (platform thread history and, with Discord or Slack on, relevant thread
 // discovery).
-func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp, dis *discordApp, sl *slackApp,
+func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *surfacelinear.App, dis *discordApp, sl *slackApp,
 	rep *replies.Service, c continuers, tel *telemetry) (*agent.Runner, error) {
 	provider, err := llm.New(llm.Config{Provider: cfg.LLMProvider, APIKey: cfg.LLMAPIKey, BaseURL: cfg.LLMBaseURL})
 	if err != nil {
 		return nil, err
 	}
 	own := tools.Memory(store)
-	own = append(own, dis.tools(lin.sender != nil || sl.on(), c.discord)...)
-	own = append(own, sl.tools(lin.sender != nil || dis.on(), c.slack)...)
+	own = append(own, dis.tools(lin.On() || sl.on(), c.discord)...)
+	own = append(own, sl.tools(lin.On() || dis.on(), c.slack)...)
 	registry, err := tools.NewRegistry(own...)
 	if err != nil {
 		return nil, err
@@ -41,8 +42,8 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp
 		return nil, err
 	}
 	history := &tools.History{Store: store, TTL: cfg.HistoryTTL, Logger: logger.With("component", "history")}
-	if lin.history != nil {
-		history.Linear = lin.history
+	if lin.History() != nil {
+		history.Linear = lin.History()
 	}
 	history.Discord = dis.history()
 	history.Slack = sl.backfill()

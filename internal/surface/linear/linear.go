@@ -1,4 +1,6 @@
-package app
+// Package linear is Linear's side of the seam: its configuration, the
+// wired client, sender and OAuth installs, its door and its history source.
+package linear
 
 import (
 	"context"
@@ -9,7 +11,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/installation"
-	"github.com/weft-dev/weft/internal/linear"
+	linearapi "github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
@@ -17,8 +19,8 @@ import (
 	"github.com/weft-dev/weft/webhooks"
 )
 
-// LinearConfig is the Linear app's settings.
-type LinearConfig struct {
+// Config is the Linear app's settings.
+type Config struct {
 	WebhookSecret string
 	ClientID      string
 	ClientSecret  string
@@ -28,8 +30,9 @@ type LinearConfig struct {
 	EncryptionKey string
 }
 
-func loadLinear(getenv func(string) string) LinearConfig {
-	c := LinearConfig{
+// Load reads Config from the environment.
+func Load(getenv func(string) string) Config {
+	c := Config{
 		WebhookSecret: getenv("LINEAR_WEBHOOK_SECRET"),
 		ClientID:      getenv("LINEAR_CLIENT_ID"),
 		ClientSecret:  getenv("LINEAR_CLIENT_SECRET"),
@@ -39,39 +42,39 @@ func loadLinear(getenv func(string) string) LinearConfig {
 		EncryptionKey: getenv("WEFT_ENCRYPTION_KEY"),
 	}
 	if c.APIURL == "" {
-		c.APIURL = linear.DefaultEndpoint
+		c.APIURL = linearapi.DefaultEndpoint
 	}
 	return c
 }
 
 // tokenURL is the OAuth token endpoint beside the GraphQL endpoint, so that
 // pointing LINEAR_API_URL at a fake points both.
-func (c LinearConfig) tokenURL() string {
-	if c.APIURL == linear.DefaultEndpoint {
-		return linear.DefaultTokenURL
+func (c Config) tokenURL() string {
+	if c.APIURL == linearapi.DefaultEndpoint {
+		return linearapi.DefaultTokenURL
 	}
 	return strings.TrimSuffix(c.APIURL, "/graphql") + "/oauth/token"
 }
 
-// linearApp is the wired Linear platform: nil fields are switched off.
-type linearApp struct {
+// App is the wired Linear platform: nil fields are switched off.
+type App struct {
 	// webhookSecret verifies /webhooks/linear; "" leaves it off.
 	webhookSecret string
-	client        *linear.Client
-	sender        *linear.Sender
+	client        *linearapi.Client
+	sender        *linearapi.Sender
 	history       tools.HistoryFetcher
 	oauth         *webhooks.LinearOAuth
 }
 
-// newLinearApp builds the Linear client from the configuration: a static
+// New builds the Linear client from the configuration: a static
 // token for one workspace, or OAuth installations. Without either, Linear is
 // off (logDoors says so).
-func newLinearApp(c LinearConfig, store *db.Store, logger *slog.Logger) (*linearApp, error) {
-	app := &linearApp{webhookSecret: c.WebhookSecret}
-	var tokens linear.TokenSource
+func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
+	app := &App{webhookSecret: c.WebhookSecret}
+	var tokens linearapi.TokenSource
 	switch {
 	case c.AccessToken != "":
-		tokens = linear.StaticToken(c.AccessToken)
+		tokens = linearapi.StaticToken(c.AccessToken)
 	case c.ClientID != "":
 		key, err := secret.ParseKey(c.EncryptionKey)
 		if err != nil {
@@ -81,7 +84,7 @@ func newLinearApp(c LinearConfig, store *db.Store, logger *slog.Logger) (*linear
 		if err != nil {
 			return nil, err
 		}
-		oauth := linear.NewOAuthClient(c.ClientID, c.ClientSecret, c.RedirectURI, c.tokenURL(), nil)
+		oauth := linearapi.NewOAuthClient(c.ClientID, c.ClientSecret, c.RedirectURI, c.tokenURL(), nil)
 		inst := installation.NewTokens(store, cipher, oauth, logger) // names its component itself
 		tokens = inst
 		app.oauth = &webhooks.LinearOAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI,
@@ -89,23 +92,23 @@ func newLinearApp(c LinearConfig, store *db.Store, logger *slog.Logger) (*linear
 	default:
 		return app, nil
 	}
-	client := linear.NewClient(c.APIURL, nil, tokens)
-	var workspaces linear.Workspaces = store
+	client := linearapi.NewClient(c.APIURL, nil, tokens)
+	var workspaces linearapi.Workspaces = store
 	if c.AccessToken != "" {
 		workspaces = nil // one token for every workspace: a send needs no lookup
 	}
 	app.client = client
-	app.sender = linear.NewSender(client, workspaces)
+	app.sender = linearapi.NewSender(client, workspaces)
 	app.history = linearHistory{client}
 	return app, nil
 }
 
 // Name is Linear.
-func (a *linearApp) Name() thread.Platform { return thread.PlatformLinear }
+func (a *App) Name() thread.Platform { return thread.PlatformLinear }
 
 // Door says how Linear is reached: a static token or OAuth installs, and
 // whether its webhooks are served.
-func (a *linearApp) Door() surface.Door {
+func (a *App) Door() surface.Door {
 	if a.sender == nil {
 		return surface.Door{Name: "linear", Why: "set LINEAR_ACCESS_TOKEN, or LINEAR_CLIENT_ID with LINEAR_CLIENT_SECRET and WEFT_ENCRYPTION_KEY"}
 	}
@@ -122,7 +125,7 @@ func (a *linearApp) Door() surface.Door {
 }
 
 // Sender delivers to Linear; nil with Linear off.
-func (a *linearApp) Sender() surface.Sender {
+func (a *App) Sender() surface.Sender {
 	if a.sender == nil {
 		return nil
 	}
@@ -133,16 +136,25 @@ func (a *linearApp) Sender() surface.Sender {
 // back, which Slack's /weft continue waits for within Slack's 3 s.
 const issueURLTimeout = time.Second
 
-// issueURL reads a Linear issue's URL, for the link back from a
+// On reports whether Linear is configured.
+func (a *App) On() bool { return a.sender != nil }
+
+// OAuth is the install flow's configuration; nil without OAuth.
+func (a *App) OAuth() *webhooks.LinearOAuth { return a.oauth }
+
+// History reads an issue's comments for the prompt; nil with Linear off.
+func (a *App) History() tools.HistoryFetcher { return a.history }
+
+// IssueURL reads a Linear issue's URL, for the link back from a
 // conversation continued elsewhere; nil with Linear off.
-func (a *linearApp) issueURL() func(context.Context, *thread.LinearAttachment) (string, error) {
+func (a *App) IssueURL() func(context.Context, *thread.LinearAttachment) (string, error) {
 	if a.client == nil {
 		return nil
 	}
 	return func(ctx context.Context, att *thread.LinearAttachment) (string, error) {
 		ctx, cancel := context.WithTimeout(ctx, issueURLTimeout)
 		defer cancel()
-		issue, err := a.client.Issue(linear.WithOrganization(ctx, att.WorkspaceID), att.IssueID)
+		issue, err := a.client.Issue(linearapi.WithOrganization(ctx, att.WorkspaceID), att.IssueID)
 		if err != nil {
 			return "", err
 		}
@@ -151,10 +163,10 @@ func (a *linearApp) issueURL() func(context.Context, *thread.LinearAttachment) (
 }
 
 // linearHistory reads a Linear issue's comment thread for the prompt.
-type linearHistory struct{ c *linear.Client }
+type linearHistory struct{ c *linearapi.Client }
 
 func (h linearHistory) ThreadHistory(ctx context.Context, ref tools.HistoryRef) ([]tools.HistoryMessage, error) {
-	issue, err := h.c.Issue(linear.WithOrganization(ctx, ref.Workspace), ref.ID)
+	issue, err := h.c.Issue(linearapi.WithOrganization(ctx, ref.Workspace), ref.ID)
 	if err != nil {
 		return nil, err
 	}
