@@ -26,6 +26,7 @@ import (
 	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/slackinstall"
 	"github.com/weft-dev/weft/internal/surface"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/webhooks"
@@ -43,7 +44,7 @@ type App struct {
 	store, intake    *db.Store
 
 	linear  *surfacelinear.App
-	discord *discordApp
+	discord *surfacediscord.App
 	slack   *slackApp
 	// platforms are the three above, in the order their doors are logged,
 	// their workers started and stopped.
@@ -104,7 +105,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.linear, err = surfacelinear.New(cfg.Linear, a.store, logger); err != nil {
 		return nil, err
 	}
-	if a.discord, err = newDiscordApp(cfg.Discord, a.store, logger); err != nil {
+	if a.discord, err = surfacediscord.New(cfg.Discord, a.store, logger); err != nil {
 		return nil, err
 	}
 	if a.slackOAuth, a.slackTokens, err = newSlackOAuth(cfg.SlackInstall, a.store, logger); err != nil {
@@ -117,7 +118,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.telemetry, err = newTelemetry(ctx, cfg, a.intake, logger); err != nil {
 		return nil, err
 	}
-	if err := metrics.WatchShards(a.telemetry.registry, a.discord.shards(), a.shardsHeld); err != nil {
+	if err := metrics.WatchShards(a.telemetry.registry, a.discord.Shards(), a.shardsHeld); err != nil {
 		return nil, err
 	}
 	rep, err := newReplies(a.store, a.discord, a.slack, a.telemetry.registry, logger)
@@ -135,7 +136,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	}
 	rec := ingest.New(a.intake, jobs, nil, logger)
 	continuers := continuers{
-		discord: a.discord.continuer(a.store, rec, a.linear.IssueURL()),
+		discord: a.discord.Continuer(a.store, rec, a.linear.IssueURL()),
 		slack:   a.slack.continuer(a.store, rec, a.linear.IssueURL()),
 	}
 	workers := cfg.Role != "api"
@@ -172,7 +173,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	a.express = a.proc.Express(a.intake, expressSends)
 	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger,
 		ingest.WithTelemetry(a.telemetry.metrics, a.telemetry.tracer), ingest.WithPersona(cfg.Persona))
-	a.discord.elect(a.intake, a.ingest)
+	a.discord.Elect(a.intake, a.ingest)
 	a.slack.listen(a.ingest, cfg.SlackInstall.TeamAllowed)
 	if cfg.Role != "worker" {
 		a.handler = a.newHandler(rep, continuers)
@@ -286,10 +287,10 @@ func (a *App) Stop(ctx context.Context) error {
 
 // shardsHeld counts the gateway shards this replica runs, for /metrics.
 func (a *App) shardsHeld() int {
-	if a.discord.el == nil {
+	if a.discord.Elector() == nil {
 		return 0
 	}
-	return len(a.discord.el.Held())
+	return len(a.discord.Elector().Held())
 }
 
 // Close closes the pools. Run closes them itself.
@@ -305,9 +306,9 @@ func (a *App) Close() {
 // Stop: checked here so that a renamed method cannot drop one silently.
 var (
 	_ surface.Sending = (*surfacelinear.App)(nil)
-	_ surface.Sending = (*discordApp)(nil)
-	_ surface.Hooking = (*discordApp)(nil)
-	_ surface.Running = (*discordApp)(nil)
+	_ surface.Sending = (*surfacediscord.App)(nil)
+	_ surface.Hooking = (*surfacediscord.App)(nil)
+	_ surface.Running = (*surfacediscord.App)(nil)
 	_ surface.Sending = (*slackApp)(nil)
 	_ surface.Hooking = (*slackApp)(nil)
 	_ surface.Running = (*slackApp)(nil)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/surface"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 )
 
@@ -177,8 +178,8 @@ func noDuplicateKeys(line string) error {
 func TestDoors(t *testing.T) {
 	t.Parallel()
 	a := &App{cfg: &Config{APIToken: "t", LLMProvider: "openai", Model: "m", FastModel: "f",
-		Linear: surfacelinear.Config{WebhookSecret: "s"}, Discord: DiscordConfig{}},
-		platforms: []surface.Platform{&surfacelinear.App{}, &discordApp{}, &slackApp{}}}
+		Linear: surfacelinear.Config{WebhookSecret: "s"}, Discord: surfacediscord.Config{}},
+		platforms: []surface.Platform{&surfacelinear.App{}, &surfacediscord.App{}, &slackApp{}}}
 	on := map[string]bool{}
 	for _, d := range a.doors() {
 		on[d.Name] = d.On

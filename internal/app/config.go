@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weft-dev/weft/internal/outbox"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
@@ -62,7 +63,7 @@ type Config struct {
 	LLMRetryWindow time.Duration
 
 	Linear  surfacelinear.Config
-	Discord DiscordConfig
+	Discord surfacediscord.Config
 	Slack   SlackConfig
 	// SlackInstall is the Slack OAuth install and SLACK_ALLOWED_TEAMS.
 	SlackInstall SlackInstallConfig
@@ -248,4 +249,31 @@ func intEnv(getenv func(string) string, key string, def int) (int, error) {
 		return 0, fmt.Errorf("%s: %q is not a positive number", key, v)
 	}
 	return n, nil
+}
+
+func loadDiscord(getenv func(string) string) (surfacediscord.Config, error) {
+	c := surfacediscord.Config{
+		BotToken:          getenv("DISCORD_BOT_TOKEN"),
+		PublicKey:         getenv("DISCORD_PUBLIC_KEY"),
+		ApplicationID:     getenv("DISCORD_APPLICATION_ID"),
+		CommandGuildID:    getenv("DISCORD_COMMAND_GUILD_ID"),
+		APIURL:            getenv("DISCORD_API_URL"),
+		GatewayURL:        getenv("DISCORD_GATEWAY_URL"),
+		ContinueChannelID: getenv("DISCORD_CONTINUE_CHANNEL_ID"),
+	}
+	for _, g := range strings.Split(getenv("DISCORD_ALLOWED_GUILDS"), ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			c.AllowedGuilds = append(c.AllowedGuilds, g)
+		}
+	}
+	var err error
+	if c.ShardCount, err = intEnv(getenv, "DISCORD_SHARD_COUNT", 1); err != nil {
+		return c, err
+	}
+	if c.PublicKey != "" {
+		if _, err := c.Key(); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
 }

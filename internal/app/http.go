@@ -19,7 +19,7 @@ func (a *App) newHandler(rep *replies.Service, c continuers) http.Handler {
 		Logger: a.logger, Ingester: a.ingest,
 		LinearWebhookSecret: []byte(a.cfg.Linear.WebhookSecret), LinearOAuth: a.linear.OAuth(),
 		SlackOAuth: a.slackOAuth,
-		Discord:    a.discord.interactions(a.intake, c.discord),
+		Discord:    a.discord.Interactions(a.intake, c.discord),
 		Slack:      a.slack.events(c.slack, a.cfg.SlackInstall.TeamAllowed),
 		Metrics:    a.telemetry.metrics, Tracer: a.telemetry.tracer, Intake: a.admitted,
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weft-dev/weft/internal/mcpserver"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 )
 
 // RunMCP is `weft mcp`: the MCP server over stdin and stdout, for a local
@@ -22,7 +23,7 @@ func RunMCP(ctx context.Context, cfg *Config, logger *slog.Logger, stdin io.Read
 		return err
 	}
 	defer pool.Close()
-	dis, err := newDiscordApp(cfg.Discord, store, logger)
+	dis, err := surfacediscord.New(cfg.Discord, store, logger)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/replies"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
@@ -21,22 +22,22 @@ type continuers struct{ discord, slack *tools.Continuer }
 // continuers, and Discord's search tools) and the context providers
 // (platform thread history and, with Discord or Slack on, relevant thread
 // discovery).
-func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *surfacelinear.App, dis *discordApp, sl *slackApp,
+func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *surfacelinear.App, dis *surfacediscord.App, sl *slackApp,
 	rep *replies.Service, c continuers, tel *telemetry) (*agent.Runner, error) {
 	provider, err := llm.New(llm.Config{Provider: cfg.LLMProvider, APIKey: cfg.LLMAPIKey, BaseURL: cfg.LLMBaseURL})
 	if err != nil {
 		return nil, err
 	}
 	own := tools.Memory(store)
-	own = append(own, dis.tools(lin.On() || sl.on(), c.discord)...)
-	own = append(own, sl.tools(lin.On() || dis.on(), c.slack)...)
+	own = append(own, dis.Tools(lin.On() || sl.on(), c.discord)...)
+	own = append(own, sl.tools(lin.On() || dis.On(), c.slack)...)
 	registry, err := tools.NewRegistry(own...)
 	if err != nil {
 		return nil, err
 	}
 	reach := &tools.Reach{Store: store, Guilds: cfg.Discord.AllowedGuilds}
-	if dis.on() {
-		reach.Reader = discordReader{dis.client}
+	if dis.On() {
+		reach.Reader = discordReader{dis.Client()}
 	}
 	if err := registry.Register(tools.Replies(rep, reach)); err != nil {
 		return nil, err
@@ -45,12 +46,12 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *surfaceli
 	if lin.History() != nil {
 		history.Linear = lin.History()
 	}
-	history.Discord = dis.history()
+	history.Discord = dis.History()
 	history.Slack = sl.backfill()
 	contexts := []agent.ContextProvider{history}
 	sources := map[thread.Platform]tools.DiscoverySource{}
-	if dis.on() {
-		discovery, search := discordContext(dis.client, store, provider, cfg.FastModel, cfg.Discord.AllowedGuilds, logger)
+	if dis.On() {
+		discovery, search := discordContext(dis.Client(), store, provider, cfg.FastModel, cfg.Discord.AllowedGuilds, logger)
 		sources[thread.PlatformDiscord] = discovery
 		for _, t := range search {
 			if err := registry.Register(t); err != nil {
