@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -28,6 +29,7 @@ import (
 	"github.com/weft-dev/weft/internal/surface"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/webhooks"
 )
@@ -45,7 +47,7 @@ type App struct {
 
 	linear  *surfacelinear.App
 	discord *surfacediscord.App
-	slack   *slackApp
+	slack   *surfaceslack.App
 	// platforms are the three above, in the order their doors are logged,
 	// their workers started and stopped.
 	platforms []surface.Platform
@@ -111,7 +113,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.slackOAuth, a.slackTokens, err = newSlackOAuth(cfg.SlackInstall, a.store, logger); err != nil {
 		return nil, err
 	}
-	if a.slack, err = newSlackApp(cfg.Slack, a.store, a.slackTokens, logger); err != nil {
+	if a.slack, err = surfaceslack.New(cfg.Slack, a.store, a.slackTokens, logger); err != nil {
 		return nil, err
 	}
 	a.platforms = []surface.Platform{a.linear, a.discord, a.slack}
@@ -137,7 +139,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	rec := ingest.New(a.intake, jobs, nil, logger)
 	continuers := continuers{
 		discord: a.discord.Continuer(a.store, rec, a.linear.IssueURL()),
-		slack:   a.slack.continuer(a.store, rec, a.linear.IssueURL()),
+		slack:   a.slack.Continuer(a.store, rec, a.linear.IssueURL()),
 	}
 	workers := cfg.Role != "api"
 	var runner *agent.Runner
@@ -174,7 +176,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger,
 		ingest.WithTelemetry(a.telemetry.metrics, a.telemetry.tracer), ingest.WithPersona(cfg.Persona))
 	a.discord.Elect(a.intake, a.ingest)
-	a.slack.listen(a.ingest, cfg.SlackInstall.TeamAllowed)
+	a.slack.Listen(a.ingest, cfg.SlackInstall.TeamAllowed)
 	if cfg.Role != "worker" {
 		a.handler = a.newHandler(rep, continuers)
 	}
@@ -309,7 +311,31 @@ var (
 	_ surface.Sending = (*surfacediscord.App)(nil)
 	_ surface.Hooking = (*surfacediscord.App)(nil)
 	_ surface.Running = (*surfacediscord.App)(nil)
-	_ surface.Sending = (*slackApp)(nil)
-	_ surface.Hooking = (*slackApp)(nil)
-	_ surface.Running = (*slackApp)(nil)
+	_ surface.Sending = (*surfaceslack.App)(nil)
+	_ surface.Hooking = (*surfaceslack.App)(nil)
+	_ surface.Running = (*surfaceslack.App)(nil)
 )
+
+// turnHooks runs several processor turn hooks as one.
+func turnHooks(hooks ...surface.TurnHook) func(context.Context, uuid.UUID) func() {
+	var on []surface.TurnHook
+	for _, h := range hooks {
+		if h != nil {
+			on = append(on, h)
+		}
+	}
+	if len(on) == 0 {
+		return nil
+	}
+	return func(ctx context.Context, id uuid.UUID) func() {
+		stops := make([]func(), len(on))
+		for i, h := range on {
+			stops[i] = h(ctx, id)
+		}
+		return func() {
+			for _, stop := range stops {
+				stop()
+			}
+		}
+	}
+}

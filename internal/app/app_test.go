@@ -21,6 +21,7 @@ import (
 	"github.com/weft-dev/weft/internal/surface"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 )
 
 // TestMain lets the test binary stand in for `weft serve`: run with
@@ -179,7 +180,7 @@ func TestDoors(t *testing.T) {
 	t.Parallel()
 	a := &App{cfg: &Config{APIToken: "t", LLMProvider: "openai", Model: "m", FastModel: "f",
 		Linear: surfacelinear.Config{WebhookSecret: "s"}, Discord: surfacediscord.Config{}},
-		platforms: []surface.Platform{&surfacelinear.App{}, &surfacediscord.App{}, &slackApp{}}}
+		platforms: []surface.Platform{&surfacelinear.App{}, &surfacediscord.App{}, &surfaceslack.App{}}}
 	on := map[string]bool{}
 	for _, d := range a.doors() {
 		on[d.Name] = d.On

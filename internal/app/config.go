@@ -14,6 +14,7 @@ import (
 	"github.com/weft-dev/weft/internal/outbox"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -64,7 +65,7 @@ type Config struct {
 
 	Linear  surfacelinear.Config
 	Discord surfacediscord.Config
-	Slack   SlackConfig
+	Slack   surfaceslack.Config
 	// SlackInstall is the Slack OAuth install and SLACK_ALLOWED_TEAMS.
 	SlackInstall SlackInstallConfig
 	// Discovery tunes relevant thread discovery (MAX_RELEVANT_THREADS,
@@ -276,4 +277,20 @@ func loadDiscord(getenv func(string) string) (surfacediscord.Config, error) {
 		}
 	}
 	return c, nil
+}
+
+func loadSlack(getenv func(string) string) (surfaceslack.Config, error) {
+	perMinute, err := intEnv(getenv, "SLACK_HISTORY_PER_MINUTE", 50)
+	if err != nil {
+		return surfaceslack.Config{}, err
+	}
+	return surfaceslack.Config{
+		SigningSecret: getenv("SLACK_SIGNING_SECRET"),
+		BotToken:      getenv("SLACK_BOT_TOKEN"),
+		AppToken:      getenv("SLACK_APP_TOKEN"),
+		APIURL:        getenv("SLACK_API_URL"),
+
+		ContinueChannelID: getenv("SLACK_CONTINUE_CHANNEL_ID"),
+		HistoryPerMinute:  perMinute,
+	}, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/mcpserver"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 )
 
 // RunMCP is `weft mcp`: the MCP server over stdin and stdout, for a local
@@ -31,7 +32,7 @@ func RunMCP(ctx context.Context, cfg *Config, logger *slog.Logger, stdin io.Read
 	if err != nil {
 		return err
 	}
-	sl, err := newSlackApp(cfg.Slack, store, installs, logger)
+	sl, err := surfaceslack.New(cfg.Slack, store, installs, logger)
 	if err != nil {
 		return err
 	}

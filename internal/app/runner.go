@@ -9,6 +9,7 @@ import (
 	"github.com/weft-dev/weft/internal/replies"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -22,15 +23,15 @@ type continuers struct{ discord, slack *tools.Continuer }
 // continuers, and Discord's search tools) and the context providers
 // (platform thread history and, with Discord or Slack on, relevant thread
 // discovery).
-func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *surfacelinear.App, dis *surfacediscord.App, sl *slackApp,
+func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *surfacelinear.App, dis *surfacediscord.App, sl *surfaceslack.App,
 	rep *replies.Service, c continuers, tel *telemetry) (*agent.Runner, error) {
 	provider, err := llm.New(llm.Config{Provider: cfg.LLMProvider, APIKey: cfg.LLMAPIKey, BaseURL: cfg.LLMBaseURL})
 	if err != nil {
 		return nil, err
 	}
 	own := tools.Memory(store)
-	own = append(own, dis.Tools(lin.On() || sl.on(), c.discord)...)
-	own = append(own, sl.tools(lin.On() || dis.On(), c.slack)...)
+	own = append(own, dis.Tools(lin.On() || sl.On(), c.discord)...)
+	own = append(own, sl.Tools(lin.On() || dis.On(), c.slack)...)
 	registry, err := tools.NewRegistry(own...)
 	if err != nil {
 		return nil, err
@@ -47,7 +48,7 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *surfaceli
 		history.Linear = lin.History()
 	}
 	history.Discord = dis.History()
-	history.Slack = sl.backfill()
+	history.Slack = sl.Backfill()
 	contexts := []agent.ContextProvider{history}
 	sources := map[thread.Platform]tools.DiscoverySource{}
 	if dis.On() {
@@ -59,8 +60,8 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *surfaceli
 			}
 		}
 	}
-	if sl.on() {
-		sources[thread.PlatformSlack] = sl.discovery(store)
+	if sl.On() {
+		sources[thread.PlatformSlack] = sl.Discovery(store)
 	}
 	if len(sources) > 0 {
 		contexts = append(contexts, newDiscovery(sources, provider, cfg.FastModel, cfg.Discovery, logger))

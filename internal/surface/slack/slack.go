@@ -1,4 +1,7 @@
-package app
+// Package slack is Slack's side of the seam: its configuration, the
+// workspaces' Web API clients, sender, thinking status and Socket Mode,
+// its door and events, history, discovery and continuation.
+package slack
 
 import (
 	"context"
@@ -7,10 +10,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/uuid"
-
 	"github.com/weft-dev/weft/db"
-	"github.com/weft-dev/weft/internal/slack"
+	slackapi "github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slackinstall"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
@@ -18,9 +19,9 @@ import (
 	"github.com/weft-dev/weft/webhooks"
 )
 
-// SlackConfig is Slack's part of the configuration (the OAuth installs'
+// Config is Slack's part of the configuration (the OAuth installs'
 // is SlackInstallConfig).
-type SlackConfig struct {
+type Config struct {
 	// SigningSecret verifies the Events API and slash commands
 	// (SLACK_SIGNING_SECRET); without it those doors stay closed.
 	SigningSecret string
@@ -31,7 +32,7 @@ type SlackConfig struct {
 	// AppToken is the app-level token (SLACK_APP_TOKEN) that opens Socket
 	// Mode, the door for a workspace without a public URL.
 	AppToken string
-	// APIURL replaces https://slack.com/api/ (SLACK_API_URL), e.g. a fake.
+	// APIURL replaces https://slackapi.com/api/ (SLACK_API_URL), e.g. a fake.
 	APIURL string
 	// ContinueChannelID is where /weft continue and continue_in_slack
 	// open threads (SLACK_CONTINUE_CHANNEL_ID); empty means the channel
@@ -43,73 +44,57 @@ type SlackConfig struct {
 	HistoryPerMinute int
 }
 
-func loadSlack(getenv func(string) string) (SlackConfig, error) {
-	perMinute, err := intEnv(getenv, "SLACK_HISTORY_PER_MINUTE", 50)
-	if err != nil {
-		return SlackConfig{}, err
-	}
-	return SlackConfig{
-		SigningSecret: getenv("SLACK_SIGNING_SECRET"),
-		BotToken:      getenv("SLACK_BOT_TOKEN"),
-		AppToken:      getenv("SLACK_APP_TOKEN"),
-		APIURL:        getenv("SLACK_API_URL"),
-
-		ContinueChannelID: getenv("SLACK_CONTINUE_CHANNEL_ID"),
-		HistoryPerMinute:  perMinute,
-	}, nil
-}
-
-// slackApp is Slack, built: the Web API clients (one per workspace), the
+// App is Slack, built: the Web API clients (one per workspace), the
 // outbox's sender, the thinking status, and the doors once the ingester
 // exists.
-type slackApp struct {
-	cfg    SlackConfig
+type App struct {
+	cfg    Config
 	logger *slog.Logger
 	// store holds the threads the thinking status finds its Slack thread by.
 	store *db.Store
-	ws    *slack.Workspaces
+	ws    *slackapi.Workspaces
 	// installs are the OAuth installations; nil without OAuth.
 	installs *slackinstall.Tokens
-	sender   *slack.Sender
-	conv     *slack.Conversations
-	socket   *slack.Socket
+	sender   *slackapi.Sender
+	conv     *slackapi.Conversations
+	socket   *slackapi.Socket
 
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
 }
 
-// newSlackApp builds Slack on SLACK_BOT_TOKEN and the OAuth installs'
+// New builds Slack on SLACK_BOT_TOKEN and the OAuth installs'
 // tokens (installs; nil without OAuth): off with neither.
-func newSlackApp(cfg SlackConfig, store *db.Store, installs *slackinstall.Tokens, logger *slog.Logger) (*slackApp, error) {
-	a := &slackApp{cfg: cfg, logger: logger.With("component", "slack"), store: store, installs: installs}
-	var src slack.TokenSource
+func New(cfg Config, store *db.Store, installs *slackinstall.Tokens, logger *slog.Logger) (*App, error) {
+	a := &App{cfg: cfg, logger: logger.With("component", "slack"), store: store, installs: installs}
+	var src slackapi.TokenSource
 	if installs != nil {
 		src = installs
 	} else if cfg.BotToken == "" {
 		return a, nil
 	}
-	ws, err := slack.NewWorkspaces(a.clientConfig(), src)
+	ws, err := slackapi.NewWorkspaces(a.clientConfig(), src)
 	if err != nil {
 		return nil, fmt.Errorf("slack: %w", err)
 	}
-	a.ws, a.sender = ws, slack.NewSender(ws)
+	a.ws, a.sender = ws, slackapi.NewSender(ws)
 	return a, nil
 }
 
-func (a *slackApp) clientConfig() slack.Config {
-	return slack.Config{Token: a.cfg.BotToken, AppToken: a.cfg.AppToken, APIURL: a.cfg.APIURL, Logger: a.logger,
+func (a *App) clientConfig() slackapi.Config {
+	return slackapi.Config{Token: a.cfg.BotToken, AppToken: a.cfg.AppToken, APIURL: a.cfg.APIURL, Logger: a.logger,
 		HistoryPerMinute: a.cfg.HistoryPerMinute}
 }
 
-// on reports whether Slack is configured.
-func (a *slackApp) on() bool { return a != nil && a.ws != nil }
+// On reports whether Slack is configured.
+func (a *App) On() bool { return a != nil && a.ws != nil }
 
 // Name is Slack.
-func (a *slackApp) Name() thread.Platform { return thread.PlatformSlack }
+func (a *App) Name() thread.Platform { return thread.PlatformSlack }
 
 // Door says which workspaces Slack reaches and through which doors.
-func (a *slackApp) Door() surface.Door {
-	if !a.on() {
+func (a *App) Door() surface.Door {
+	if !a.On() {
 		return surface.Door{Name: "slack", Why: "set SLACK_BOT_TOKEN or SLACK_CLIENT_ID (OAuth installs) with SLACK_SIGNING_SECRET (Events API) or SLACK_APP_TOKEN (Socket Mode)"}
 	}
 	var how []string
@@ -131,41 +116,44 @@ func (a *slackApp) Door() surface.Door {
 }
 
 // Sender delivers to Slack; nil with Slack off.
-func (a *slackApp) Sender() surface.Sender {
-	if !a.on() {
+func (a *App) Sender() surface.Sender {
+	if !a.On() {
 		return nil
 	}
 	return a.sender
 }
 
+// Workspaces are the workspaces' clients; nil with Slack off.
+func (a *App) Workspaces() *slackapi.Workspaces { return a.ws }
+
 // slackThreads are the workspaces' clients as the continue tools open
 // threads with them.
-type slackThreads struct{ *slack.Workspaces }
+type slackThreads struct{ *slackapi.Workspaces }
 
 func (w slackThreads) Threads(ctx context.Context, teamID string) (tools.SlackThreads, error) {
 	return w.Client(ctx, teamID)
 }
 
-// listen builds the doors' handler of events on rec, and Socket Mode when
+// Listen builds the doors' handler of events on rec, and Socket Mode when
 // an app token is set. Events of workspaces allowed refuses are
 // acknowledged and dropped.
-func (a *slackApp) listen(rec slack.Recorder, allowed func(teamID string) bool) {
-	if !a.on() {
+func (a *App) Listen(rec slackapi.Recorder, allowed func(teamID string) bool) {
+	if !a.On() {
 		return
 	}
-	opts := []slack.ConversationsOption{slack.WithAllowedTeams(allowed)}
+	opts := []slackapi.ConversationsOption{slackapi.WithAllowedTeams(allowed)}
 	if a.installs != nil {
-		opts = append(opts, slack.WithRevoker(a.installs))
+		opts = append(opts, slackapi.WithRevoker(a.installs))
 	}
-	a.conv = slack.NewConversations(a.ws, rec, a.logger, opts...)
+	a.conv = slackapi.NewConversations(a.ws, rec, a.logger, opts...)
 	if a.cfg.AppToken != "" {
-		a.socket = slack.NewSocket(a.clientConfig(), a.conv, a.logger)
+		a.socket = slackapi.NewSocket(a.clientConfig(), a.conv, a.logger)
 	}
 }
 
-// events is the HTTP doors' configuration, /weft continue served by c
+// Events is the HTTP doors' configuration, /weft continue served by c
 // (nil: Slack is off); nil (off) without a signing secret.
-func (a *slackApp) events(c *tools.Continuer, allowed func(teamID string) bool) *webhooks.Slack {
+func (a *App) Events(c *tools.Continuer, allowed func(teamID string) bool) *webhooks.Slack {
 	if a.conv == nil || a.cfg.SigningSecret == "" {
 		return nil
 	}
@@ -176,36 +164,36 @@ func (a *slackApp) events(c *tools.Continuer, allowed func(teamID string) bool) 
 	return &webhooks.Slack{SigningSecret: a.cfg.SigningSecret, Events: a.conv, Commands: cmds, AllowedTeam: allowed}
 }
 
-// continuer serves continue_in_slack and /weft continue, recording
+// Continuer serves continue_in_slack and /weft continue, recording
 // through rec; nil when Slack is off.
-func (a *slackApp) continuer(store *db.Store, rec tools.ContinueRecorder,
+func (a *App) Continuer(store *db.Store, rec tools.ContinueRecorder,
 	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *tools.Continuer {
-	if !a.on() {
+	if !a.On() {
 		return nil
 	}
 	return &tools.Continuer{Store: store, Opener: tools.SlackOpener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec,
 		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
 }
 
-// tools are the agent tools Slack adds: continue_in_slack, when there is
+// Tools are the agent tools Slack adds: continue_in_slack, when there is
 // a conversation elsewhere to continue (Linear or Discord is on too).
-func (a *slackApp) tools(elsewhere bool, c *tools.Continuer) []tools.Tool {
-	if !a.on() || !elsewhere {
+func (a *App) Tools(elsewhere bool, c *tools.Continuer) []tools.Tool {
+	if !a.On() || !elsewhere {
 		return nil
 	}
 	return []tools.Tool{c.Tool()}
 }
 
 // OnTurn is the processor's turn hook: "is thinking…" under the thread.
-func (a *slackApp) OnTurn() surface.TurnHook {
-	if !a.on() {
+func (a *App) OnTurn() surface.TurnHook {
+	if !a.On() {
 		return nil
 	}
-	return slack.NewStatus(a.ws, a.store, a.logger).Thinking
+	return slackapi.NewStatus(a.ws, a.store, a.logger).Thinking
 }
 
 // Start runs Socket Mode, if configured, until Stop.
-func (a *slackApp) Start(ctx context.Context) error {
+func (a *App) Start(ctx context.Context) error {
 	if a.socket == nil {
 		return nil
 	}
@@ -219,34 +207,10 @@ func (a *slackApp) Start(ctx context.Context) error {
 }
 
 // Stop closes Socket Mode: an envelope not yet acknowledged is redelivered.
-func (a *slackApp) Stop(context.Context) error {
+func (a *App) Stop(context.Context) error {
 	if a.cancel != nil {
 		a.cancel()
 	}
 	a.wg.Wait()
 	return nil
-}
-
-// turnHooks runs several processor turn hooks as one.
-func turnHooks(hooks ...surface.TurnHook) func(context.Context, uuid.UUID) func() {
-	var on []surface.TurnHook
-	for _, h := range hooks {
-		if h != nil {
-			on = append(on, h)
-		}
-	}
-	if len(on) == 0 {
-		return nil
-	}
-	return func(ctx context.Context, id uuid.UUID) func() {
-		stops := make([]func(), len(on))
-		for i, h := range on {
-			stops[i] = h(ctx, id)
-		}
-		return func() {
-			for _, stop := range stops {
-				stop()
-			}
-		}
-	}
 }
