@@ -9,8 +9,6 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/mcpserver"
 	"github.com/weft-dev/weft/internal/replies"
-	"github.com/weft-dev/weft/internal/replies/fromdiscord"
-	"github.com/weft-dev/weft/internal/replies/fromslack"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 )
@@ -21,10 +19,10 @@ import (
 func newReplies(store *db.Store, dis *surfacediscord.App, sl *surfaceslack.App, reg prometheus.Registerer, logger *slog.Logger) (*replies.Service, error) {
 	cfg := replies.Config{Store: store, Registry: reg, Logger: logger}
 	if dis.On() {
-		cfg.Discord = fromdiscord.New(dis.Client())
+		cfg.Discord = surfacediscord.NewReplies(dis.Client())
 	}
 	if sl.On() {
-		cfg.Slack = fromslack.New(sl.Workspaces(), store)
+		cfg.Slack = surfaceslack.NewReplies(sl.Workspaces(), store)
 	}
 	return replies.New(cfg)
 }
