@@ -150,7 +150,11 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	}
 	senders := map[thread.Platform]processor.Sender{}
 	var hooks []surface.TurnHook
+	var adders []func(*river.Workers)
 	for _, p := range a.platforms {
+		if w, ok := p.(workerAdder); ok {
+			adders = append(adders, w.AddWorkers)
+		}
 		if s, ok := p.(surface.Sending); ok && s.Sender() != nil {
 			senders[p.Name()] = s.Sender()
 		}
@@ -167,7 +171,11 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	a.proc, err = processor.New(a.store.Pool(), a.store, runner, senders, processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, Gate: gate, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
 		OnTurn: turnHooks(hooks...), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
-		Echo: cfg.Echo,
+		Echo: cfg.Echo, AddWorkers: func(w *river.Workers) {
+			for _, add := range adders {
+				add(w)
+			}
+		},
 	}, logger)
 	if err != nil {
 		return nil, err
@@ -304,10 +312,17 @@ func (a *App) Close() {
 	}
 }
 
+// workerAdder is a platform with job workers of its own, registered on the
+// processor's River client.
+type workerAdder interface {
+	AddWorkers(*river.Workers)
+}
+
 // The platforms' capabilities, found by type assertion in New, Run and
 // Stop: checked here so that a renamed method cannot drop one silently.
 var (
 	_ surface.Sending = (*surfacelinear.App)(nil)
+	_ workerAdder     = (*surfacelinear.App)(nil)
 	_ surface.Sending = (*surfacediscord.App)(nil)
 	_ surface.Hooking = (*surfacediscord.App)(nil)
 	_ surface.Running = (*surfacediscord.App)(nil)

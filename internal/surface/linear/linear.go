@@ -9,9 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/installation"
 	linearapi "github.com/weft-dev/weft/internal/linear"
+	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
@@ -64,13 +67,14 @@ type App struct {
 	sender        *linearapi.Sender
 	history       tools.HistoryFetcher
 	oauth         *webhooks.LinearOAuth
+	logger        *slog.Logger
 }
 
 // New builds the Linear client from the configuration: a static
 // token for one workspace, or OAuth installations. Without either, Linear is
 // off (logDoors says so).
 func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
-	app := &App{webhookSecret: c.WebhookSecret}
+	app := &App{webhookSecret: c.WebhookSecret, logger: logger}
 	var tokens linearapi.TokenSource
 	switch {
 	case c.AccessToken != "":
@@ -130,6 +134,15 @@ func (a *App) Sender() surface.Sender {
 		return nil
 	}
 	return a.sender
+}
+
+// AddWorkers registers the worker that moves a delegated issue to its
+// team's first started state; none with Linear off.
+func (a *App) AddWorkers(w *river.Workers) {
+	if a.sender == nil {
+		return
+	}
+	river.AddWorker(w, processor.NewStartIssueWorker(a.sender, a.logger))
 }
 
 // issueURLTimeout bounds reading an issue's URL for a continuation's link
