@@ -14,7 +14,6 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/installation"
 	linearapi "github.com/weft-dev/weft/internal/linear"
-	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
@@ -142,7 +141,7 @@ func (a *App) AddWorkers(w *river.Workers) {
 	if a.sender == nil {
 		return
 	}
-	river.AddWorker(w, processor.NewStartIssueWorker(a.sender, a.logger))
+	river.AddWorker(w, NewStartIssueWorker(a.sender, a.logger))
 }
 
 // issueURLTimeout bounds reading an issue's URL for a continuation's link
