@@ -145,7 +145,7 @@ func (a *App) AddWorkers(w *river.Workers) {
 }
 
 // issueURLTimeout bounds reading an issue's URL for a continuation's link
-// back, which Slack's /weft continue waits for within Slack's 3 s.
+// back, which a continue command waits for within its platform's deadline.
 const issueURLTimeout = time.Second
 
 // On reports whether Linear is configured.
