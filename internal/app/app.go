@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -21,11 +22,14 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/admission"
 	"github.com/weft-dev/weft/internal/agent"
-	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/processor"
+	"github.com/weft-dev/weft/internal/surface"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	"github.com/weft-dev/weft/internal/surface/installation"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/webhooks"
 )
@@ -44,16 +48,17 @@ type App struct {
 	// goes through a pooler; nil otherwise (River uses pool).
 	directPool *pgxpool.Pool
 
-	linear  *linearApp
-	discord *discordApp
-	slack   *slackApp
+	linear  *surfacelinear.App
+	discord *surfacediscord.App
+	slack   *surfaceslack.App
+	// platforms are the three above, in the order their doors are logged,
+	// their workers started and stopped.
+	platforms []surface.Platform
 	// slackOAuth is the Slack install flow, slackTokens its workspaces'
 	// bot tokens; both nil without SLACK_CLIENT_ID.
 	slackOAuth  *webhooks.SlackOAuth
 	slackTokens *installation.Slack
-	// elector holds the Discord gateway shards; nil with Discord off.
-	elector *discord.Elector
-	proc    *processor.Processor
+	proc        *processor.Processor
 	// express sends acknowledgements as they commit, ahead of the queue.
 	express *processor.Express
 	ingest  *ingest.Ingester
@@ -104,22 +109,23 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.intake, a.intakePool, err = Open(ctx, cfg.intakeDB(), logger); err != nil {
 		return nil, err
 	}
-	if a.linear, err = newLinearApp(cfg.Linear, a.store, logger); err != nil {
+	if a.linear, err = surfacelinear.New(cfg.Linear, a.store, logger); err != nil {
 		return nil, err
 	}
-	if a.discord, err = newDiscordApp(cfg.Discord, a.store, logger); err != nil {
+	if a.discord, err = surfacediscord.New(cfg.Discord, a.store, logger); err != nil {
 		return nil, err
 	}
 	if a.slackOAuth, a.slackTokens, err = newSlackOAuth(cfg.SlackInstall, a.store, logger); err != nil {
 		return nil, err
 	}
-	if a.slack, err = newSlackApp(cfg.Slack, a.slackTokens, logger); err != nil {
+	if a.slack, err = surfaceslack.New(cfg.Slack, a.store, a.slackTokens, logger); err != nil {
 		return nil, err
 	}
+	a.platforms = []surface.Platform{a.linear, a.discord, a.slack}
 	if a.telemetry, err = newTelemetry(ctx, cfg, a.intake, logger); err != nil {
 		return nil, err
 	}
-	if err := metrics.WatchShards(a.telemetry.registry, a.discord.shards(), a.shardsHeld); err != nil {
+	if err := metrics.WatchShards(a.telemetry.registry, a.discord.Shards(), a.shardsHeld); err != nil {
 		return nil, err
 	}
 	rep, err := newReplies(a.store, a.discord, a.slack, a.telemetry.registry, logger)
@@ -137,8 +143,8 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	}
 	rec := ingest.New(a.intake, jobs, nil, logger)
 	continuers := continuers{
-		discord: a.discord.continuer(a.store, rec, a.linear.issueURL()),
-		slack:   a.slack.continuer(a.store, rec, a.linear.issueURL()),
+		discord: a.discord.Continuer(a.store, rec, a.linear.IssueURL()),
+		slack:   a.slack.Continuer(a.store, rec, a.linear.IssueURL()),
 	}
 	workers := cfg.Role != "api"
 	var runner *agent.Runner
@@ -148,14 +154,18 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		}
 	}
 	senders := map[thread.Platform]processor.Sender{}
-	if a.linear.sender != nil {
-		senders[thread.PlatformLinear] = a.linear.sender
-	}
-	if a.discord.on() {
-		senders[thread.PlatformDiscord] = a.discord.sender
-	}
-	if a.slack.on() {
-		senders[thread.PlatformSlack] = a.slack.sender
+	var hooks []surface.TurnHook
+	var adders []func(*river.Workers)
+	for _, p := range a.platforms {
+		if w, ok := p.(workerAdder); ok {
+			adders = append(adders, w.AddWorkers)
+		}
+		if s, ok := p.(surface.Sending); ok && s.Sender() != nil {
+			senders[p.Name()] = s.Sender()
+		}
+		if h, ok := p.(surface.Hooking); ok {
+			hooks = append(hooks, h.OnTurn())
+		}
 	}
 	a.admitted = admission.NewIntake(webhooks.DefaultIntakeLimit, webhooks.IntakeSlow)
 	var gate processor.Gate
@@ -175,9 +185,14 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	}
 	a.proc, err = processor.New(riverPool, a.store, runner, senders, processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, Gate: gate, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
-		OnTurn: turnHooks(a.discord.onTurn(), a.slack.onTurn(a.store)), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
+		OnTurn: turnHooks(hooks...), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
 		Echo: cfg.Echo, Observer: cfg.Observer,
 		PollOnly: cfg.DatabasePooler == "transaction" && cfg.DatabaseDirectURL == "",
+		AddWorkers: func(w *river.Workers) {
+			for _, add := range adders {
+				add(w)
+			}
+		},
 	}, logger)
 	if err != nil {
 		return nil, err
@@ -185,8 +200,8 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	a.express = a.proc.Express(a.intake, expressSends)
 	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger,
 		ingest.WithTelemetry(a.telemetry.metrics, a.telemetry.tracer), ingest.WithPersona(cfg.Persona))
-	a.elector = a.discord.elector(a.intake, a.ingest)
-	a.slack.listen(a.ingest, cfg.SlackInstall.TeamAllowed)
+	a.discord.Elect(a.intake, a.ingest)
+	a.slack.Listen(a.ingest, cfg.SlackInstall.TeamAllowed)
 	if cfg.Role != "worker" {
 		a.handler = a.newHandler(rep, continuers)
 	}
@@ -228,10 +243,13 @@ func (a *App) Run(ctx context.Context) error {
 	if err := a.proc.Start(ctx); err != nil {
 		return err
 	}
-	if err := a.discord.start(ctx, a.elector); err != nil {
-		return errors.Join(err, a.Stop(ctx))
+	for _, p := range a.platforms {
+		if r, ok := p.(surface.Running); ok {
+			if err := r.Start(ctx); err != nil {
+				return errors.Join(err, a.Stop(ctx))
+			}
+		}
 	}
-	a.slack.start(ctx)
 	a.observer.ready.Store(true)
 	if a.handler == nil {
 		a.logger.InfoContext(ctx, "weft working jobs (no HTTP)", slog.String("role", a.cfg.Role))
@@ -286,11 +304,15 @@ func (a *App) Stop(ctx context.Context) error {
 	a.observer.ready.Store(false)
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer cancel()
-	// The gateway first: its events enqueue turns the processor should see.
-	if err := a.discord.stop(stopCtx, a.elector); err != nil {
-		a.logger.WarnContext(ctx, "stop discord", slog.Any("error", err))
+	// The platforms' workers first (Discord's gateway, Slack's Socket
+	// Mode): their events enqueue turns the processor should see.
+	for _, p := range a.platforms {
+		if r, ok := p.(surface.Running); ok {
+			if err := r.Stop(stopCtx); err != nil {
+				a.logger.WarnContext(ctx, "stop "+string(p.Name()), slog.Any("error", err))
+			}
+		}
 	}
-	a.slack.stop()
 	a.express.Wait()
 	if err := a.proc.Stop(stopCtx); err != nil {
 		return fmt.Errorf("stop processor: %w", err)
@@ -304,10 +326,10 @@ func (a *App) Stop(ctx context.Context) error {
 
 // shardsHeld counts the gateway shards this replica runs, for /metrics.
 func (a *App) shardsHeld() int {
-	if a.elector == nil {
+	if a.discord.Elector() == nil {
 		return 0
 	}
-	return len(a.elector.Held())
+	return len(a.discord.Elector().Held())
 }
 
 // Close closes the pools. Run closes them itself.
@@ -315,6 +337,49 @@ func (a *App) Close() {
 	for _, p := range []*pgxpool.Pool{a.intakePool, a.directPool, a.pool} {
 		if p != nil {
 			p.Close()
+		}
+	}
+}
+
+// workerAdder is a platform with job workers of its own, registered on the
+// processor's River client.
+type workerAdder interface {
+	AddWorkers(*river.Workers)
+}
+
+// The platforms' capabilities, found by type assertion in New, Run and
+// Stop: checked here so that a renamed method cannot drop one silently.
+var (
+	_ surface.Sending = (*surfacelinear.App)(nil)
+	_ workerAdder     = (*surfacelinear.App)(nil)
+	_ surface.Sending = (*surfacediscord.App)(nil)
+	_ surface.Hooking = (*surfacediscord.App)(nil)
+	_ surface.Running = (*surfacediscord.App)(nil)
+	_ surface.Sending = (*surfaceslack.App)(nil)
+	_ surface.Hooking = (*surfaceslack.App)(nil)
+	_ surface.Running = (*surfaceslack.App)(nil)
+)
+
+// turnHooks runs several processor turn hooks as one.
+func turnHooks(hooks ...surface.TurnHook) func(context.Context, uuid.UUID) func() {
+	var on []surface.TurnHook
+	for _, h := range hooks {
+		if h != nil {
+			on = append(on, h)
+		}
+	}
+	if len(on) == 0 {
+		return nil
+	}
+	return func(ctx context.Context, id uuid.UUID) func() {
+		stops := make([]func(), len(on))
+		for i, h := range on {
+			stops[i] = h(ctx, id)
+		}
+		return func() {
+			for _, stop := range stops {
+				stop()
+			}
 		}
 	}
 }

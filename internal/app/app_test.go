@@ -18,6 +18,10 @@ import (
 
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/servetest"
+	"github.com/weft-dev/weft/internal/surface"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 )
 
 // TestMain lets the test binary stand in for `weft serve`: run with
@@ -159,12 +163,12 @@ func noDuplicateKeys(line string) error {
 func TestDoors(t *testing.T) {
 	t.Parallel()
 	a := &App{cfg: &Config{APIToken: "t", LLMProvider: "openai", Model: "m", FastModel: "f",
-		Linear: LinearConfig{WebhookSecret: "s"}, Discord: DiscordConfig{}},
-		linear: &linearApp{}, discord: &discordApp{}}
+		Linear: surfacelinear.Config{WebhookSecret: "s"}, Discord: surfacediscord.Config{}},
+		platforms: []surface.Platform{&surfacelinear.App{}, &surfacediscord.App{}, &surfaceslack.App{}}}
 	on := map[string]bool{}
 	for _, d := range a.doors() {
-		on[d.name] = d.on
-		require.NotEmpty(t, d.why, d.name)
+		on[d.Name] = d.On
+		require.NotEmpty(t, d.Why, d.Name)
 	}
 	require.Equal(t, map[string]bool{"api": true, "linear": false, "discord": false, "slack": false, "model": true}, on)
 }

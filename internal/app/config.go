@@ -16,6 +16,9 @@ import (
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/processor"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -76,9 +79,9 @@ type Config struct {
 	// (agent.Runner.RetryWindow); 0 is agent.DefaultRetryWindow.
 	LLMRetryWindow time.Duration
 
-	Linear  LinearConfig
-	Discord DiscordConfig
-	Slack   SlackConfig
+	Linear  surfacelinear.Config
+	Discord surfacediscord.Config
+	Slack   surfaceslack.Config
 	// SlackInstall is the Slack OAuth install and SLACK_ALLOWED_TEAMS.
 	SlackInstall SlackInstallConfig
 	// Discovery tunes relevant thread discovery (MAX_RELEVANT_THREADS,
@@ -143,7 +146,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 	default:
 		return nil, fmt.Errorf("WEFT_DATABASE_POOLER: %q is not transaction (or unset, for none)", cfg.DatabasePooler)
 	}
-	cfg.Linear = loadLinear(getenv)
+	cfg.Linear = surfacelinear.Load(getenv)
 	cfg.SlackInstall = loadSlackInstall(getenv)
 	var err error
 	if cfg.Slack, err = loadSlack(getenv); err != nil {
@@ -283,4 +286,47 @@ func intEnv(getenv func(string) string, key string, def int) (int, error) {
 		return 0, fmt.Errorf("%s: %q is not a positive number", key, v)
 	}
 	return n, nil
+}
+
+func loadDiscord(getenv func(string) string) (surfacediscord.Config, error) {
+	c := surfacediscord.Config{
+		BotToken:          getenv("DISCORD_BOT_TOKEN"),
+		PublicKey:         getenv("DISCORD_PUBLIC_KEY"),
+		ApplicationID:     getenv("DISCORD_APPLICATION_ID"),
+		CommandGuildID:    getenv("DISCORD_COMMAND_GUILD_ID"),
+		APIURL:            getenv("DISCORD_API_URL"),
+		GatewayURL:        getenv("DISCORD_GATEWAY_URL"),
+		ContinueChannelID: getenv("DISCORD_CONTINUE_CHANNEL_ID"),
+	}
+	for _, g := range strings.Split(getenv("DISCORD_ALLOWED_GUILDS"), ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			c.AllowedGuilds = append(c.AllowedGuilds, g)
+		}
+	}
+	var err error
+	if c.ShardCount, err = intEnv(getenv, "DISCORD_SHARD_COUNT", 1); err != nil {
+		return c, err
+	}
+	if c.PublicKey != "" {
+		if _, err := c.Key(); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+func loadSlack(getenv func(string) string) (surfaceslack.Config, error) {
+	perMinute, err := intEnv(getenv, "SLACK_HISTORY_PER_MINUTE", 50)
+	if err != nil {
+		return surfaceslack.Config{}, err
+	}
+	return surfaceslack.Config{
+		SigningSecret: getenv("SLACK_SIGNING_SECRET"),
+		BotToken:      getenv("SLACK_BOT_TOKEN"),
+		AppToken:      getenv("SLACK_APP_TOKEN"),
+		APIURL:        getenv("SLACK_API_URL"),
+
+		ContinueChannelID: getenv("SLACK_CONTINUE_CHANNEL_ID"),
+		HistoryPerMinute:  perMinute,
+	}, nil
 }

@@ -17,10 +17,10 @@ import (
 func (a *App) newHandler(rep *replies.Service, c continuers) http.Handler {
 	hooks := webhooks.NewHandler(webhooks.Deps{
 		Logger: a.logger, Ingester: a.ingest,
-		LinearWebhookSecret: []byte(a.cfg.Linear.WebhookSecret), LinearOAuth: a.linear.oauth,
+		LinearWebhookSecret: []byte(a.cfg.Linear.WebhookSecret), LinearOAuth: a.linear.OAuth(),
 		SlackOAuth: a.slackOAuth,
-		Discord:    a.discord.interactions(a.intake, c.discord),
-		Slack:      a.slack.events(c.slack, a.cfg.SlackInstall.TeamAllowed),
+		Discord:    a.discord.Interactions(a.intake, c.discord),
+		Slack:      a.slack.Events(c.slack, a.cfg.SlackInstall.TeamAllowed),
 		Metrics:    a.telemetry.metrics, Tracer: a.telemetry.tracer, Intake: a.admitted,
 	})
 	// The console's live view LISTENs: on the direct connection, if any.

@@ -9,6 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weft-dev/weft/internal/mcpserver"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 )
 
 // RunMCP is `weft mcp`: the MCP server over stdin and stdout, for a local
@@ -22,7 +24,7 @@ func RunMCP(ctx context.Context, cfg *Config, logger *slog.Logger, stdin io.Read
 		return err
 	}
 	defer pool.Close()
-	dis, err := newDiscordApp(cfg.Discord, store, logger)
+	dis, err := surfacediscord.New(cfg.Discord, store, logger)
 	if err != nil {
 		return err
 	}
@@ -30,7 +32,7 @@ func RunMCP(ctx context.Context, cfg *Config, logger *slog.Logger, stdin io.Read
 	if err != nil {
 		return err
 	}
-	sl, err := newSlackApp(cfg.Slack, installs, logger)
+	sl, err := surfaceslack.New(cfg.Slack, store, installs, logger)
 	if err != nil {
 		return err
 	}

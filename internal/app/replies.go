@@ -9,20 +9,20 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/mcpserver"
 	"github.com/weft-dev/weft/internal/replies"
-	"github.com/weft-dev/weft/internal/replies/fromdiscord"
-	"github.com/weft-dev/weft/internal/replies/fromslack"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 )
 
 // newReplies builds get-thread-replies on the store and, when Discord or
 // Slack is on, Discord's REST history and Slack's conversations.replies; its metrics go on reg. The agent tool, the
 // REST API and the MCP server all use the one it returns.
-func newReplies(store *db.Store, dis *discordApp, sl *slackApp, reg prometheus.Registerer, logger *slog.Logger) (*replies.Service, error) {
+func newReplies(store *db.Store, dis *surfacediscord.App, sl *surfaceslack.App, reg prometheus.Registerer, logger *slog.Logger) (*replies.Service, error) {
 	cfg := replies.Config{Store: store, Registry: reg, Logger: logger}
-	if dis.on() {
-		cfg.Discord = fromdiscord.New(dis.client)
+	if dis.On() {
+		cfg.Discord = surfacediscord.NewReplies(dis.Client())
 	}
-	if sl.on() {
-		cfg.Slack = fromslack.New(sl.ws, store)
+	if sl.On() {
+		cfg.Slack = surfaceslack.NewReplies(sl.Workspaces(), store)
 	}
 	return replies.New(cfg)
 }

@@ -12,6 +12,9 @@ import (
 	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/replies"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
@@ -26,7 +29,7 @@ type continuers struct{ discord, slack *continuation.Continuer }
 // continuers, and Discord's search tools) and the context providers
 // (platform thread history and, with Discord or Slack on, relevant thread
 // discovery).
-func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp, dis *discordApp, sl *slackApp,
+func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *surfacelinear.App, dis *surfacediscord.App, sl *surfaceslack.App,
 	rep *replies.Service, c continuers, tel *telemetry) (*agent.Runner, error) {
 	provider, err := llm.New(llm.Config{Provider: cfg.LLMProvider, APIKey: cfg.LLMAPIKey, BaseURL: cfg.LLMBaseURL})
 	if err != nil {
@@ -36,15 +39,15 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp
 		provider = cfg.WrapModel(provider)
 	}
 	own := tools.Memory(store)
-	own = append(own, dis.tools(lin.sender != nil || sl.on(), c.discord)...)
-	own = append(own, sl.tools(lin.sender != nil || dis.on(), c.slack)...)
+	own = append(own, dis.Tools(lin.On() || sl.On(), c.discord)...)
+	own = append(own, sl.Tools(lin.On() || dis.On(), c.slack)...)
 	registry, err := tools.NewRegistry(own...)
 	if err != nil {
 		return nil, err
 	}
 	reach := &tenancy.Reach{Store: store, Guilds: cfg.Discord.AllowedGuilds}
-	if dis.on() {
-		reader := discordReader{dis.client}
+	if dis.On() {
+		reader := discordReader{dis.Client()}
 		reach.Guild = func(ctx context.Context, channelID string) (string, error) {
 			ch, err := reader.Channel(ctx, channelID)
 			return ch.GuildID, err
@@ -54,15 +57,15 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp
 		return nil, err
 	}
 	hist := &history.History{Store: store, TTL: cfg.HistoryTTL, Logger: logger.With("component", "history")}
-	if lin.history != nil {
-		hist.Linear = lin.history
+	if lin.History() != nil {
+		hist.Linear = lin.History()
 	}
-	hist.Discord = dis.history()
-	hist.Slack = sl.backfill()
+	hist.Discord = dis.History()
+	hist.Slack = sl.Backfill()
 	contexts := []agent.ContextProvider{hist}
 	sources := map[thread.Platform]discovery.Source{}
-	if dis.on() {
-		src, search := discordContext(dis.client, store, provider, cfg.FastModel, cfg.Discord.AllowedGuilds, logger)
+	if dis.On() {
+		src, search := discordContext(dis.Client(), store, provider, cfg.FastModel, cfg.Discord.AllowedGuilds, logger)
 		sources[thread.PlatformDiscord] = src
 		for _, t := range search {
 			if err := registry.Register(t); err != nil {
@@ -70,8 +73,8 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *linearApp
 			}
 		}
 	}
-	if sl.on() {
-		sources[thread.PlatformSlack] = sl.discovery(store)
+	if sl.On() {
+		sources[thread.PlatformSlack] = sl.Discovery(store)
 	}
 	if len(sources) > 0 {
 		contexts = append(contexts, newDiscovery(sources, provider, cfg.FastModel, cfg.Discovery, logger))

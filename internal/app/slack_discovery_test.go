@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -28,26 +30,27 @@ import (
 type slackToolsWorld struct {
 	t                *testing.T
 	fake             *slacktest.Server
-	app              *slackApp
+	app              *surfaceslack.App
 	llm              *llmtest.Server
 	fast             llm.Provider
 	store            *db.Store
 	channel          string
 	alice, bob, dave slacktest.User
 	log              *logtest.Buffer
+	logger           *slog.Logger
 }
 
 func newSlackToolsWorld(t *testing.T) *slackToolsWorld {
 	t.Helper()
 	fake := slacktest.NewServer(t)
 	logger, buf := logtest.Recording(t)
-	a, err := newSlackApp(SlackConfig{BotToken: slacktest.BotToken, APIURL: fake.APIURL()}, nil, logger)
+	a, err := surfaceslack.New(surfaceslack.Config{BotToken: slacktest.BotToken, APIURL: fake.APIURL()}, nil, nil, logger)
 	require.NoError(t, err)
 	model := llmtest.NewServer(t)
 	// No retries: a scripted 500 is the model failing, at once.
 	fast, err := llm.New(llm.Config{Provider: "openai", APIKey: "test", BaseURL: model.OpenAIBaseURL(), MaxRetries: -1})
 	require.NoError(t, err)
-	w := &slackToolsWorld{t: t, fake: fake, app: a, llm: model, fast: fast, store: dbtest.NewStore(t), channel: "C0ENG", log: buf,
+	w := &slackToolsWorld{t: t, fake: fake, app: a, llm: model, fast: fast, store: dbtest.NewStore(t), channel: "C0ENG", log: buf, logger: logger.With("component", "slack"),
 		alice: slacktest.User{ID: "U0ALICE", Name: "alice"},
 		bob:   slacktest.User{ID: "U0BOB", Name: "bob"},
 		dave:  slacktest.User{ID: "U0DAVE", Name: "dave"},
@@ -59,9 +62,9 @@ func newSlackToolsWorld(t *testing.T) *slackToolsWorld {
 // discovery is discovery over this Slack alone, as serve builds it; cfg
 // tunes it and the source's clock is now.
 func (w *slackToolsWorld) discovery(cfg discovery.Config, now func() time.Time) agent.ContextProvider {
-	src := w.app.discovery(w.store)
+	src := w.app.Discovery(w.store)
 	src.Now = now
-	return newDiscovery(map[thread.Platform]discovery.Source{thread.PlatformSlack: src}, w.fast, "fast-model", cfg, w.app.logger)
+	return newDiscovery(map[thread.Platform]discovery.Source{thread.PlatformSlack: src}, w.fast, "fast-model", cfg, w.logger)
 }
 
 // post posts a top-level message and, with replies, people's answers in
@@ -355,23 +358,4 @@ func TestSlackMentionDiscoversThroughServe(t *testing.T) {
 	}
 	require.True(t, ranked, "the fast model was asked to rank the channel")
 	require.True(t, answered, "the answer's prompt holds the channel's context")
-}
-
-func TestSlackChannelMessageNoReplies(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		m    slack.Message
-		want bool
-	}{
-		{"Alone", slack.Message{TS: "1700000000.000100"}, true},
-		{"ThreadRoot", slack.Message{TS: "1700000000.000100", ThreadTS: "1700000000.000100", ReplyCount: 2}, false},
-		{"BroadcastReply", slack.Message{TS: "1700000000.000300", ThreadTS: "1700000000.000100", Subtype: "thread_broadcast"}, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tc.want, slackChannelMessage(tc.m).NoReplies)
-		})
-	}
 }

@@ -15,10 +15,10 @@ import (
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/mcpserver"
 	"github.com/weft-dev/weft/internal/replies"
-	"github.com/weft-dev/weft/internal/replies/fromslack"
 	"github.com/weft-dev/weft/internal/retry"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 )
 
 // newSlackServer is the MCP server with Slack read through weft's Slack
@@ -29,7 +29,7 @@ func newSlackServer(t *testing.T, fake *slacktest.Server) *mcpserver.Deps {
 	ws, err := slack.NewWorkspaces(slack.Config{Token: slacktest.BotToken, APIURL: fake.APIURL(), Logger: logtest.New(t),
 		Backoff: retry.Backoff{Base: time.Millisecond}}, nil)
 	require.NoError(t, err)
-	svc, err := replies.New(replies.Config{Store: store, Slack: fromslack.New(ws, store), Registry: prometheus.NewRegistry(),
+	svc, err := replies.New(replies.Config{Store: store, Slack: surfaceslack.NewReplies(ws, store), Registry: prometheus.NewRegistry(),
 		Logger: logtest.New(t)})
 	require.NoError(t, err)
 	return &mcpserver.Deps{Store: store, Replies: svc, Logger: logtest.New(t)}

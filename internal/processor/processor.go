@@ -110,6 +110,9 @@ type Config struct {
 	// pool behind a transaction pooler: new jobs are found within
 	// FetchPollInterval, a lost leader is replaced within seconds.
 	PollOnly bool
+	// AddWorkers, when set, registers the platforms' own job workers (Linear
+	// moving a delegated issue to started) beside the processor's.
+	AddWorkers func(*river.Workers)
 }
 
 // Gate admits turns; release gives the slot back.
@@ -200,8 +203,8 @@ func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[
 		river.AddWorker(workers, &sweepWorker{p: p})
 		river.AddWorker(workers, &reclaimWorker{p: p})
 		river.AddWorker(workers, &echoSummaryWorker{p: p})
-		if starter, ok := senders[thread.PlatformLinear].(IssueStarter); ok {
-			river.AddWorker(workers, NewStartIssueWorker(starter, logger))
+		if cfg.AddWorkers != nil {
+			cfg.AddWorkers(workers)
 		}
 		rc.Workers = workers
 		rc.Queues = map[string]river.QueueConfig{

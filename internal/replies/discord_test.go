@@ -17,8 +17,8 @@ import (
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/replies"
-	"github.com/weft-dev/weft/internal/replies/fromdiscord"
 	"github.com/weft-dev/weft/internal/replies/repliestest"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 )
 
 // discordThread is a Discord thread weft does not track, started from a
@@ -62,7 +62,7 @@ func TestGetDiscordThread(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := newDiscordThread(t, 120)
-	svc, err := replies.New(replies.Config{Store: dbtest.NewStore(t), Discord: fromdiscord.New(d.client), Logger: logtest.New(t)})
+	svc, err := replies.New(replies.Config{Store: dbtest.NewStore(t), Discord: surfacediscord.NewReplies(d.client), Logger: logtest.New(t)})
 	require.NoError(t, err)
 
 	for _, order := range []replies.Order{replies.Oldest, replies.Newest} {
@@ -120,7 +120,7 @@ func TestGetDiscordFailures(t *testing.T) {
 			path := "/channels/" + d.id
 			d.fake.Fail("GET "+path, tt.times, tt.fault)
 			reg := prometheus.NewRegistry()
-			svc, err := replies.New(replies.Config{Store: dbtest.NewStore(t), Discord: fromdiscord.New(d.client), Registry: reg,
+			svc, err := replies.New(replies.Config{Store: dbtest.NewStore(t), Discord: surfacediscord.NewReplies(d.client), Registry: reg,
 				Logger: logtest.New(t), RetryBase: time.Nanosecond})
 			require.NoError(t, err)
 
@@ -150,7 +150,7 @@ func TestGetDiscordFailures(t *testing.T) {
 		t.Parallel()
 		fake := discordtest.NewServer(t)
 		channel := fake.AddChannel(dbtest.Snowflake())
-		svc, err := replies.New(replies.Config{Store: dbtest.NewStore(t), Discord: fromdiscord.New(newDiscordClient(t, fake)), Logger: logtest.New(t)})
+		svc, err := replies.New(replies.Config{Store: dbtest.NewStore(t), Discord: surfacediscord.NewReplies(newDiscordClient(t, fake)), Logger: logtest.New(t)})
 		require.NoError(t, err)
 		_, err = svc.Get(ctx, replies.Request{ThreadID: channel})
 		var e *httpapi.Error

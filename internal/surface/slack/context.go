@@ -1,4 +1,4 @@
-package app
+package slack
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/history"
-	"github.com/weft-dev/weft/internal/slack"
+	slackapi "github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
@@ -21,7 +21,7 @@ const maxSlackBackfill = 200
 // slackBackfill reads the part of a Slack thread weft did not see, through
 // conversations.replies with its workspace's token, newest kept when the
 // thread is longer.
-type slackBackfill struct{ ws *slack.Workspaces }
+type slackBackfill struct{ ws *slackapi.Workspaces }
 
 func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]history.Message, error) {
 	c, err := b.ws.Client(ctx, att.TeamID)
@@ -29,7 +29,7 @@ func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackA
 		return nil, err
 	}
 	var out []history.Message
-	o := slack.ReadOptions{Latest: beforeTS, Limit: maxSlackBackfill}
+	o := slackapi.ReadOptions{Latest: beforeTS, Limit: maxSlackBackfill}
 	for {
 		pg, err := c.Replies(ctx, att.ChannelID, att.ThreadTS, o)
 		if err != nil {
@@ -50,22 +50,22 @@ func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackA
 	return out[max(0, len(out)-maxSlackBackfill):], nil
 }
 
-// backfill is Slack's history reader for the prompt; nil with Slack off.
-func (a *slackApp) backfill() history.SlackBackfill {
-	if !a.on() {
+// Backfill is Slack's history reader for the prompt; nil with Slack off.
+func (a *App) Backfill() history.SlackBackfill {
+	if !a.On() {
 		return nil
 	}
 	return slackBackfill{a.ws}
 }
 
-// discovery is Slack's source for relevant thread discovery.
-func (a *slackApp) discovery(store *db.Store) *tools.SlackChannels {
+// Discovery is Slack's source for relevant thread discovery.
+func (a *App) Discovery(store *db.Store) *tools.SlackChannels {
 	return &tools.SlackChannels{Reader: slackChannels{a.ws}, Store: store, Logger: a.logger.With("component", "discovery")}
 }
 
-// slackChannels adapts *slack.Workspaces to discovery's reader: each
+// slackChannels adapts *slackapi.Workspaces to discovery's reader: each
 // workspace is read with its own token.
-type slackChannels struct{ ws *slack.Workspaces }
+type slackChannels struct{ ws *slackapi.Workspaces }
 
 var _ tools.SlackChannelReader = slackChannels{}
 
@@ -77,7 +77,7 @@ func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID string, n
 	if err != nil {
 		return nil, err
 	}
-	pg, err := c.History(ctx, channelID, slack.ReadOptions{Limit: n})
+	pg, err := c.History(ctx, channelID, slackapi.ReadOptions{Limit: n})
 	if err != nil {
 		return nil, slackReadError(err)
 	}
@@ -97,7 +97,7 @@ func (r slackChannels) Replies(ctx context.Context, teamID, channelID, threadTS,
 	if err != nil {
 		return nil, err
 	}
-	pg, err := c.Replies(ctx, channelID, threadTS, slack.ReadOptions{Limit: n, Latest: latest})
+	pg, err := c.Replies(ctx, channelID, threadTS, slackapi.ReadOptions{Limit: n, Latest: latest})
 	if err != nil {
 		return nil, slackReadError(err)
 	}
@@ -117,7 +117,7 @@ func (r slackChannels) SetStatus(ctx context.Context, teamID, channelID, threadT
 	return c.SetStatus(ctx, channelID, threadTS, status)
 }
 
-func slackChannelMessage(m slack.Message) discovery.ChannelMessage {
+func slackChannelMessage(m slackapi.Message) discovery.ChannelMessage {
 	who := m.User
 	if who == "" {
 		who = m.BotID
@@ -126,7 +126,7 @@ func slackChannelMessage(m slack.Message) discovery.ChannelMessage {
 	// root is in the channel too.
 	noReplies := m.ThreadTS == "" && m.ReplyCount == 0 || m.ThreadTS != "" && m.ThreadTS != m.TS
 	return discovery.ChannelMessage{ID: m.TS, AuthorID: who, Author: who, Bot: m.BotID != "", Text: m.Text,
-		At: slack.ParseTS(m.TS), Edited: m.EditedTS != "", NoReplies: noReplies}
+		At: slackapi.ParseTS(m.TS), Edited: m.EditedTS != "", NoReplies: noReplies}
 }
 
 // slackReadError marks Slack's rate limits and missing conversations in

@@ -1,4 +1,4 @@
-package processor
+package linear
 
 import (
 	"context"
@@ -17,8 +17,8 @@ type IssueStarter interface {
 }
 
 // StartIssueWorker works job.StartLinearIssue, which ingest enqueues when a
-// person delegates an issue to the agent. New registers it when the Linear
-// sender it is given is also an IssueStarter, as *linear.Sender is.
+// person delegates an issue to the agent. The Linear platform registers it
+// (Config.AddWorkers) on its sender, which is an IssueStarter.
 type StartIssueWorker struct {
 	river.WorkerDefaults[job.StartLinearIssue]
 	starter IssueStarter

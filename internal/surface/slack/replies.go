@@ -1,8 +1,9 @@
-// Package fromslack reads Slack threads for get-thread-replies: it adapts
+// The replies source reads Slack threads for get-thread-replies: it adapts
 // weft's Slack client to replies.Slack, its messages in
 // get-thread-replies.md's shape and its failures as its error codes. The
 // wiring plugs it in when Slack is configured.
-package fromslack
+
+package slack
 
 import (
 	"context"
@@ -10,17 +11,17 @@ import (
 
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
-	"github.com/weft-dev/weft/internal/slack"
+	slackapi "github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-// Reader is weft's Slack clients as get-thread-replies reads them, each
+// RepliesReader is weft's Slack clients as get-thread-replies reads them, each
 // workspace with its own token. A client retries what is transient (up to
 // 3 times, with backoff) and returns a rate limit or an auth failure at
 // once, as the origin design asks.
-type Reader struct {
-	ws       *slack.Workspaces
+type RepliesReader struct {
+	ws       *slackapi.Workspaces
 	channels ChannelTeams
 }
 
@@ -30,19 +31,21 @@ type ChannelTeams interface {
 	SlackChannelTeam(ctx context.Context, channelID string) (string, error)
 }
 
-var _ replies.Slack = Reader{}
+var _ replies.Slack = RepliesReader{}
 
-// New reads through ws, finding a channel's workspace in channels when a
+// NewReplies reads through ws, finding a channel's workspace in channels when a
 // query names none.
-func New(ws *slack.Workspaces, channels ChannelTeams) Reader { return Reader{ws, channels} }
+func NewReplies(ws *slackapi.Workspaces, channels ChannelTeams) RepliesReader {
+	return RepliesReader{ws, channels}
+}
 
 // Replies implements replies.Slack with conversations.replies.
-func (r Reader) Replies(ctx context.Context, q replies.SlackQuery) (replies.SlackPage, error) {
+func (r RepliesReader) Replies(ctx context.Context, q replies.SlackQuery) (replies.SlackPage, error) {
 	c, err := r.client(ctx, q)
 	if err != nil {
 		return replies.SlackPage{}, err
 	}
-	pg, err := c.Replies(ctx, q.ChannelID, q.ThreadTS, slack.ReadOptions{Cursor: q.Cursor, Latest: q.Latest, Limit: q.Limit})
+	pg, err := c.Replies(ctx, q.ChannelID, q.ThreadTS, slackapi.ReadOptions{Cursor: q.Cursor, Latest: q.Latest, Limit: q.Limit})
 	if err != nil {
 		return replies.SlackPage{}, Failure(err)
 	}
@@ -55,7 +58,7 @@ func (r Reader) Replies(ctx context.Context, q replies.SlackQuery) (replies.Slac
 
 // client is the client of the query's workspace: named, else the one weft
 // has a thread in that channel in, else SLACK_BOT_TOKEN's.
-func (r Reader) client(ctx context.Context, q replies.SlackQuery) (*slack.Client, error) {
+func (r RepliesReader) client(ctx context.Context, q replies.SlackQuery) (*slackapi.Client, error) {
 	team := q.TeamID
 	if team == "" {
 		var err error
@@ -63,7 +66,7 @@ func (r Reader) client(ctx context.Context, q replies.SlackQuery) (*slack.Client
 		if errors.Is(err, thread.ErrNotFound) {
 			team, err = r.ws.DefaultTeam(ctx)
 		}
-		if errors.Is(err, slack.ErrNotInstalled) {
+		if errors.Is(err, slackapi.ErrNotInstalled) {
 			return nil, &httpapi.Error{Code: httpapi.CodeNotFound, Err: err,
 				Message: "weft knows no Slack workspace with this channel; name it with teamId"}
 		} else if err != nil {
@@ -71,7 +74,7 @@ func (r Reader) client(ctx context.Context, q replies.SlackQuery) (*slack.Client
 		}
 	}
 	c, err := r.ws.Client(ctx, team)
-	if errors.Is(err, slack.ErrNotInstalled) {
+	if errors.Is(err, slackapi.ErrNotInstalled) {
 		return nil, &httpapi.Error{Code: httpapi.CodeAuthorization, Err: err, Message: "weft is not installed in this Slack workspace"}
 	}
 	return c, err
@@ -79,7 +82,7 @@ func (r Reader) client(ctx context.Context, q replies.SlackQuery) (*slack.Client
 
 // Message is a Slack message in get-thread-replies.md's shape; a bot's
 // message names its bot id as the user when it has no user.
-func Message(m slack.Message) replies.SlackMessage {
+func Message(m slackapi.Message) replies.SlackMessage {
 	text := m.Text
 	out := replies.SlackMessage{TS: m.TS, User: m.User, Text: &text, Edited: m.EditedTS != ""}
 	if out.User == "" {

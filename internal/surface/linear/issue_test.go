@@ -1,4 +1,4 @@
-package processor_test
+package linear_test
 
 import (
 	"context"
@@ -10,8 +10,9 @@ import (
 
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/job"
-	"github.com/weft-dev/weft/internal/linear"
+	linearapi "github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/processor"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 )
 
 type starterFunc func(ctx context.Context, org, issue string) (bool, error)
@@ -45,7 +46,7 @@ func TestStartIssueWorker(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var got job.StartLinearIssue
-			w := processor.NewStartIssueWorker(starterFunc(func(_ context.Context, org, issue string) (bool, error) {
+			w := surfacelinear.NewStartIssueWorker(starterFunc(func(_ context.Context, org, issue string) (bool, error) {
 				got = job.StartLinearIssue{OrganizationID: org, IssueID: issue}
 				return tt.err == nil, tt.err
 			}), dbtest.Logger(t))
@@ -65,6 +66,6 @@ func TestStartIssueWorker(t *testing.T) {
 // The Linear sender is both the processor's Sender for Linear and the
 // start-issue worker's starter.
 var (
-	_ processor.Sender       = (*linear.Sender)(nil)
-	_ processor.IssueStarter = (*linear.Sender)(nil)
+	_ processor.Sender           = (*linearapi.Sender)(nil)
+	_ surfacelinear.IssueStarter = (*linearapi.Sender)(nil)
 )

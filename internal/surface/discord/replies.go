@@ -1,53 +1,54 @@
-// Package fromdiscord reads Discord threads for get-thread-replies: it
+// The replies source reads Discord threads for get-thread-replies: it
 // adapts the Discord client to replies.Discord, its messages in replies'
 // terms and its failures as replies' error codes. The wiring plugs it in
 // when Discord is configured.
-package fromdiscord
+
+package discord
 
 import (
 	"context"
 	"errors"
 
-	"github.com/weft-dev/weft/internal/discord"
+	discordapi "github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/threadview"
 )
 
-// Reader is a *discord.Client as get-thread-replies reads it.
-type Reader struct{ c *discord.Client }
+// RepliesReader is a *discordapi.Client as get-thread-replies reads it.
+type RepliesReader struct{ c *discordapi.Client }
 
-var _ replies.Discord = Reader{}
+var _ replies.Discord = RepliesReader{}
 
-// New reads through c.
-func New(c *discord.Client) Reader { return Reader{c} }
+// NewReplies reads through c.
+func NewReplies(c *discordapi.Client) RepliesReader { return RepliesReader{c} }
 
 // Channel implements replies.Discord.
-func (r Reader) Channel(ctx context.Context, channelID string) (replies.DiscordChannel, error) {
+func (r RepliesReader) Channel(ctx context.Context, channelID string) (replies.DiscordChannel, error) {
 	ch, err := r.c.Channel(ctx, channelID)
 	return replies.DiscordChannel{IsThread: ch.IsThread, ParentID: ch.ParentID}, failure(err)
 }
 
 // Message implements replies.Discord.
-func (r Reader) Message(ctx context.Context, channelID, messageID string) (replies.DiscordMessage, error) {
+func (r RepliesReader) Message(ctx context.Context, channelID, messageID string) (replies.DiscordMessage, error) {
 	m, err := r.c.Message(ctx, channelID, messageID)
 	return message(m), failure(err)
 }
 
 // Messages implements replies.Discord.
-func (r Reader) Messages(ctx context.Context, channelID, afterID string, limit int) ([]replies.DiscordMessage, error) {
+func (r RepliesReader) Messages(ctx context.Context, channelID, afterID string, limit int) ([]replies.DiscordMessage, error) {
 	msgs, err := r.c.Messages(ctx, channelID, afterID, limit)
 	return messages(msgs), failure(err)
 }
 
 // MessagesBefore implements replies.Discord.
-func (r Reader) MessagesBefore(ctx context.Context, channelID, beforeID string, limit int) ([]replies.DiscordMessage, error) {
+func (r RepliesReader) MessagesBefore(ctx context.Context, channelID, beforeID string, limit int) ([]replies.DiscordMessage, error) {
 	msgs, err := r.c.MessagesBefore(ctx, channelID, beforeID, limit)
 	return messages(msgs), failure(err)
 }
 
-func messages(msgs []discord.Message) []replies.DiscordMessage {
+func messages(msgs []discordapi.Message) []replies.DiscordMessage {
 	out := make([]replies.DiscordMessage, 0, len(msgs))
 	for _, m := range msgs {
 		out = append(out, message(m))
@@ -55,7 +56,7 @@ func messages(msgs []discord.Message) []replies.DiscordMessage {
 	return out
 }
 
-func message(m discord.Message) replies.DiscordMessage {
+func message(m discordapi.Message) replies.DiscordMessage {
 	return replies.DiscordMessage{
 		ID: m.ID, Author: threadview.Author{ID: m.Author.ID, Name: m.Author.Name, Bot: m.Author.Bot},
 		Content: m.Content, ReferencedID: m.ReferencedMessageID, CreatedAt: m.Timestamp, EditedAt: m.EditedAt,

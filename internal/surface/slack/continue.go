@@ -1,4 +1,4 @@
-package app
+package slack
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-dev/weft/internal/continuation"
-	"github.com/weft-dev/weft/internal/slack"
+	slackapi "github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/webhooks"
@@ -39,10 +39,10 @@ func slackContinue(c *continuation.Continuer, logger *slog.Logger) webhooks.Slac
 		case errors.Is(err, thread.ErrNotFound):
 			// Also what another organisation's session looks like: its
 			// existence is not the caller's to know.
-			return fmt.Sprintf("I found no Linear or Discord conversation for %q in this workspace's organisation.", slack.Escape(cmd.Text)), nil
+			return fmt.Sprintf("I found no Linear or Discord conversation for %q in this workspace's organisation.", slackapi.Escape(cmd.Text)), nil
 		case errors.As(err, &refused) && errors.Is(err, thread.ErrInvalid):
-			return "I cannot continue that conversation here: " + slack.Escape(refused.Msg), nil
-		case errors.Is(err, slack.ErrNotInstalled):
+			return "I cannot continue that conversation here: " + slackapi.Escape(refused.Msg), nil
+		case errors.Is(err, slackapi.ErrNotInstalled):
 			return "weft is not installed in this workspace: an admin can install it at /oauth/slack/install.", nil
 		case surface.IsKind(err, surface.KindForbidden) || surface.IsKind(err, surface.KindNotFound):
 			// Slack refused the thread's first post: weft is not in the

@@ -1,4 +1,7 @@
-package app
+// Package discord is Discord's side of the seam: its configuration, the
+// wired REST client, sender, typing indicator and gateway shards, its door,
+// interactions, history and continuation.
+package discord
 
 import (
 	"context"
@@ -13,15 +16,16 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/continuation"
-	"github.com/weft-dev/weft/internal/discord"
+	discordapi "github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/history"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/webhooks"
 )
 
-// DiscordConfig is the Discord app's settings.
-type DiscordConfig struct {
+// Config is the Discord app's settings.
+type Config struct {
 	BotToken string
 	// PublicKey is the application's Ed25519 key, hex (interactions).
 	PublicKey     string
@@ -36,34 +40,8 @@ type DiscordConfig struct {
 	ShardCount        int
 }
 
-func loadDiscord(getenv func(string) string) (DiscordConfig, error) {
-	c := DiscordConfig{
-		BotToken:          getenv("DISCORD_BOT_TOKEN"),
-		PublicKey:         getenv("DISCORD_PUBLIC_KEY"),
-		ApplicationID:     getenv("DISCORD_APPLICATION_ID"),
-		CommandGuildID:    getenv("DISCORD_COMMAND_GUILD_ID"),
-		APIURL:            getenv("DISCORD_API_URL"),
-		GatewayURL:        getenv("DISCORD_GATEWAY_URL"),
-		ContinueChannelID: getenv("DISCORD_CONTINUE_CHANNEL_ID"),
-	}
-	for _, g := range strings.Split(getenv("DISCORD_ALLOWED_GUILDS"), ",") {
-		if g = strings.TrimSpace(g); g != "" {
-			c.AllowedGuilds = append(c.AllowedGuilds, g)
-		}
-	}
-	var err error
-	if c.ShardCount, err = intEnv(getenv, "DISCORD_SHARD_COUNT", 1); err != nil {
-		return c, err
-	}
-	if c.PublicKey != "" {
-		if _, err := c.publicKey(); err != nil {
-			return c, err
-		}
-	}
-	return c, nil
-}
-
-func (c DiscordConfig) publicKey() (ed25519.PublicKey, error) {
+// Key is PublicKey decoded.
+func (c Config) Key() (ed25519.PublicKey, error) {
 	key, err := hex.DecodeString(c.PublicKey)
 	if err != nil || len(key) != ed25519.PublicKeySize {
 		return nil, fmt.Errorf("DISCORD_PUBLIC_KEY: want %d hex-encoded bytes", ed25519.PublicKeySize)
@@ -71,24 +49,26 @@ func (c DiscordConfig) publicKey() (ed25519.PublicKey, error) {
 	return key, nil
 }
 
-// discordApp is the wired Discord platform. With no bot token every field
+// App is the wired Discord platform. With no bot token every field
 // but cfg is nil and Discord is off.
-type discordApp struct {
-	cfg    DiscordConfig
-	client *discord.Client // REST, shared by every shard's gateway
-	sender *discord.Sender
-	typist *discord.Typist
+type App struct {
+	cfg    Config
+	client *discordapi.Client // REST, shared by every shard's gateway
+	sender *discordapi.Sender
+	typist *discordapi.Typist
+	// el holds the gateway shards, once the ingester exists (elect).
+	el     *discordapi.Elector
 	logger *slog.Logger
 }
 
-// newDiscordApp builds the Discord client from the configuration; without
+// New builds the Discord client from the configuration; without
 // a bot token Discord is off.
-func newDiscordApp(c DiscordConfig, store *db.Store, logger *slog.Logger) (*discordApp, error) {
-	app := &discordApp{cfg: c, logger: logger}
+func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
+	app := &App{cfg: c, logger: logger}
 	if c.BotToken == "" {
 		return app, nil
 	}
-	client, err := discord.New(discord.Config{
+	client, err := discordapi.New(discordapi.Config{
 		Token: c.BotToken, APIBaseURL: c.APIURL, GatewayURL: c.GatewayURL,
 		AllowedGuilds: c.AllowedGuilds, Logger: logger,
 	})
@@ -96,82 +76,109 @@ func newDiscordApp(c DiscordConfig, store *db.Store, logger *slog.Logger) (*disc
 		return nil, err
 	}
 	app.client = client
-	app.sender = discord.NewSender(client)
-	app.typist = discord.NewTypist(client, store, 0, logger)
+	app.sender = discordapi.NewSender(client)
+	app.typist = discordapi.NewTypist(client, store, 0, logger)
 	return app, nil
 }
 
-// on reports whether Discord is configured.
-func (a *discordApp) on() bool { return a.client != nil }
+// On reports whether Discord is configured.
+func (a *App) On() bool { return a.client != nil }
 
-// continuer serves continue_in_discord and /continue, recording through
+// Name is Discord.
+func (a *App) Name() thread.Platform { return thread.PlatformDiscord }
+
+// Door says whether the gateway runs and interactions are served.
+func (a *App) Door() surface.Door {
+	if !a.On() {
+		return surface.Door{Name: "discord", Why: "set DISCORD_BOT_TOKEN"}
+	}
+	how := []string{"gateway on DISCORD_BOT_TOKEN"}
+	if a.cfg.PublicKey == "" {
+		how = append(how, "interactions off: DISCORD_PUBLIC_KEY is not set")
+	} else {
+		how = append(how, "interactions at /webhooks/discord")
+	}
+	return surface.Door{Name: "discord", On: true, Why: strings.Join(how, "; ")}
+}
+
+// Sender delivers to Discord; nil with Discord off.
+func (a *App) Sender() surface.Sender {
+	if !a.On() {
+		return nil
+	}
+	return a.sender
+}
+
+// Continuer serves continue_in_discord and /continue, recording through
 // rec; nil when Discord is off.
-func (a *discordApp) continuer(store *db.Store, rec continuation.Recorder,
+func (a *App) Continuer(store *db.Store, rec continuation.Recorder,
 	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *continuation.Continuer {
-	if !a.on() {
+	if !a.On() {
 		return nil
 	}
 	return &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: a.client}, Recorder: rec,
 		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
 }
 
-// tools are the agent tools Discord adds: continue_in_discord, when there
+// Tools are the agent tools Discord adds: continue_in_discord, when there
 // is a conversation elsewhere to continue (Linear or Slack is on too).
-func (a *discordApp) tools(elsewhere bool, c *continuation.Continuer) []tools.Tool {
-	if !a.on() || !elsewhere {
+func (a *App) Tools(elsewhere bool, c *continuation.Continuer) []tools.Tool {
+	if !a.On() || !elsewhere {
 		return nil
 	}
 	return []tools.Tool{c.Tool()}
 }
 
-// history reads a Discord thread for the prompt; nil when Discord is off.
-func (a *discordApp) history() history.Fetcher {
-	if !a.on() {
+// History reads a Discord thread for the prompt; nil when Discord is off.
+func (a *App) History() history.Fetcher {
+	if !a.On() {
 		return nil
 	}
 	return discordHistory{a.client}
 }
 
-// onTurn is the processor's turn hook: the typing indicator.
-func (a *discordApp) onTurn() func(context.Context, uuid.UUID) func() {
-	if !a.on() {
+// OnTurn is the processor's turn hook: the typing indicator.
+func (a *App) OnTurn() surface.TurnHook {
+	if !a.On() {
 		return nil
 	}
 	return a.typist.Typing
 }
 
-// interactions is POST /webhooks/discord's configuration; nil (the route
+// Interactions is POST /webhooks/discord's configuration; nil (the route
 // off) without a bot token or public key.
-func (a *discordApp) interactions(store *db.Store, c *continuation.Continuer) *webhooks.DiscordInteractions {
-	if !a.on() || a.cfg.PublicKey == "" {
+func (a *App) Interactions(store *db.Store, c *continuation.Continuer) *webhooks.DiscordInteractions {
+	if !a.On() || a.cfg.PublicKey == "" {
 		return nil
 	}
-	key, _ := a.cfg.publicKey() // validated by loadDiscord
+	key, _ := a.cfg.Key() // validated by loadDiscord
 	return &webhooks.DiscordInteractions{
 		PublicKey: key, AllowedGuilds: a.cfg.AllowedGuilds, Threads: store,
 		Continue: continueCommand{c}, Responses: a.client,
 	}
 }
 
-// elector contends for the gateway shards through leases in store, each
-// shard's events going to rec; nil when Discord is off.
-func (a *discordApp) elector(store *db.Store, rec discord.Recorder) *discord.Elector {
-	if !a.on() {
-		return nil
+// Elect builds the elector that contends for the gateway shards through
+// leases in store, each shard's events going to rec; none when Discord is
+// off.
+func (a *App) Elect(store *db.Store, rec discordapi.Recorder) {
+	if !a.On() {
+		return
 	}
 	host, _ := os.Hostname()
-	return discord.NewElector(discord.ElectorConfig{
+	a.el = discordapi.NewElector(discordapi.ElectorConfig{
 		Shards: a.cfg.ShardCount, Owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]), Leases: store,
-		NewGateway: func(shardID, shardCount int) (discord.Gateway, error) {
-			return a.client.ForShard(shardID, shardCount, discord.NewConversations(a.client, rec, shardID, shardCount, a.logger))
+		NewGateway: func(shardID, shardCount int) (discordapi.Gateway, error) {
+			return a.client.ForShard(shardID, shardCount, discordapi.NewConversations(a.client, rec, shardID, shardCount, a.logger))
 		},
 		Logger: a.logger,
 	})
 }
 
-// start registers the slash commands (one bulk overwrite, idempotent) and
+// Start registers the slash commands (one bulk overwrite, idempotent) and
 // starts the elector contending for the gateway shards.
-func (a *discordApp) start(ctx context.Context, e *discord.Elector) error {
+func (a *App) Start(ctx context.Context) error {
+	e := a.el
 	if e == nil {
 		return nil
 	}
@@ -186,16 +193,17 @@ func (a *discordApp) start(ctx context.Context, e *discord.Elector) error {
 	return e.Start(ctx)
 }
 
-// shards is the number of gateway shards weft runs; 0 with Discord off.
-func (a *discordApp) shards() int {
-	if !a.on() {
+// Shards is the number of gateway shards weft runs; 0 with Discord off.
+func (a *App) Shards() int {
+	if !a.On() {
 		return 0
 	}
 	return max(a.cfg.ShardCount, 1)
 }
 
-// stop disconnects the gateway shards and releases them to other replicas.
-func (a *discordApp) stop(ctx context.Context, e *discord.Elector) error {
+// Stop disconnects the gateway shards and releases them to other replicas.
+func (a *App) Stop(ctx context.Context) error {
+	e := a.el
 	if e == nil {
 		return nil
 	}
@@ -204,6 +212,12 @@ func (a *discordApp) stop(ctx context.Context, e *discord.Elector) error {
 	}
 	return a.client.Stop(ctx)
 }
+
+// Client is the REST client; nil with Discord off.
+func (a *App) Client() *discordapi.Client { return a.client }
+
+// Elector holds the gateway shards; nil with Discord off.
+func (a *App) Elector() *discordapi.Elector { return a.el }
 
 // continueCommand adapts the Continuer to the interactions handler.
 type continueCommand struct{ c *continuation.Continuer }
@@ -221,7 +235,7 @@ func (x continueCommand) ContinueLinear(ctx context.Context, ref, channelID, gui
 const discordHistoryLimit = 50
 
 // discordHistory reads a Discord thread's latest messages for the prompt.
-type discordHistory struct{ c *discord.Client }
+type discordHistory struct{ c *discordapi.Client }
 
 func (h discordHistory) ThreadHistory(ctx context.Context, ref history.Ref) ([]history.Message, error) {
 	msgs, err := h.c.MessagesBefore(ctx, ref.ID, "", discordHistoryLimit)

@@ -1,0 +1,75 @@
+package surface
+
+import (
+	"context"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// Platform is what every platform offers weft: its name and its door.
+// Everything else a platform may do is an optional capability below,
+// found by type assertion, so that a platform implements only what it has
+// (Linear has no gateway; Discord has no OAuth install) and internal/app
+// loops over one list of platforms for each. Capabilities whose types
+// belong to another package (history, discovery and continuation sources
+// for internal/tools, the replies source for internal/replies) are
+// declared by the package that consumes them, and a platform satisfies
+// them structurally: this package imports only internal/thread.
+type Platform interface {
+	// Name is the platform threads, attachments and outbox rows name.
+	Name() thread.Platform
+	// Door says whether this configuration turns the platform on, and why:
+	// what an operator reads first when a platform stays silent.
+	Door() Door
+}
+
+// Door is one way into weft, on or off, and why.
+type Door struct {
+	Name string
+	On   bool
+	Why  string
+}
+
+// Sender delivers an outbox row to the platform and returns the id the
+// platform gave it. processor.Sender is the same interface.
+type Sender interface {
+	Send(ctx context.Context, o thread.Outbox) (externalID string, err error)
+}
+
+// Sending is a platform that delivers weft's replies.
+type Sending interface {
+	Platform
+	// Sender is nil when the platform is off.
+	Sender() Sender
+}
+
+// TurnHook is called once a turn has its lease and returns the function
+// that ends what it started: a typing indicator, a "thinking" status.
+type TurnHook func(ctx context.Context, threadID uuid.UUID) (done func())
+
+// Hooking is a platform that shows a turn at work.
+type Hooking interface {
+	Platform
+	// OnTurn is nil when the platform is off.
+	OnTurn() TurnHook
+}
+
+// Routed is a platform with HTTP doors (webhooks, interactions, OAuth).
+type Routed interface {
+	Platform
+	// Routes mounts the platform's handlers on r, recording inbound
+	// events through rec; it mounts nothing for a door that is off.
+	Routes(r chi.Router, rec Recorder)
+}
+
+// Running is a platform with workers of its own (Discord's gateway,
+// Slack's Socket Mode), started after the processor and stopped before
+// it, so that the events they record find it running.
+type Running interface {
+	Platform
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}

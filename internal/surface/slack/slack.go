@@ -1,0 +1,217 @@
+// Package slack is Slack's side of the seam: its configuration, the
+// workspaces' Web API clients, sender, thinking status and Socket Mode,
+// its door and events, history, discovery and continuation.
+package slack
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/continuation"
+	slackapi "github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/surface"
+	"github.com/weft-dev/weft/internal/surface/installation"
+	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tools"
+	"github.com/weft-dev/weft/webhooks"
+)
+
+// Config is Slack's part of the configuration (the OAuth installs'
+// is SlackInstallConfig).
+type Config struct {
+	// SigningSecret verifies the Events API and slash commands
+	// (SLACK_SIGNING_SECRET); without it those doors stay closed.
+	SigningSecret string
+	// BotToken is one workspace's bot token (SLACK_BOT_TOKEN), for that
+	// workspace when it has no OAuth installation. Slack is off without it
+	// and without OAuth installs.
+	BotToken string
+	// AppToken is the app-level token (SLACK_APP_TOKEN) that opens Socket
+	// Mode, the door for a workspace without a public URL.
+	AppToken string
+	// APIURL replaces https://slackapi.com/api/ (SLACK_API_URL), e.g. a fake.
+	APIURL string
+	// ContinueChannelID is where /weft continue and continue_in_slack
+	// open threads (SLACK_CONTINUE_CHANNEL_ID); empty means the channel
+	// the command came from (the tool then has none).
+	ContinueChannelID string
+	// HistoryPerMinute paces conversations.history and .replies in each
+	// workspace (SLACK_HISTORY_PER_MINUTE, 50: Slack's Tier 3; 1 for an
+	// app distributed outside the Marketplace).
+	HistoryPerMinute int
+}
+
+// App is Slack, built: the Web API clients (one per workspace), the
+// outbox's sender, the thinking status, and the doors once the ingester
+// exists.
+type App struct {
+	cfg    Config
+	logger *slog.Logger
+	// store holds the threads the thinking status finds its Slack thread by.
+	store *db.Store
+	ws    *slackapi.Workspaces
+	// installs are the OAuth installations; nil without OAuth.
+	installs *installation.Slack
+	sender   *slackapi.Sender
+	conv     *slackapi.Conversations
+	socket   *slackapi.Socket
+
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
+}
+
+// New builds Slack on SLACK_BOT_TOKEN and the OAuth installs'
+// tokens (installs; nil without OAuth): off with neither.
+func New(cfg Config, store *db.Store, installs *installation.Slack, logger *slog.Logger) (*App, error) {
+	a := &App{cfg: cfg, logger: logger.With("component", "slack"), store: store, installs: installs}
+	var src slackapi.TokenSource
+	if installs != nil {
+		src = installs
+	} else if cfg.BotToken == "" {
+		return a, nil
+	}
+	ws, err := slackapi.NewWorkspaces(a.clientConfig(), src)
+	if err != nil {
+		return nil, fmt.Errorf("slack: %w", err)
+	}
+	a.ws, a.sender = ws, slackapi.NewSender(ws)
+	return a, nil
+}
+
+func (a *App) clientConfig() slackapi.Config {
+	return slackapi.Config{Token: a.cfg.BotToken, AppToken: a.cfg.AppToken, APIURL: a.cfg.APIURL, Logger: a.logger,
+		HistoryPerMinute: a.cfg.HistoryPerMinute}
+}
+
+// On reports whether Slack is configured.
+func (a *App) On() bool { return a != nil && a.ws != nil }
+
+// Name is Slack.
+func (a *App) Name() thread.Platform { return thread.PlatformSlack }
+
+// Door says which workspaces Slack reaches and through which doors.
+func (a *App) Door() surface.Door {
+	if !a.On() {
+		return surface.Door{Name: "slack", Why: "set SLACK_BOT_TOKEN or SLACK_CLIENT_ID (OAuth installs) with SLACK_SIGNING_SECRET (Events API) or SLACK_APP_TOKEN (Socket Mode)"}
+	}
+	var how []string
+	if a.installs != nil {
+		how = append(how, "installed workspaces with their own tokens (/oauth/slack/install)")
+	}
+	if a.cfg.BotToken != "" {
+		how = append(how, "SLACK_BOT_TOKEN's workspace with it")
+	}
+	if a.cfg.SigningSecret == "" {
+		how = append(how, "events off: SLACK_SIGNING_SECRET is not set")
+	} else {
+		how = append(how, "events at /webhooks/slack, /weft at /webhooks/slack/commands")
+	}
+	if a.cfg.AppToken != "" {
+		how = append(how, "socket mode on SLACK_APP_TOKEN")
+	}
+	return surface.Door{Name: "slack", On: true, Why: strings.Join(how, "; ")}
+}
+
+// Sender delivers to Slack; nil with Slack off.
+func (a *App) Sender() surface.Sender {
+	if !a.On() {
+		return nil
+	}
+	return a.sender
+}
+
+// Workspaces are the workspaces' clients; nil with Slack off.
+func (a *App) Workspaces() *slackapi.Workspaces { return a.ws }
+
+// slackThreads are the workspaces' clients as the continue tools open
+// threads with them.
+type slackThreads struct{ *slackapi.Workspaces }
+
+func (w slackThreads) Threads(ctx context.Context, teamID string) (continuation.SlackThreads, error) {
+	return w.Client(ctx, teamID)
+}
+
+// Listen builds the doors' handler of events on rec, and Socket Mode when
+// an app token is set. Events of workspaces allowed refuses are
+// acknowledged and dropped.
+func (a *App) Listen(rec slackapi.Recorder, allowed func(teamID string) bool) {
+	if !a.On() {
+		return
+	}
+	opts := []slackapi.ConversationsOption{slackapi.WithAllowedTeams(allowed)}
+	if a.installs != nil {
+		opts = append(opts, slackapi.WithRevoker(a.installs))
+	}
+	a.conv = slackapi.NewConversations(a.ws, rec, a.logger, opts...)
+	if a.cfg.AppToken != "" {
+		a.socket = slackapi.NewSocket(a.clientConfig(), a.conv, a.logger)
+	}
+}
+
+// Events is the HTTP doors' configuration, /weft continue served by c
+// (nil: Slack is off); nil (off) without a signing secret.
+func (a *App) Events(c *continuation.Continuer, allowed func(teamID string) bool) *webhooks.Slack {
+	if a.conv == nil || a.cfg.SigningSecret == "" {
+		return nil
+	}
+	cmds := map[string]webhooks.SlackCommandHandler{}
+	if c != nil {
+		cmds["continue"] = slackContinue(c, a.logger)
+	}
+	return &webhooks.Slack{SigningSecret: a.cfg.SigningSecret, Events: a.conv, Commands: cmds, AllowedTeam: allowed}
+}
+
+// Continuer serves continue_in_slack and /weft continue, recording
+// through rec; nil when Slack is off.
+func (a *App) Continuer(store *db.Store, rec continuation.Recorder,
+	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *continuation.Continuer {
+	if !a.On() {
+		return nil
+	}
+	return &continuation.Continuer{Store: store, Opener: continuation.SlackOpener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec,
+		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
+}
+
+// Tools are the agent tools Slack adds: continue_in_slack, when there is
+// a conversation elsewhere to continue (Linear or Discord is on too).
+func (a *App) Tools(elsewhere bool, c *continuation.Continuer) []tools.Tool {
+	if !a.On() || !elsewhere {
+		return nil
+	}
+	return []tools.Tool{c.Tool()}
+}
+
+// OnTurn is the processor's turn hook: "is thinking…" under the thread.
+func (a *App) OnTurn() surface.TurnHook {
+	if !a.On() {
+		return nil
+	}
+	return slackapi.NewStatus(a.ws, a.store, a.logger).Thinking
+}
+
+// Start runs Socket Mode, if configured, until Stop.
+func (a *App) Start(ctx context.Context) error {
+	if a.socket == nil {
+		return nil
+	}
+	ctx, a.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	a.wg.Go(func() {
+		if err := a.socket.Run(ctx); err != nil {
+			a.logger.ErrorContext(ctx, "slack socket mode stopped", slog.Any("error", err))
+		}
+	})
+	return nil
+}
+
+// Stop closes Socket Mode: an envelope not yet acknowledged is redelivered.
+func (a *App) Stop(context.Context) error {
+	if a.cancel != nil {
+		a.cancel()
+	}
+	a.wg.Wait()
+	return nil
+}
