@@ -81,6 +81,10 @@ type Client struct {
 	// closing is stopped for the gateway handlers, which run under the
 	// session's lock and so must not take mu (Stop holds mu while closing).
 	closing atomic.Bool
+	// done is closed by Stop, ending a reconnect loop's wait;
+	// reconnecting is set while one runs.
+	done         chan struct{}
+	reconnecting atomic.Bool
 }
 
 // New builds a Client; it does not connect.
@@ -158,6 +162,10 @@ func newSession(token string, client *http.Client, intents discordgo.Intent, sha
 	// The transport handles 429s with context-aware waits; discordgo's own
 	// retry sleeps without a context and without a cap.
 	session.ShouldRetryOnRateLimit = false
+	// discordgo reads ShouldReconnectOnError without a lock whenever a read
+	// or heartbeat fails, so it cannot be turned off safely at Stop: it is
+	// off from the start, and the Client reconnects itself (reconnect).
+	session.ShouldReconnectOnError = false
 	session.Identify.Intents = intents
 	session.ShardID, session.ShardCount = shardID, max(shardCount, 1)
 	// Handlers run on the gateway read loop, in gateway order; they only
@@ -177,6 +185,7 @@ func newClient(session *discordgo.Session, guard *gatewayGuard, limiter *identif
 		sink:        sink,
 		allowed:     allowed,
 		sinkTimeout: sinkTimeout,
+		done:        make(chan struct{}),
 	}
 	if c.sinkTimeout <= 0 {
 		c.sinkTimeout = defaultSinkTimeout
@@ -211,6 +220,29 @@ func (c *Client) Start(ctx context.Context) error {
 	return nil
 }
 
+// reconnect opens the gateway again after discordgo closed it on a failed
+// read or heartbeat, or on Discord's request: at once, then after waits
+// doubling from 1 s to 10 min, as discordgo's own loop does, until it opens
+// or Stop. Open resumes the session when it can. One loop runs at a time.
+func (c *Client) reconnect() {
+	if !c.reconnecting.CompareAndSwap(false, true) {
+		return
+	}
+	defer c.reconnecting.Store(false)
+	for wait := time.Second; !c.closing.Load(); wait = min(2*wait, 10*time.Minute) {
+		err := c.session.Open()
+		if err == nil || errors.Is(err, discordgo.ErrWSAlreadyOpen) {
+			return
+		}
+		c.logger.Warn("discord gateway reconnect failed", slog.Any("error", err), slog.Duration("retry_in", wait))
+		select {
+		case <-c.done:
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
 // Stop closes the gateway, waits (within ctx) for events already handed to
 // the Sink, and closes idle HTTP connections. Stop is idempotent; the Client
 // cannot be started again.
@@ -222,15 +254,9 @@ func (c *Client) Stop(ctx context.Context) error {
 	}
 	c.stopped = true
 	c.closing.Store(true)
+	close(c.done)
 	var err error
 	if c.started {
-		// discordgo reconnects whenever a read or heartbeat fails, including
-		// when it races with Close; turn that off first. Writing it under the
-		// session lock orders it before any later reconnect decision, which
-		// discordgo makes after taking that lock.
-		c.session.Lock()
-		c.session.ShouldReconnectOnError = false
-		c.session.Unlock()
 		if closeErr := c.session.Close(); closeErr != nil {
 			err = fmt.Errorf("discord: stop: %w", closeErr)
 		}

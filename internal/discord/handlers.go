@@ -60,6 +60,11 @@ func (c *Client) addHandlers() {
 	})
 	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) {
 		c.logger.Info("discord gateway disconnected")
+		// Disconnect fires inside discordgo's Close, which a failed read or
+		// heartbeat calls and then returns; Stop's own Close sets closing.
+		if !c.closing.Load() {
+			go c.reconnect()
+		}
 	})
 	s.AddHandler(func(_ *discordgo.Session, e *discordgo.MessageCreate) {
 		c.onMessage(e.Message, "message created", c.sink.MessageCreated)
