@@ -23,7 +23,7 @@ import (
 )
 
 // DiscordInteractions serves Discord's HTTP interactions: PING and weft's
-// slash commands, /continue and /weft status.
+// slash commands, /continue, /weft status and /weft stop.
 type DiscordInteractions struct {
 	// PublicKey is the application's Ed25519 key (DISCORD_PUBLIC_KEY).
 	PublicKey ed25519.PublicKey
@@ -118,6 +118,8 @@ func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *Disc
 			writeInteraction(w, discord.MessageResponse("weft is not enabled in this server.", true))
 		case in.Kind == discord.InteractionStatus:
 			writeInteraction(w, discord.MessageResponse(discordStatus(ctx, log, d.Threads, in.ChannelID), true))
+		case in.Kind == discord.InteractionStop:
+			writeInteraction(w, discord.MessageResponse(discordStop(ctx, log, d.Threads, ing, in), true))
 		case in.Kind == discord.InteractionContinue:
 			writeInteraction(w, discord.DeferredResponse(false))
 			// The deferral is answered; the work goes on past the request.
@@ -183,6 +185,29 @@ func discordStatus(ctx context.Context, log *slog.Logger, threads DiscordThreads
 		strings.Join(strings.Fields(th.Goal), " "), th.ID, status, th.StitchCount, strings.Join(platforms, ", "))
 }
 
+// discordStop is /weft stop: the weft thread of the Discord thread the
+// command was used in is stopped through the ingester's Abort, as the
+// API's abort does; the stop is confirmed in the thread.
+func discordStop(ctx context.Context, log *slog.Logger, threads DiscordThreads, ing *ingest.Ingester, in discord.Interaction) string {
+	th, err := threads.ThreadByDiscordThread(ctx, in.ChannelID)
+	if errors.Is(err, thread.ErrNotFound) {
+		return "This channel is not a weft conversation: use /weft stop in the thread to stop."
+	}
+	var aborted bool
+	if err == nil {
+		aborted, err = ing.Abort(ctx, th.ID, "Stopped from Discord by "+in.User.Name+".")
+	}
+	if err != nil {
+		log.ErrorContext(ctx, "discord /weft stop failed", slog.Any("error", err))
+		return "Sorry, I could not stop this conversation. Please try again."
+	}
+	if !aborted {
+		return "This conversation had already finished: there was nothing to stop."
+	}
+	log.InfoContext(ctx, "discord thread stopped", slog.String("thread_id", th.ID.String()), slog.String("user_id", in.User.ID))
+	return "Stopped. I will not continue this conversation."
+}
+
 // interactionKey is an interaction's ledger key: its id with a digest of
 // its token, unique per interaction. The token itself is a credential for
 // 15 minutes and is not stored.
@@ -197,6 +222,8 @@ func interactionAction(k discord.InteractionKind) string {
 		return "continue"
 	case discord.InteractionStatus:
 		return "status"
+	case discord.InteractionStop:
+		return "stop"
 	}
 	return "unknown"
 }

@@ -201,6 +201,37 @@ func TestDiscordInteractions(t *testing.T) {
 		require.Contains(t, rec.Body.String(), "not a weft conversation")
 	})
 
+	t.Run("StopOfATrackedThread", func(t *testing.T) {
+		t.Parallel()
+		b := setupDiscord(t)
+		att := dbtest.DiscordAttachment()
+		th := dbtest.Thread(ctx, t, b.store, &dbtest.ThreadOpts{Discord: att})
+		stop := func(token string) string {
+			body := discordtest.CommandInteraction(appID, token, testGuild, att.DiscordThreadID, ada, "weft", []map[string]any{
+				{"name": "stop", "type": 1},
+			})
+			rec := b.post(body, b.signed(body))
+			require.Equal(t, http.StatusOK, rec.Code)
+			return rec.Body.String()
+		}
+		require.Contains(t, stop("tok-stop-1"), "Stopped")
+		got, err := b.store.Thread(ctx, th.ID)
+		require.NoError(t, err)
+		require.Equal(t, thread.StatusAborted, got.Status)
+		require.Contains(t, stop("tok-stop-2"), "already finished", "a second stop changes nothing")
+	})
+
+	t.Run("StopOutsideAThread", func(t *testing.T) {
+		t.Parallel()
+		b := setupDiscord(t)
+		body := discordtest.CommandInteraction(appID, "tok-stop", testGuild, "300000000000000001", ada, "weft", []map[string]any{
+			{"name": "stop", "type": 1},
+		})
+		rec := b.post(body, b.signed(body))
+		require.Equal(t, http.StatusOK, rec.Code)
+		require.Contains(t, rec.Body.String(), "not a weft conversation")
+	})
+
 	t.Run("ContinueIsDeferredThenEdited", func(t *testing.T) {
 		t.Parallel()
 		b := setupDiscord(t)

@@ -88,7 +88,11 @@ func handleSlackEvents(logger *slog.Logger, s *Slack) http.Handler {
 }
 
 // slackUsage is the reply to /weft without a known subcommand.
-const slackUsage = "Usage: `/weft continue ENG-123` continues a Linear issue's conversation here."
+const slackUsage = "Usage: `/weft continue ENG-123` continues a Linear issue's conversation here; `/weft stop <link>` stops my work in a thread."
+
+// slackCommandFailed is the reply to a subcommand that failed: the error
+// is for the log, not the chat.
+const slackCommandFailed = "Sorry, that did not work: something went wrong on weft's side. Please try again in a moment; if it keeps failing, tell whoever runs weft."
 
 // handleSlackCommand answers the /weft slash command: verified like an
 // event (401), a form with its team, channel and user (else 400), routed
@@ -131,7 +135,7 @@ func handleSlackCommand(logger *slog.Logger, s *Slack) http.Handler {
 		if h, ok := s.Commands[strings.ToLower(name)]; ok {
 			if reply, err = h(ctx, c); err != nil {
 				logger.WarnContext(ctx, "slack command failed", slog.String("command", name), slog.Any("error", err))
-				reply = "Sorry, that did not work: " + err.Error()
+				reply = slackCommandFailed
 			}
 		}
 		writeSlackReply(w, reply)

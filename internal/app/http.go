@@ -20,7 +20,7 @@ func (a *App) newHandler(rep *replies.Service, c continuers) http.Handler {
 		LinearWebhookSecret: []byte(a.cfg.Linear.WebhookSecret), LinearOAuth: a.linear.OAuth(),
 		SlackOAuth: a.slackOAuth,
 		Discord:    a.discord.Interactions(a.intake, c.discord),
-		Slack:      a.slack.Events(c.slack, a.cfg.SlackInstall.TeamAllowed),
+		Slack:      a.slack.Events(c.slack, a.ingest, a.cfg.SlackInstall.TeamAllowed),
 		Metrics:    a.telemetry.metrics, Tracer: a.telemetry.tracer, Intake: a.admitted,
 	})
 	// The console's live view LISTENs: on the direct connection, if any.

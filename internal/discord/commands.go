@@ -12,9 +12,11 @@ const (
 	optionTarget     = "target"
 	commandWeft      = "weft"
 	subcommandStatus = "status"
+	subcommandStop   = "stop"
 )
 
-// Commands are weft's slash commands: /continue <target> and /weft status.
+// Commands are weft's slash commands: /continue <target>, /weft status
+// and /weft stop.
 func Commands() []*discordgo.ApplicationCommand {
 	return []*discordgo.ApplicationCommand{
 		{
@@ -36,6 +38,10 @@ func Commands() []*discordgo.ApplicationCommand {
 				Type:        discordgo.ApplicationCommandOptionSubCommand,
 				Name:        subcommandStatus,
 				Description: "Show what weft is working on",
+			}, {
+				Type:        discordgo.ApplicationCommandOptionSubCommand,
+				Name:        subcommandStop,
+				Description: "Stop weft's work in this thread",
 			}},
 		},
 	}

@@ -69,6 +69,8 @@ const (
 	InteractionContinue
 	// InteractionStatus is /weft status.
 	InteractionStatus
+	// InteractionStop is /weft stop.
+	InteractionStop
 	// InteractionUnknown is any other interaction or command.
 	InteractionUnknown
 )
@@ -122,6 +124,8 @@ func ParseInteraction(body []byte) (Interaction, error) {
 			}
 		case data.Name == commandWeft && len(data.Options) == 1 && data.Options[0].Name == subcommandStatus:
 			in.Kind = InteractionStatus
+		case data.Name == commandWeft && len(data.Options) == 1 && data.Options[0].Name == subcommandStop:
+			in.Kind = InteractionStop
 		}
 	}
 	return in, nil

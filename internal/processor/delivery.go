@@ -206,6 +206,11 @@ func (w *deliveryWorker) NextRetry(j *river.Job[job.Delivery]) time.Time {
 	return time.Now().Add(backoff(w.p.cfg.DeliveryBackoff).Jittered(j.Attempt))
 }
 
+// refusedAnswer is what the user reads when the platform refused weft's
+// answer for good.
+const refusedAnswer = "Sorry, my answer could not be posted here, so this conversation has stopped. " +
+	"Please try again; if it keeps failing, an operator can see why in weft's console."
+
 // failDelivery gives up on a row: it is failed and the thread gets an error
 // stitch saying what could not be posted. A thread left waiting on an
 // answer that could not be posted (a response, a question) fails, with the
@@ -229,7 +234,9 @@ func (p *Processor) failDelivery(ctx context.Context, o *thread.Outbox, cause er
 		answer := (o.Kind == thread.OutboxResponse || o.Kind == thread.OutboxElicitation) && !body.Echo
 		if answer && th.Status == thread.StatusWaiting {
 			e.Stitches[0].Metadata = thread.Meta{OutboxID: o.ID.String(), AnsweredThrough: th.StitchCount}.JSON()
-			e.Outputs = []thread.Output{{Kind: thread.OutboxError, OutboxBody: thread.OutboxBody{Text: msg}}}
+			// The platform's words are for operators (the stitch, the
+			// thread's error); the user reads what happened.
+			e.Outputs = []thread.Output{{Kind: thread.OutboxError, OutboxBody: thread.OutboxBody{Text: refusedAnswer}}}
 			e.Status = &thread.StatusChange{To: thread.StatusFailed, Error: msg}
 		}
 		_, err = outbox.Write(ctx, tx, p.client, o.ThreadID, e)

@@ -587,4 +587,18 @@ func TestRefusedAnswerFailsTheThread(t *testing.T) {
 	require.Contains(t, failed.Error, "Could not post a response")
 	h.waitSent(t, th.ID, 2)
 	require.Equal(t, []thread.OutboxKind{thread.OutboxError}, h.sender.kinds(th.ID), "the error reached the surface")
+	// The user reads a plain sentence; the platform's words stay with the
+	// operator, in the thread's error.
+	h.sender.mu.Lock()
+	defer h.sender.mu.Unlock()
+	for _, o := range h.sender.posts {
+		if o.ThreadID == th.ID {
+			body, err := o.Content()
+			require.NoError(t, err)
+			require.NotContains(t, body.Text, "refused")
+			require.NotContains(t, body.Text, "invalid")
+			require.Contains(t, body.Text, "could not be posted")
+		}
+	}
+	require.Contains(t, failed.Error, "response refused")
 }

@@ -74,6 +74,15 @@ func (s *Socket) handle(ctx context.Context, evt socketmode.Event) {
 	case socketmode.EventTypeConnected:
 		s.logger.InfoContext(ctx, "slack socket mode connected")
 		return
+	case socketmode.EventTypeConnectionError:
+		// slack-go retries on its own, doubling its wait from 100 ms up
+		// to 5 minutes (or Slack's Retry-After); without this line a
+		// socket that never connects is silent.
+		if ce, ok := evt.Data.(*goslack.ConnectionErrorEvent); ok {
+			s.logger.WarnContext(ctx, "slack socket mode connection failed, will retry",
+				slog.Int("attempt", ce.Attempt), slog.Duration("backoff", ce.Backoff), slog.Any("error", ce.ErrorObj))
+		}
+		return
 	default:
 		return
 	}

@@ -98,8 +98,9 @@ func Message(m slackapi.Message) replies.SlackMessage {
 // Failure is a Slack failure as get-thread-replies answers it: a 429 is a
 // RateLimit (with Slack's Retry-After), credentials an AuthenticationError,
 // a missing scope or membership an AuthorizationError, an unknown channel
-// or thread NotFound, and Slack's own failures (already retried by the
-// client) Unavailable. Any other error (a cancelled context, a broken
+// or thread (Slack's own error code) NotFound, and Slack's own failures
+// (already retried by the client) or an HTTP 404 from its host
+// Unavailable. Any other error (a cancelled context, a broken
 // connection) is left as it is.
 func Failure(err error) error {
 	var se *surface.Error
@@ -115,6 +116,12 @@ func Failure(err error) error {
 	case surface.KindForbidden:
 		e.Code, e.Message = httpapi.CodeAuthorization, "weft may not read this Slack conversation"
 	case surface.KindNotFound:
+		if se.Code == "" {
+			// An HTTP 404 from the API host (a proxy, a wrong
+			// SLACK_API_URL) says nothing about the thread.
+			e.Code, e.Message = httpapi.CodeUnavailable, "Slack's API could not be reached (HTTP 404); try again later"
+			break
+		}
 		e.Code, e.Message = httpapi.CodeNotFound, "no such Slack conversation or thread"
 	case surface.KindInvalid:
 		e.Code, e.Message = httpapi.CodeInvalidArgument, "Slack rejected the request"

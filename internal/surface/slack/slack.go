@@ -153,12 +153,13 @@ func (a *App) Listen(rec slackapi.Recorder, allowed func(teamID string) bool) {
 }
 
 // Events is the HTTP doors' configuration, /weft continue served by c
-// (nil: Slack is off); nil (off) without a signing secret.
-func (a *App) Events(c *continuation.Continuer, allowed func(teamID string) bool) *webhooks.Slack {
+// (nil: Slack is off) and /weft stop by ab; nil (off) without a signing
+// secret.
+func (a *App) Events(c *continuation.Continuer, ab Aborter, allowed func(teamID string) bool) *webhooks.Slack {
 	if a.conv == nil || a.cfg.SigningSecret == "" {
 		return nil
 	}
-	cmds := map[string]webhooks.SlackCommandHandler{}
+	cmds := map[string]webhooks.SlackCommandHandler{"stop": slackStop(a.store, ab, a.logger)}
 	if c != nil {
 		cmds["continue"] = slackContinue(c, a.logger)
 	}
