@@ -90,6 +90,19 @@ func TestThreadsAPI(t *testing.T) {
 		require.Equal(t, slack.ID, list.Threads[0].ID)
 	})
 
+	t.Run("GetWithSlack", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		att := slackAttachment()
+		th := dbtest.Thread(ctx, t, b.store, &dbtest.ThreadOpts{Slack: att})
+		var got struct {
+			Slack map[string]any `json:"slack"`
+		}
+		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads/"+th.ID.String(), "", &got))
+		require.Equal(t, map[string]any{"team_id": att.TeamID, "channel_id": att.ChannelID, "thread_ts": att.ThreadTS,
+			"channel_type": att.ChannelType, "active": true}, got.Slack)
+	})
+
 	t.Run("Errors", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

@@ -106,7 +106,7 @@ func (t *tools) register(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "get-thread",
 		InputSchema: toolschema.For[getArgs](),
-		Description: "One thread: goal, status, result, and where it is attached (Discord thread, Linear session).",
+		Description: "One thread: goal, status, result, and where it is attached (Discord thread, Linear session, Slack thread).",
 		Annotations: readOnly,
 	}, t.getThread)
 	mcp.AddTool(s, &mcp.Tool{
