@@ -79,6 +79,30 @@ func TestThreadsAPI(t *testing.T) {
 		require.Equal(t, thread.SessionPending, got.Linear.SessionStatus)
 	})
 
+	t.Run("ListSlack", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		slack := dbtest.Thread(ctx, t, b.store, &dbtest.ThreadOpts{Slack: slackAttachment()})
+		dbtest.Thread(ctx, t, b.store, &dbtest.ThreadOpts{Discord: dbtest.DiscordAttachment()})
+		var list threadList
+		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads?platform=slack", "", &list))
+		require.Len(t, list.Threads, 1)
+		require.Equal(t, slack.ID, list.Threads[0].ID)
+	})
+
+	t.Run("GetWithSlack", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		att := slackAttachment()
+		th := dbtest.Thread(ctx, t, b.store, &dbtest.ThreadOpts{Slack: att})
+		var got struct {
+			Slack map[string]any `json:"slack"`
+		}
+		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads/"+th.ID.String(), "", &got))
+		require.Equal(t, map[string]any{"team_id": att.TeamID, "channel_id": att.ChannelID, "thread_ts": att.ThreadTS,
+			"channel_type": att.ChannelType, "active": true}, got.Slack)
+	})
+
 	t.Run("Errors", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -202,4 +226,8 @@ func TestThreadsAPI(t *testing.T) {
 		}
 		require.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, seqs)
 	})
+}
+
+func slackAttachment() *thread.SlackAttachment {
+	return &thread.SlackAttachment{TeamID: "T1", ChannelID: "C1", ThreadTS: "1700000000.000100", ChannelType: "channel", CreatedBy: "U1"}
 }

@@ -13,8 +13,8 @@ import (
 // Views lists the ops views, in the order `weft ops` shows them.
 func Views() []string {
 	return []string{
-		"thread_overview", "active_linear_threads", "active_discord_threads", "cross_platform_threads",
-		"stuck_threads", "linear_session_health", "delivery_backlog", "daily_thread_stats", "llm_usage_daily",
+		"thread_overview", "active_linear_threads", "active_discord_threads", "active_slack_threads",
+		"cross_platform_threads", "stuck_threads", "linear_session_health", "delivery_backlog", "daily_thread_stats", "llm_usage_daily",
 	}
 }
 

@@ -118,3 +118,19 @@ func TestStuckThreadsUnansweredInput(t *testing.T) {
 	require.NoError(t, rows.Err())
 	require.Equal(t, []string{silent.ID.String() + " unanswered input"}, got, "not %s, %s or %s", answered.ID, working.ID, fresh.ID)
 }
+
+// TestViewActiveSlackThreads checks `weft ops` can read the Slack view
+// beside the Linear and Discord ones.
+func TestViewActiveSlackThreads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	slack := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Slack: &thread.SlackAttachment{
+		TeamID: "T1", ChannelID: "C1", ThreadTS: "1700000000.000100", ChannelType: "channel", CreatedBy: "U1",
+	}})
+	rows, err := store.View(ctx, "active_slack_threads")
+	require.NoError(t, err)
+	require.Len(t, rows.Rows, 1)
+	require.Equal(t, "thread_id", rows.Columns[0])
+	require.Equal(t, slack.ID.String(), rows.Rows[0][0])
+}

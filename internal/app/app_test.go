@@ -93,8 +93,8 @@ func TestServe(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "ok", body["database"])
 
-	// The home page points a browser at the console, the health check and
-	// the API's description.
+	// The home page names the platforms and points a browser at the
+	// console, the health check and the API's description.
 	resp, err = http.Get(base + "/")
 	require.NoError(t, err)
 	page, err := io.ReadAll(resp.Body)
@@ -102,6 +102,7 @@ func TestServe(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
+	require.Contains(t, string(page), "Linear, Discord and Slack")
 	for _, link := range []string{`href="/console"`, `href="/healthz"`, `href="/api/v1/openapi.json"`} {
 		require.Contains(t, string(page), link)
 	}

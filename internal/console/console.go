@@ -41,6 +41,7 @@ type Store interface {
 	LLMBodies(ctx context.Context, threadID, stitchID uuid.UUID) (req, resp json.RawMessage, err error)
 	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
 	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
+	SlackAttachment(ctx context.Context, threadID uuid.UUID) (*thread.SlackAttachment, error)
 	ThreadOutbox(ctx context.Context, threadID uuid.UUID) ([]thread.Outbox, error)
 	OutboxBacklog(ctx context.Context, limit int) ([]thread.Outbox, error)
 	RecentDeliveries(ctx context.Context, limit int) ([]db.Delivery, error)

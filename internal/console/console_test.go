@@ -236,6 +236,30 @@ func TestPages(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
 
+// TestSlackThreads checks a Slack thread is filtered, badged and shown
+// attached as Discord and Linear ones are, not as attached nowhere.
+func TestSlackThreads(t *testing.T) {
+	g := newRig(t)
+	th := g.thread(t, "answer in slack", thread.PlatformSlack, thread.StatusRunning)
+	g.thread(t, "answer over the api", "", thread.StatusRunning)
+	c := client(t)
+	login(t, g, c)
+	base := g.srv.URL + "/console"
+
+	_, page := get(t, c, base+"/?platform=slack")
+	require.Contains(t, page, "answer in slack")
+	require.NotContains(t, page, "answer over the api")
+	require.Contains(t, page, `<span class="plat slack">Slack</span>`)
+	require.Contains(t, page, `<option value="slack" selected`)
+	_, page = get(t, c, base+"/?platform=api")
+	require.Contains(t, page, "answer over the api")
+	require.NotContains(t, page, "answer in slack")
+
+	_, page = get(t, c, base+"/threads/"+th.ID.String())
+	require.Contains(t, page, `<span class="plat slack">Slack</span>`)
+	require.Contains(t, page, "C1")
+}
+
 func TestPaging(t *testing.T) {
 	g := newRig(t)
 	for range console.PageSize + 5 {

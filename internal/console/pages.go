@@ -192,7 +192,7 @@ func (q listQuery) values() url.Values {
 // Options the filters offer.
 var (
 	typeOptions     = []thread.Type{thread.TypeInteractive, thread.TypeAutonomous}
-	platformOptions = []thread.Platform{thread.PlatformLinear, thread.PlatformDiscord, thread.PlatformAPI}
+	platformOptions = []thread.Platform{thread.PlatformLinear, thread.PlatformDiscord, thread.PlatformSlack, thread.PlatformAPI}
 )
 
 // PageSize is how many threads a page of the list shows.
@@ -266,6 +266,7 @@ type threadView struct {
 	Abortable bool
 	Discord   *thread.DiscordAttachment
 	Linear    *thread.LinearAttachment
+	Slack     *thread.SlackAttachment
 	Outbox    []thread.Outbox
 	Stitches  []stitchView
 	// From is the position the timeline starts after; Earlier links the
@@ -302,6 +303,10 @@ func (c *Console) threadPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if v.Linear, err = c.d.Store.LinearAttachment(ctx, id); err != nil && !isNotFound(err) {
+		c.fail(w, r, err)
+		return
+	}
+	if v.Slack, err = c.d.Store.SlackAttachment(ctx, id); err != nil && !isNotFound(err) {
 		c.fail(w, r, err)
 		return
 	}

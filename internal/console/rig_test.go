@@ -48,7 +48,7 @@ func newRig(t *testing.T) *rig {
 	return &rig{store: store, srv: srv}
 }
 
-// thread makes a thread with goal, attached to Discord or Linear when
+// thread makes a thread with goal, attached to Discord, Linear or Slack when
 // platform says so, moved to status (through running when it must).
 func (g *rig) thread(t *testing.T, goal string, platform thread.Platform, status thread.Status) *thread.Thread {
 	t.Helper()
@@ -59,6 +59,8 @@ func (g *rig) thread(t *testing.T, goal string, platform thread.Platform, status
 		opts.Discord = dbtest.DiscordAttachment()
 	case thread.PlatformLinear:
 		opts.Linear = dbtest.LinearAttachment()
+	case thread.PlatformSlack:
+		opts.Slack = &thread.SlackAttachment{TeamID: "T1", ChannelID: "C1", ThreadTS: "1700000000.000100", ChannelType: "channel", CreatedBy: "U1"}
 	}
 	th := dbtest.Thread(ctx, t, g.store, opts)
 	if status == thread.StatusPending {

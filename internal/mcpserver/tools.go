@@ -42,7 +42,7 @@ type repliesArgs struct {
 type listArgs struct {
 	Status       string `json:"status,omitempty" jsonschema:"pending, running, waiting, completed, failed or aborted"`
 	Type         string `json:"type,omitempty" jsonschema:"autonomous or interactive"`
-	Platform     string `json:"platform,omitempty" jsonschema:"discord or linear: threads attached there"`
+	Platform     string `json:"platform,omitempty" jsonschema:"discord, linear or slack: threads attached there"`
 	UpdatedSince string `json:"updated_since,omitempty" jsonschema:"RFC 3339 time: threads updated since"`
 	Limit        int    `json:"limit,omitempty" jsonschema:"threads per page: default 50, at most 200"`
 	Cursor       string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
@@ -106,7 +106,7 @@ func (t *tools) register(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "get-thread",
 		InputSchema: toolschema.For[getArgs](),
-		Description: "One thread: goal, status, result, and where it is attached (Discord thread, Linear session).",
+		Description: "One thread: goal, status, result, and where it is attached (Discord thread, Linear session, Slack thread).",
 		Annotations: readOnly,
 	}, t.getThread)
 	mcp.AddTool(s, &mcp.Tool{

@@ -49,7 +49,7 @@ type MemoryReader interface {
 }
 
 // DefaultPersona is the system prompt's opening when none is configured.
-const DefaultPersona = "You are weft, a helpful engineering agent. You work in Linear issues and Discord threads. " +
+const DefaultPersona = "You are weft, a helpful engineering agent. You work in Linear issues, Discord threads and Slack threads. " +
 	"Be concise and concrete. Use your tools when they help; ask the user when you genuinely need an answer."
 
 // MemoryManager writes a thread's system prompt: the persona, then the memory
@@ -97,6 +97,12 @@ func (m *MemoryManager) SystemPrompt(ctx context.Context, d *Draft) (string, err
 		b.WriteString(". Your thoughts, actions and answers appear as activities in the issue.\n")
 	case d.Discord != nil:
 		fmt.Fprintf(&b, "You are answering in the Discord thread %q. Keep replies readable in chat.\n", d.Discord.ThreadName)
+	case d.Slack != nil:
+		where := "a Slack thread"
+		if d.Slack.ChannelType == "im" {
+			where = "a Slack direct message"
+		}
+		fmt.Fprintf(&b, "You are answering in %s. Keep replies readable in chat.\n", where)
 	default:
 		b.WriteString("You work autonomously on the goal below. Call complete_thread with the result when it is done.\n")
 	}

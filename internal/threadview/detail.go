@@ -31,12 +31,22 @@ type Linear struct {
 	LastActivityAt  time.Time            `json:"last_activity_at"`
 }
 
+// Slack is a thread's Slack attachment.
+type Slack struct {
+	TeamID      string `json:"team_id"`
+	ChannelID   string `json:"channel_id"`
+	ThreadTS    string `json:"thread_ts"`
+	ChannelType string `json:"channel_type"`
+	Active      bool   `json:"active"`
+}
+
 // Detail is a thread with its platform attachments: a cross-platform
-// thread has both.
+// thread has several.
 type Detail struct {
 	Thread
 	Discord *Discord `json:"discord,omitempty"`
 	Linear  *Linear  `json:"linear,omitempty"`
+	Slack   *Slack   `json:"slack,omitempty"`
 }
 
 // Reader reads a thread and its attachments. *db.Store implements it.
@@ -44,6 +54,7 @@ type Reader interface {
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
 	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
 	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
+	SlackAttachment(ctx context.Context, threadID uuid.UUID) (*thread.SlackAttachment, error)
 }
 
 // Get returns a thread with its attachments, or thread.ErrNotFound.
@@ -67,6 +78,14 @@ func Get(ctx context.Context, store Reader, id uuid.UUID) (*Detail, error) {
 		out.Linear = &Linear{SessionID: l.SessionID, WorkspaceID: l.WorkspaceID, IssueID: l.IssueID,
 			IssueIdentifier: l.IssueIdentifier, IssueTitle: l.IssueTitle, SessionStatus: l.SessionStatus,
 			Active: l.Active, LastActivityAt: l.LastActivityAt}
+	case !errors.Is(err, thread.ErrNotFound):
+		return nil, err
+	}
+	sl, err := store.SlackAttachment(ctx, id)
+	switch {
+	case err == nil:
+		out.Slack = &Slack{TeamID: sl.TeamID, ChannelID: sl.ChannelID, ThreadTS: sl.ThreadTS,
+			ChannelType: sl.ChannelType, Active: sl.Active}
 	case !errors.Is(err, thread.ErrNotFound):
 		return nil, err
 	}

@@ -125,9 +125,11 @@ WITH page AS (
       AND ($4::text IS NULL
            OR ($4 = 'linear' AND EXISTS (SELECT 1 FROM linear_thread_metadata l WHERE l.thread_id = t.thread_id))
            OR ($4 = 'discord' AND EXISTS (SELECT 1 FROM discord_thread_metadata d WHERE d.thread_id = t.thread_id))
-           OR ($4 NOT IN ('linear', 'discord')
+           OR ($4 = 'slack' AND EXISTS (SELECT 1 FROM slack_thread_metadata s WHERE s.thread_id = t.thread_id))
+           OR ($4 NOT IN ('linear', 'discord', 'slack')
                AND NOT EXISTS (SELECT 1 FROM linear_thread_metadata l WHERE l.thread_id = t.thread_id)
-               AND NOT EXISTS (SELECT 1 FROM discord_thread_metadata d WHERE d.thread_id = t.thread_id)))
+               AND NOT EXISTS (SELECT 1 FROM discord_thread_metadata d WHERE d.thread_id = t.thread_id)
+               AND NOT EXISTS (SELECT 1 FROM slack_thread_metadata s WHERE s.thread_id = t.thread_id)))
       AND (NOT $5::boolean OR stuck.lease_lapsed OR stuck.unanswered OR stuck.stranded)
       -- Through stitches_content_trgm_idx. A thread's goal is its initial
       -- prompt's text, so searching stitches finds goals too.
@@ -140,6 +142,7 @@ WITH page AS (
 SELECT threads.thread_id, threads.thread_type, threads.goal, threads.status, threads.waiting_reason, threads.result, threads.error, threads.agent_name, threads.head_stitch_id, threads.stitch_count, threads.lease_owner, threads.lease_expires_at, threads.created_at, threads.updated_at, threads.last_activity_at, threads.finished_at,
     EXISTS (SELECT 1 FROM linear_thread_metadata l WHERE l.thread_id = threads.thread_id)::boolean AS on_linear,
     EXISTS (SELECT 1 FROM discord_thread_metadata d WHERE d.thread_id = threads.thread_id)::boolean AS on_discord,
+    EXISTS (SELECT 1 FROM slack_thread_metadata s WHERE s.thread_id = threads.thread_id)::boolean AS on_slack,
     page.lease_lapsed::boolean AS lease_lapsed, page.unanswered::boolean AS unanswered, page.stranded::boolean AS stranded
 FROM threads JOIN page USING (thread_id)
 ORDER BY threads.updated_at DESC, threads.thread_id DESC
@@ -161,6 +164,7 @@ type ConsoleThreadsRow struct {
 	Thread      Thread
 	OnLinear    bool
 	OnDiscord   bool
+	OnSlack     bool
 	LeaseLapsed bool
 	Unanswered  bool
 	Stranded    bool
@@ -172,7 +176,7 @@ type ConsoleThreadsRow struct {
 // row it reads, then its attachment flags for the rows shown only: over
 // the whole table the planner would hash both attachment tables for the
 // EXISTS (190 ms at 100,000 threads). A platform
-// other than linear or discord means attached nowhere (API and CLI
+// other than linear, discord or slack means attached nowhere (API and CLI
 // threads). The stuck conditions: running with its lease lapsed; input
 // from a person as the newest stitch with no turn on it; a post due for
 // longer than the grace.
@@ -214,6 +218,7 @@ func (q *Queries) ConsoleThreads(ctx context.Context, arg ConsoleThreadsParams) 
 			&i.Thread.FinishedAt,
 			&i.OnLinear,
 			&i.OnDiscord,
+			&i.OnSlack,
 			&i.LeaseLapsed,
 			&i.Unanswered,
 			&i.Stranded,
