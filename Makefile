@@ -32,13 +32,13 @@ build:
 # run: start the server (it applies migrations itself) on the database a bare
 # `weft` uses too; exec, so that a SIGTERM sent to make reaches weft
 run:
-	$(GO) build -o bin/weft ./cmd/weft
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/weft ./cmd/weft
 	url="$$(bash db/devdb.sh)" && DATABASE_URL="$$url" exec bin/weft serve
 
 # demo: play weft's story on its built-in fakes, then serve until Ctrl-C
 # (DEMO_FLAGS=-exit leaves after the story); exec, so signals reach weft
 demo:
-	$(GO) build -o bin/weft ./cmd/weft
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/weft ./cmd/weft
 	url="$$(bash db/devdb.sh)" && DATABASE_URL="$$url" exec bin/weft demo $(DEMO_FLAGS)
 
 # test: what the tests need installed (.ci/deps), generated code current, vet,
