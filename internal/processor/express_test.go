@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/ingest"
+	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -151,6 +152,14 @@ func TestExpressHandsOverToAJob(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
 			h.waitRan(t, "weft_reclaim")
+			// The turn answers only once the acknowledgement is out: an
+			// answer ready first would drop the failed acknowledgement (as
+			// it should) and leave nothing for this test to see.
+			release := make(chan struct{})
+			var once sync.Once
+			answer := func() { once.Do(func() { close(release) }) }
+			t.Cleanup(answer)
+			h.llm.SetDefault(func(llmtest.Request) llmtest.Reply { <-release; return llmtest.Reply{Text: "ok"} })
 			h.sender.failFirst = tc.failFirst
 			express := h.proc.Express(h.store, tc.slots)
 			in := ingest.New(h.store, h.proc.Inserter(), express, dbtest.Logger(t))
@@ -166,6 +175,7 @@ func TestExpressHandsOverToAJob(t *testing.T) {
 				require.NoError(t, err)
 				return got.Status == thread.OutboxSent
 			}, 20*time.Second, 20*time.Millisecond)
+			answer()
 			require.Equal(t, tc.lapsed, time.Since(start) > time.Second, "sent when the claim lapsed, not before")
 			got, err := h.store.Outbox(context.Background(), ack.ID)
 			require.NoError(t, err)
