@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/weft-dev/weft/internal/httpapi"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -36,4 +37,34 @@ func classify(err error) (e *httpapi.Error, retry bool) {
 	}
 	// Anything else is the network or the database connection: transient.
 	return &httpapi.Error{Code: httpapi.CodeUnavailable, Message: "the thread could not be read; try again later", Err: err}, true
+}
+
+// PlatformFailure is a platform reader's failure (a *surface.Error) as
+// get-thread-replies answers it, every platform alike: platform names it in
+// the messages ("Discord"); refused and missing name the conversation weft
+// may not read, or that does not exist ("Discord thread"). Any other error (a cancelled context, a broken
+// connection) is left as it is, for classify.
+func PlatformFailure(err error, platform, refused, missing string) error {
+	var pe *surface.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	e := &httpapi.Error{Err: err}
+	switch pe.Kind {
+	case surface.KindRateLimited:
+		e.Code, e.Message, e.RetryAfter = httpapi.CodeRateLimit, platform+" is rate limiting weft; try again later", pe.RetryAfter
+	case surface.KindAuth:
+		e.Code, e.Message = httpapi.CodeAuthentication, platform+" rejected weft's bot token"
+	case surface.KindForbidden:
+		e.Code, e.Message = httpapi.CodeAuthorization, "weft may not read this "+refused
+	case surface.KindNotFound:
+		e.Code, e.Message = httpapi.CodeNotFound, "no such "+missing
+	case surface.KindInvalid:
+		e.Code, e.Message = httpapi.CodeInvalidArgument, platform+" rejected the request"
+	default:
+		// KindServer: the platform failed (its client already retried);
+		// another try may not.
+		e.Code, e.Message = httpapi.CodeUnavailable, platform+" failed; try again later"
+	}
+	return e
 }

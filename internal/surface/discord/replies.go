@@ -7,12 +7,9 @@ package discord
 
 import (
 	"context"
-	"errors"
 
 	discordapi "github.com/weft-dev/weft/internal/discord"
-	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/replies"
-	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/threadview"
 )
 
@@ -63,28 +60,7 @@ func message(m discordapi.Message) replies.DiscordMessage {
 	}
 }
 
-// failure is a Discord failure as get-thread-replies answers it; any other
-// error (a cancelled context, a broken connection) is left as it is.
+// failure is a Discord failure as get-thread-replies answers it.
 func failure(err error) error {
-	var de *surface.Error
-	if !errors.As(err, &de) {
-		return err
-	}
-	e := &httpapi.Error{Err: err}
-	switch de.Kind {
-	case surface.KindRateLimited:
-		e.Code, e.Message, e.RetryAfter = httpapi.CodeRateLimit, "Discord is rate limiting weft; try again later", de.RetryAfter
-	case surface.KindAuth:
-		e.Code, e.Message = httpapi.CodeAuthentication, "Discord rejected weft's bot token"
-	case surface.KindForbidden:
-		e.Code, e.Message = httpapi.CodeAuthorization, "weft may not read this Discord thread"
-	case surface.KindNotFound:
-		e.Code, e.Message = httpapi.CodeNotFound, "no such Discord thread"
-	case surface.KindInvalid:
-		e.Code, e.Message = httpapi.CodeInvalidArgument, "Discord rejected the request"
-	default:
-		// KindServer: Discord failed; another try may not.
-		e.Code, e.Message = httpapi.CodeUnavailable, "Discord failed; try again later"
-	}
-	return e
+	return replies.PlatformFailure(err, "Discord", "Discord thread", "Discord thread")
 }

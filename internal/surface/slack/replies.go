@@ -95,38 +95,14 @@ func Message(m slackapi.Message) replies.SlackMessage {
 	return out
 }
 
-// Failure is a Slack failure as get-thread-replies answers it: a 429 is a
-// RateLimit (with Slack's Retry-After), credentials an AuthenticationError,
-// a missing scope or membership an AuthorizationError, an unknown channel
-// or thread (Slack's own error code) NotFound, and Slack's own failures
-// (already retried by the client) or an HTTP 404 from its host
-// Unavailable. Any other error (a cancelled context, a broken
-// connection) is left as it is.
+// Failure is a Slack failure as get-thread-replies answers it
+// (replies.PlatformFailure), but for an HTTP 404 from Slack's host without
+// Slack's own error code (a proxy, a wrong SLACK_API_URL), which says
+// nothing about the thread: Unavailable, not NotFound.
 func Failure(err error) error {
 	var se *surface.Error
-	if !errors.As(err, &se) {
-		return err
+	if errors.As(err, &se) && se.Kind == surface.KindNotFound && se.Code == "" {
+		return &httpapi.Error{Code: httpapi.CodeUnavailable, Message: "Slack's API could not be reached (HTTP 404); try again later", Err: err}
 	}
-	e := &httpapi.Error{Err: err}
-	switch se.Kind {
-	case surface.KindRateLimited:
-		e.Code, e.Message, e.RetryAfter = httpapi.CodeRateLimit, "Slack is rate limiting weft; try again later", se.RetryAfter
-	case surface.KindAuth:
-		e.Code, e.Message = httpapi.CodeAuthentication, "Slack rejected weft's bot token"
-	case surface.KindForbidden:
-		e.Code, e.Message = httpapi.CodeAuthorization, "weft may not read this Slack conversation"
-	case surface.KindNotFound:
-		if se.Code == "" {
-			// An HTTP 404 from the API host (a proxy, a wrong
-			// SLACK_API_URL) says nothing about the thread.
-			e.Code, e.Message = httpapi.CodeUnavailable, "Slack's API could not be reached (HTTP 404); try again later"
-			break
-		}
-		e.Code, e.Message = httpapi.CodeNotFound, "no such Slack conversation or thread"
-	case surface.KindInvalid:
-		e.Code, e.Message = httpapi.CodeInvalidArgument, "Slack rejected the request"
-	default:
-		e.Code, e.Message = httpapi.CodeUnavailable, "Slack failed; try again later"
-	}
-	return e
+	return replies.PlatformFailure(err, "Slack", "Slack conversation", "Slack conversation or thread")
 }
