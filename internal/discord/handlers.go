@@ -51,8 +51,8 @@ func (c *Client) addHandlers() {
 		c.events.enqueue(connectionKey, c.connected())
 	})
 	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Connect) {
-		// A reconnect loop already running when Stop was called cannot be
-		// cancelled and may still connect; close what it opens. Connect fires
+		// An Open of the reconnect loop already under way when Stop was
+		// called may still connect; close what it opens. Connect fires
 		// inside Open under the session lock, hence the goroutine.
 		if c.closing.Load() {
 			go s.Close()
