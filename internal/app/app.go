@@ -30,8 +30,8 @@ import (
 	"github.com/weft-dev/weft/internal/surface/installation"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
+	"github.com/weft-dev/weft/internal/surface/webhook"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/webhooks"
 )
 
 // App is weft, built: what `weft serve` runs, and what `thread create`
@@ -56,7 +56,7 @@ type App struct {
 	platforms []surface.Platform
 	// slackOAuth is the Slack install flow, slackTokens its workspaces'
 	// bot tokens; both nil without SLACK_CLIENT_ID.
-	slackOAuth  *webhooks.SlackOAuth
+	slackOAuth  *surfaceslack.OAuth
 	slackTokens *installation.Slack
 	proc        *processor.Processor
 	// express sends acknowledgements as they commit, ahead of the queue.
@@ -167,7 +167,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 			hooks = append(hooks, h.OnTurn())
 		}
 	}
-	a.admitted = admission.NewIntake(webhooks.DefaultIntakeLimit, webhooks.IntakeSlow)
+	a.admitted = admission.NewIntake(webhook.DefaultIntakeLimit, webhook.IntakeSlow)
 	var gate processor.Gate
 	if cfg.Role == "all" {
 		// Turns yield to this replica's intake; a worker has none.
@@ -351,12 +351,15 @@ type workerAdder interface {
 // Stop: checked here so that a renamed method cannot drop one silently.
 var (
 	_ surface.Sending = (*surfacelinear.App)(nil)
+	_ surface.Routed  = (*surfacelinear.App)(nil)
 	_ workerAdder     = (*surfacelinear.App)(nil)
 	_ surface.Sending = (*surfacediscord.App)(nil)
 	_ surface.Hooking = (*surfacediscord.App)(nil)
+	_ surface.Routed  = (*surfacediscord.App)(nil)
 	_ surface.Running = (*surfacediscord.App)(nil)
 	_ surface.Sending = (*surfaceslack.App)(nil)
 	_ surface.Hooking = (*surfaceslack.App)(nil)
+	_ surface.Routed  = (*surfaceslack.App)(nil)
 	_ surface.Running = (*surfaceslack.App)(nil)
 )
 

@@ -9,16 +9,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/riverqueue/river"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/history"
+	"github.com/weft-dev/weft/internal/ingest"
 	linearapi "github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/webhooks"
 )
 
 // Config is the Linear app's settings.
@@ -65,8 +66,10 @@ type App struct {
 	client        *linearapi.Client
 	sender        *linearapi.Sender
 	history       history.Fetcher
-	oauth         *webhooks.LinearOAuth
-	logger        *slog.Logger
+	oauth         *OAuth
+	// ing records the webhooks' deliveries (Ingest).
+	ing    *ingest.Ingester
+	logger *slog.Logger
 }
 
 // New builds the Linear client from the configuration: a static
@@ -90,7 +93,7 @@ func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
 		oauth := linearapi.NewOAuthClient(c.ClientID, c.ClientSecret, c.RedirectURI, c.tokenURL(), nil)
 		inst := installation.NewLinear(store, cipher, oauth, logger) // names its component itself
 		tokens = inst
-		app.oauth = &webhooks.LinearOAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI,
+		app.oauth = &OAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI,
 			StateSecret: []byte(c.ClientSecret), Codes: oauth, Endpoint: c.APIURL, Installations: inst}
 	default:
 		return app, nil
@@ -151,8 +154,14 @@ const issueURLTimeout = time.Second
 // On reports whether Linear is configured.
 func (a *App) On() bool { return a.sender != nil }
 
-// OAuth is the install flow's configuration; nil without OAuth.
-func (a *App) OAuth() *webhooks.LinearOAuth { return a.oauth }
+// Ingest sets the ingester the webhooks record through; Routes needs it.
+func (a *App) Ingest(ing *ingest.Ingester) { a.ing = ing }
+
+// Routes mounts Linear's doors: the webhooks with LINEAR_WEBHOOK_SECRET,
+// the install flow with OAuth.
+func (a *App) Routes(r chi.Router, m surface.Mount) {
+	Doors{WebhookSecret: []byte(a.webhookSecret), OAuth: a.oauth, Ingester: a.ing}.Routes(r, m)
+}
 
 // History reads an issue's comments for the prompt; nil with Linear off.
 func (a *App) History() history.Fetcher { return a.history }
