@@ -21,6 +21,8 @@ import (
 // Deps is what the doors need.
 type Deps struct {
 	Logger *slog.Logger
+	// Recorder records what the doors receive: the ingester.
+	Recorder surface.Recorder
 	// Platforms are mounted in order; those that are not surface.Routed
 	// have no HTTP doors.
 	Platforms []surface.Platform
@@ -38,7 +40,7 @@ type Deps struct {
 // mounted on the server's router next to the API.
 func NewHandler(d Deps) http.Handler {
 	r := chi.NewRouter()
-	m := webhook.NewMount(webhook.MountDeps{Logger: d.Logger, Metrics: d.Metrics, Tracer: d.Tracer, Intake: d.Intake})
+	m := webhook.NewMount(webhook.MountDeps{Recorder: d.Recorder, Logger: d.Logger, Metrics: d.Metrics, Tracer: d.Tracer, Intake: d.Intake})
 	for _, p := range d.Platforms {
 		if rt, ok := p.(surface.Routed); ok {
 			rt.Routes(r, m)

@@ -198,9 +198,8 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		return nil, err
 	}
 	a.express = a.proc.Express(a.intake, expressSends)
-	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger,
-		ingest.WithTelemetry(a.telemetry.metrics, a.telemetry.tracer), ingest.WithPersona(cfg.Persona))
-	a.discord.Elect(a.intake, a.ingest)
+	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger, ingest.WithPersona(cfg.Persona))
+	a.discord.Elect(a.intake, a.ingest, a.telemetry.metrics, a.telemetry.tracer)
 	a.slack.Listen(a.ingest, cfg.SlackInstall.TeamAllowed)
 	if cfg.Role != "worker" {
 		a.handler = a.newHandler(rep, continuers)

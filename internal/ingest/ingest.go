@@ -13,11 +13,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/job"
-	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tracing"
@@ -31,9 +29,6 @@ type Ingester struct {
 	express  Express
 	openings *openings
 	logger   *slog.Logger
-	// metrics and tracer observe the gateway's events (Observe).
-	metrics *metrics.Metrics
-	tracer  trace.Tracer
 }
 
 // Express sends an outbox row at once, outside the job queue, after the
@@ -50,12 +45,6 @@ type Express interface {
 // Option configures an Ingester.
 type Option func(*Ingester)
 
-// WithTelemetry counts the Discord gateway's events in m and starts a
-// trace for each on tp. (Webhooks count and trace theirs at the HTTP edge.)
-func WithTelemetry(m *metrics.Metrics, tp trace.TracerProvider) Option {
-	return func(in *Ingester) { in.metrics, in.tracer = m, tracing.Tracer(tp) }
-}
-
 // WithPersona opens new threads' system prompts with persona instead of
 // thread.DefaultPersona (WEFT_PERSONA); empty keeps the default.
 func WithPersona(persona string) Option {
@@ -67,7 +56,7 @@ func WithPersona(persona string) Option {
 // commit; with nil, through delivery jobs.
 func New(store *db.Store, jobs job.Inserter, express Express, logger *slog.Logger, opts ...Option) *Ingester {
 	in := &Ingester{store: store, jobs: jobs, memory: &thread.MemoryManager{Memory: store}, express: express,
-		logger: logger.With("component", "ingest"), tracer: tracing.Tracer(nil)}
+		logger: logger.With("component", "ingest")}
 	for _, o := range opts {
 		o(in)
 	}

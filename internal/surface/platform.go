@@ -63,8 +63,9 @@ type Hooking interface {
 // Routed is a platform with HTTP doors (webhooks, interactions, OAuth).
 type Routed interface {
 	Platform
-	// Routes mounts the platform's handlers on r, with the middleware m
-	// hands it; it mounts nothing for a door that is off.
+	// Routes mounts the platform's handlers on r, recording through
+	// m.Recorder, with the middleware m hands it; it mounts nothing for a
+	// door that is off.
 	Routes(r chi.Router, m Mount)
 }
 
@@ -72,7 +73,9 @@ type Routed interface {
 // the tracer, and the middleware a webhook route is wrapped in. Each
 // middleware is never nil.
 type Mount struct {
-	Logger *slog.Logger
+	// Recorder records what the doors receive (the ingester).
+	Recorder Recorder
+	Logger   *slog.Logger
 	// Tracer starts spans within a delivery's trace.
 	Tracer trace.Tracer
 	// Count counts each delivery on the route by its outcome (the one its

@@ -14,12 +14,13 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/continuation"
 	discordapi "github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/history"
-	"github.com/weft-dev/weft/internal/ingest"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
@@ -150,16 +151,16 @@ func (a *App) OnTurn() surface.TurnHook {
 }
 
 // Serve gives POST /webhooks/discord what it needs: the threads /weft
-// status reads, /continue's continuer and the ingester. The route stays
-// off without a bot token or public key.
-func (a *App) Serve(store *db.Store, c *continuation.Continuer, ing *ingest.Ingester) {
+// status reads, /continue's continuer and /weft stop's aborter. The route
+// stays off without a bot token or public key.
+func (a *App) Serve(store *db.Store, c *continuation.Continuer, ab Aborter) {
 	if !a.On() || a.cfg.PublicKey == "" {
 		return
 	}
 	key, _ := a.cfg.Key() // validated by loadDiscord
 	a.interactions = &Interactions{
 		PublicKey: key, AllowedGuilds: a.cfg.AllowedGuilds, Threads: store,
-		Continue: continueCommand{c}, Responses: a.client, Ingester: ing,
+		Continue: continueCommand{c}, Responses: a.client, Aborter: ab,
 	}
 }
 
@@ -173,12 +174,13 @@ func (a *App) Routes(r chi.Router, m surface.Mount) {
 }
 
 // Elect builds the elector that contends for the gateway shards through
-// leases in store, each shard's events going to rec; none when Discord is
-// off.
-func (a *App) Elect(store *db.Store, rec discordapi.Recorder) {
+// leases in store, each shard's events recorded through rec (see
+// Recorder), counted in m and traced on tp; none when Discord is off.
+func (a *App) Elect(store *db.Store, events surface.Recorder, m *metrics.Metrics, tp trace.TracerProvider) {
 	if !a.On() {
 		return
 	}
+	rec := NewRecorder(events, store, m, tp)
 	host, _ := os.Hostname()
 	a.el = discordapi.NewElector(discordapi.ElectorConfig{
 		Shards: a.cfg.ShardCount, Owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]), Leases: store,

@@ -17,7 +17,6 @@ import (
 	"github.com/google/uuid"
 
 	discordapi "github.com/weft-dev/weft/internal/discord"
-	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/surface/webhook"
@@ -40,14 +39,19 @@ type Interactions struct {
 	Responses     InteractionResponder
 	// CommandTimeout bounds a deferred command's work; 0 means one minute.
 	CommandTimeout time.Duration
-	// Ingester records each interaction in the ledger, and stops a thread
-	// for /weft stop.
-	Ingester *ingest.Ingester
+	// Aborter stops a thread for /weft stop.
+	Aborter Aborter
+}
+
+// Aborter stops a thread, confirming it with text; false for a thread
+// that had finished. *ingest.Ingester is one.
+type Aborter interface {
+	Abort(ctx context.Context, threadID uuid.UUID, text string) (bool, error)
 }
 
 // Routes mounts POST /webhooks/discord, counted.
 func (d *Interactions) Routes(r chi.Router, m surface.Mount) {
-	r.With(m.Count(thread.PlatformDiscord)).Method(http.MethodPost, "/webhooks/discord", handleDiscordInteraction(m.Logger, d.Ingester, d))
+	r.With(m.Count(thread.PlatformDiscord)).Method(http.MethodPost, "/webhooks/discord", handleDiscordInteraction(m.Logger, m.Recorder, d))
 }
 
 // DiscordThreads reads what /weft status shows. *db.Store implements it.
@@ -83,7 +87,7 @@ const defaultCommandTimeout = time.Minute
 // cannot read. PING is answered PONG; /weft status inline; /continue,
 // which opens a Discord thread and posts in two places, is deferred at
 // once and its result edited into the response when done.
-func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *Interactions) http.Handler {
+func handleDiscordInteraction(logger *slog.Logger, rec surface.Recorder, d *Interactions) http.Handler {
 	window := d.Window
 	if window <= 0 {
 		window = discordapi.DefaultInteractionWindow
@@ -111,7 +115,11 @@ func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *Inte
 			writeInteraction(w, discordapi.PongResponse())
 			return
 		}
-		fresh, err := ing.DiscordInteraction(ctx, interactionKey(in), interactionAction(in.Kind))
+		// Discord never redelivers an interaction: one seen before is a
+		// replay.
+		res, err := rec.Record(ctx, surface.Event{Kind: surface.Command,
+			Inbound: inbound(interactionKey(in), eventInteraction, interactionAction(in.Kind))})
+		fresh := !res.Duplicate
 		if err != nil {
 			logger.ErrorContext(ctx, "discord interaction not recorded", slog.Any("error", err))
 			webhook.NoteOutcome(ctx, metrics.EventFailed)
@@ -129,7 +137,7 @@ func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *Inte
 		case in.Kind == discordapi.InteractionStatus:
 			writeInteraction(w, discordapi.MessageResponse(discordStatus(ctx, log, d.Threads, in.ChannelID), true))
 		case in.Kind == discordapi.InteractionStop:
-			writeInteraction(w, discordapi.MessageResponse(discordStop(ctx, log, d.Threads, ing, in), true))
+			writeInteraction(w, discordapi.MessageResponse(discordStop(ctx, log, d.Threads, d.Aborter, in), true))
 		case in.Kind == discordapi.InteractionContinue:
 			writeInteraction(w, discordapi.DeferredResponse(false))
 			// The deferral is answered; the work goes on past the request.
@@ -198,14 +206,14 @@ func discordStatus(ctx context.Context, log *slog.Logger, threads DiscordThreads
 // discordStop is /weft stop: the weft thread of the Discord thread the
 // command was used in is stopped through the ingester's Abort, as the
 // API's abort does; the stop is confirmed in the thread.
-func discordStop(ctx context.Context, log *slog.Logger, threads DiscordThreads, ing *ingest.Ingester, in discordapi.Interaction) string {
+func discordStop(ctx context.Context, log *slog.Logger, threads DiscordThreads, ab Aborter, in discordapi.Interaction) string {
 	th, err := threads.ThreadByDiscordThread(ctx, in.ChannelID)
 	if errors.Is(err, thread.ErrNotFound) {
 		return "This channel is not a weft conversation: use /weft stop in the thread to stop."
 	}
 	var aborted bool
 	if err == nil {
-		aborted, err = ing.Abort(ctx, th.ID, "Stopped from Discord by "+in.User.Name+".")
+		aborted, err = ab.Abort(ctx, th.ID, "Stopped from Discord by "+in.User.Name+".")
 	}
 	if err != nil {
 		log.ErrorContext(ctx, "discord /weft stop failed", slog.Any("error", err))

@@ -77,12 +77,13 @@ func setupDiscord(t *testing.T) *discordBundle {
 	require.NoError(t, err)
 	d := &discordBundle{pool: pool, store: store, keys: discordtest.NewInteractionSigner(),
 		continuer: &fakeContinuer{calls: make(chan continueCall, 10)}, responder: &fakeResponder{edits: make(chan edit, 10)}}
+	ing := ingest.New(store, rc, nil, logger)
 	in := &surfacediscord.Interactions{
 		PublicKey: d.keys.PublicKey(), AllowedGuilds: []string{testGuild}, Threads: store,
-		Continue: d.continuer, Responses: d.responder, Ingester: ingest.New(store, rc, nil, logger),
+		Continue: d.continuer, Responses: d.responder, Aborter: ing,
 	}
 	d.server = api.NewServer(api.Deps{Logger: logger, DB: store, Mount: func(r chi.Router) {
-		in.Routes(r, webhook.NewMount(webhook.MountDeps{Logger: logger}))
+		in.Routes(r, webhook.NewMount(webhook.MountDeps{Recorder: ing, Logger: logger}))
 	}})
 	return d
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/history"
-	"github.com/weft-dev/weft/internal/ingest"
 	linearapi "github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/surface"
@@ -67,9 +66,7 @@ type App struct {
 	sender        *linearapi.Sender
 	history       history.Fetcher
 	oauth         *OAuth
-	// ing records the webhooks' deliveries (Ingest).
-	ing    *ingest.Ingester
-	logger *slog.Logger
+	logger        *slog.Logger
 }
 
 // New builds the Linear client from the configuration: a static
@@ -154,13 +151,10 @@ const issueURLTimeout = time.Second
 // On reports whether Linear is configured.
 func (a *App) On() bool { return a.sender != nil }
 
-// Ingest sets the ingester the webhooks record through; Routes needs it.
-func (a *App) Ingest(ing *ingest.Ingester) { a.ing = ing }
-
 // Routes mounts Linear's doors: the webhooks with LINEAR_WEBHOOK_SECRET,
 // the install flow with OAuth.
 func (a *App) Routes(r chi.Router, m surface.Mount) {
-	Doors{WebhookSecret: []byte(a.webhookSecret), OAuth: a.oauth, Ingester: a.ing}.Routes(r, m)
+	Doors{WebhookSecret: []byte(a.webhookSecret), OAuth: a.oauth}.Routes(r, m)
 }
 
 // History reads an issue's comments for the prompt; nil with Linear off.

@@ -11,7 +11,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/weft-dev/weft/internal/ingest"
 	linearapi "github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/surface"
@@ -29,8 +28,6 @@ type Doors struct {
 	// OAuth enables the install flow; nil leaves it off, as in the
 	// single-workspace LINEAR_ACCESS_TOKEN mode.
 	OAuth *OAuth
-	// Ingester records the deliveries.
-	Ingester *ingest.Ingester
 }
 
 // Routes mounts POST /webhooks/linear (counted, buffered, admitted) and
@@ -38,7 +35,7 @@ type Doors struct {
 func (d Doors) Routes(r chi.Router, m surface.Mount) {
 	if len(d.WebhookSecret) > 0 {
 		r.With(m.Count(thread.PlatformLinear), m.Buffer, m.Admit).Method(http.MethodPost, "/webhooks/linear",
-			handleLinearWebhook(m.Logger, m.Tracer, d.Ingester, d.WebhookSecret))
+			handleLinearWebhook(m.Logger, m.Tracer, m.Recorder, d.WebhookSecret))
 	} else {
 		m.Logger.Debug("linear webhooks off: no webhook signing secret")
 	}
@@ -99,7 +96,7 @@ const ingestTimeout = 1500 * time.Millisecond
 // recorded in the ledger with whatever it causes, in one transaction, and
 // answered 200, redeliveries included; when that write fails the answer is
 // 503, and Linear delivers again later.
-func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, ing *ingest.Ingester, secret []byte) http.Handler {
+func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, rec surface.Recorder, secret []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		reject := webhook.Rejecter(ctx, w, logger, "linear delivery rejected")
@@ -138,27 +135,10 @@ func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, ing *ingest.I
 		defer cancel()
 		ictx, span := tracer.Start(ictx, "ingest linear "+d.EventType+" "+d.Action)
 		defer span.End()
-		res, err := ingestLinear(ictx, ing, d, ev)
-		if errors.Is(err, thread.ErrUnstorable) && d.Payload != nil {
-			// A body Go reads but jsonb refuses (\u0000, half an emoji,
-			// invalid UTF-8, a number beyond numeric's range): the ledger
-			// keeps the delivery without it, rather than refuse it forever.
-			d.Payload = nil
-			res, err = ingestLinear(ictx, ing, d, ev)
-		}
-		ignored := !actsOn(ev)
-		if errors.Is(err, thread.ErrInvalid) {
-			// Signed by Linear but unusable (say, a session without a
-			// workspace): recorded, and not worth a retry.
-			log().WarnContext(ctx, "linear delivery cannot be acted on", slog.Any("error", err))
-			res, err = ing.LinearIgnored(ictx, d)
-			ignored = true
-		}
-		if errors.Is(err, thread.ErrDuplicateExternalID) {
-			// Stored already by a path the ledger did not see (a stitch
-			// with this external id): a redelivery all the same.
-			res, err = ingest.LinearResult{Duplicate: true}, nil
-		}
+		// The recorder keeps a body jsonb refuses without it, records a
+		// signed but unusable delivery as ignored, and takes an input
+		// stored already as a redelivery: each is answered 200.
+		res, err := rec.Record(ictx, linearEvent(d, ev))
 		tracing.End(span, err)
 		if err != nil {
 			log().ErrorContext(ctx, "linear delivery not recorded", slog.Any("error", err))
@@ -173,38 +153,28 @@ func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, ing *ingest.I
 		switch {
 		case res.Duplicate:
 			webhook.NoteOutcome(ctx, metrics.EventDuplicate)
-		case ignored:
+		case res.Ignored:
 			webhook.NoteOutcome(ctx, metrics.EventIgnored)
 		}
 		w.WriteHeader(http.StatusOK)
 	})
 }
 
-// ingestLinear hands a parsed event to its ingest path. Events weft does
-// not act on (inbox notifications, entity webhooks, permission changes,
-// whose team access weft does not track) are recorded as ignored.
-func ingestLinear(ctx context.Context, ing *ingest.Ingester, d thread.Inbound, ev linearapi.Event) (ingest.LinearResult, error) {
+// linearEvent is what a parsed event means. Events weft does not act on
+// (inbox notifications, entity webhooks, permission changes, whose team
+// access weft does not track) are recorded as ignored.
+func linearEvent(d thread.Inbound, ev linearapi.Event) surface.Event {
 	switch e := ev.(type) {
 	case *linearapi.AgentSessionEvent:
 		if e.Action == linearapi.ActionPrompted {
-			return ing.LinearPrompted(ctx, d, linearSession(e), linearPrompt(e))
+			return Prompted(d, linearSession(e), linearPrompt(e))
 		}
-		return ing.LinearCreated(ctx, d, linearSession(e))
+		return Created(d, linearSession(e))
 	case *linearapi.OAuthAppRevoked:
-		return ing.LinearRevoked(ctx, d, clean(e.OrganizationID))
+		return Revoked(d, clean(e.OrganizationID))
 	default:
-		return ing.LinearIgnored(ctx, d)
+		return Ignored(d)
 	}
-}
-
-// actsOn says whether ingestLinear acts on ev rather than record it as
-// ignored.
-func actsOn(ev linearapi.Event) bool {
-	switch ev.(type) {
-	case *linearapi.AgentSessionEvent, *linearapi.OAuthAppRevoked:
-		return true
-	}
-	return false
 }
 
 // automationCreator stands in for the creator of a session an automation
@@ -214,7 +184,7 @@ const automationCreator = "automation"
 // linearSession is the session an agent event describes, in ingest's
 // terms. created and prompted events both carry it, so either can make the
 // session's thread.
-func linearSession(e *linearapi.AgentSessionEvent) ingest.LinearSession {
+func linearSession(e *linearapi.AgentSessionEvent) Session {
 	att := thread.LinearAttachment{
 		SessionID: e.Session.ID, WorkspaceID: e.OrganizationID,
 		IssueID: e.Session.IssueID, CommentID: e.Session.CommentID,
@@ -238,7 +208,7 @@ func linearSession(e *linearapi.AgentSessionEvent) ingest.LinearSession {
 	if strings.TrimSpace(prompt) == "" {
 		prompt = goal
 	}
-	s := ingest.LinearSession{Attachment: att, Goal: clean(goal), Prompt: clean(prompt)}
+	s := Session{Attachment: att, Goal: clean(goal), Prompt: clean(prompt)}
 	if c := e.Creator; c != nil {
 		s.Creator = &thread.Author{ID: clean(c.ID), Name: clean(c.Name)}
 	}
@@ -269,8 +239,8 @@ func delegated(e *linearapi.AgentSessionEvent) bool {
 	return e.Comment != nil && strings.HasPrefix(strings.TrimSpace(e.Comment.Body), delegationMarker)
 }
 
-func linearPrompt(e *linearapi.AgentSessionEvent) ingest.LinearPrompt {
-	p := ingest.LinearPrompt{ActivityID: clean(e.Prompt.ActivityID), Text: clean(e.Prompt.Body), Stop: e.IsStop()}
+func linearPrompt(e *linearapi.AgentSessionEvent) Prompt {
+	p := Prompt{ActivityID: clean(e.Prompt.ActivityID), Text: clean(e.Prompt.Body), Stop: e.IsStop()}
 	if u := e.Prompt.User; u != nil {
 		p.Author = &thread.Author{ID: clean(u.ID), Name: clean(u.Name)}
 	}

@@ -138,10 +138,10 @@ func (w slackThreads) Threads(ctx context.Context, teamID string) (continuation.
 	return w.Client(ctx, teamID)
 }
 
-// Listen builds the doors' handler of events on rec, and Socket Mode when
-// an app token is set. Events of workspaces allowed refuses are
-// acknowledged and dropped.
-func (a *App) Listen(rec slackapi.Recorder, allowed func(teamID string) bool) {
+// Listen builds the doors' handler of events, recorded through rec, and
+// Socket Mode when an app token is set. Events of workspaces allowed
+// refuses are acknowledged and dropped.
+func (a *App) Listen(rec surface.Recorder, allowed func(teamID string) bool) {
 	if !a.On() {
 		return
 	}
@@ -149,7 +149,7 @@ func (a *App) Listen(rec slackapi.Recorder, allowed func(teamID string) bool) {
 	if a.installs != nil {
 		opts = append(opts, slackapi.WithRevoker(a.installs))
 	}
-	a.conv = slackapi.NewConversations(a.ws, rec, a.logger, opts...)
+	a.conv = slackapi.NewConversations(a.ws, recorder{rec}, a.logger, opts...)
 	if a.cfg.AppToken != "" {
 		a.socket = slackapi.NewSocket(a.clientConfig(), a.conv, a.logger)
 	}

@@ -25,7 +25,9 @@ const (
 
 // MountDeps is what the doors' shared middleware needs.
 type MountDeps struct {
-	Logger *slog.Logger
+	// Recorder records what the doors receive (the ingester).
+	Recorder surface.Recorder
+	Logger   *slog.Logger
 	// Metrics counts deliveries by outcome; nil counts nothing.
 	Metrics *metrics.Metrics
 	// Tracer starts each delivery's trace; nil traces nothing.
@@ -44,7 +46,7 @@ func NewMount(d MountDeps) surface.Mount {
 	}
 	logger := d.Logger.With("component", "webhooks")
 	return surface.Mount{
-		Logger: logger, Tracer: tracer,
+		Recorder: d.Recorder, Logger: logger, Tracer: tracer,
 		Count: func(p thread.Platform) func(http.Handler) http.Handler {
 			return Count(d.Metrics, tracer, string(p))
 		},
