@@ -141,7 +141,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if err != nil {
 		return nil, fmt.Errorf("river insert client: %w", err)
 	}
-	rec := ingest.New(a.intake, jobs, nil, logger)
+	rec := ingest.New(ingest.Deps{Store: a.intake, Jobs: jobs, Logger: logger})
 	continuers := continuers{
 		discord: a.discord.Continuer(a.store, rec, a.linear.IssueURL()),
 		slack:   a.slack.Continuer(a.store, rec, a.linear.IssueURL()),
@@ -198,7 +198,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		return nil, err
 	}
 	a.express = a.proc.Express(a.intake, expressSends)
-	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger, ingest.WithPersona(cfg.Persona))
+	a.ingest = ingest.New(ingest.Deps{Store: a.intake, Jobs: a.proc.Inserter(), Express: a.express, Logger: logger, Persona: cfg.Persona})
 	a.discord.Elect(a.intake, a.ingest, a.telemetry.metrics, a.telemetry.tracer)
 	a.slack.Listen(a.ingest, cfg.SlackInstall.TeamAllowed)
 	if cfg.Role != "worker" {

@@ -30,18 +30,19 @@ type linearBundle struct {
 
 func setupLinear(t *testing.T) *linearBundle {
 	t.Helper()
-	return newLinearBundle(t, dbtest.NewPool(t), dbtest.Logger(t))
+	return newLinearBundle(t, dbtest.NewPool(t), dbtest.Logger(t), "")
 }
 
-// newLinearBundle is an ingester on pool that logs to logger, built with opts.
-func newLinearBundle(t *testing.T, pool *pgxpool.Pool, logger *slog.Logger, opts ...ingest.Option) *linearBundle {
+// newLinearBundle is an ingester on pool that logs to logger, opening new
+// threads' system prompts with persona ("" for the default).
+func newLinearBundle(t *testing.T, pool *pgxpool.Pool, logger *slog.Logger, persona string) *linearBundle {
 	t.Helper()
 	// An insert-only River client: jobs are written, never worked, so
 	// the test sees exactly what ingest enqueued.
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	store := db.New(pool, logger)
-	return &linearBundle{pool: pool, store: store, ing: ingest.New(store, rc, nil, logger, opts...)}
+	return &linearBundle{pool: pool, store: store, ing: ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: logger, Persona: persona})}
 }
 
 func session(id string) surfacelinear.Session {
@@ -409,7 +410,7 @@ func TestLinearCreatedInABurst(t *testing.T) {
 	// Two connections: one new-session transaction at a time, the rest
 	// queue. The ingester's log shows when a batch was refused and split.
 	logger, logs := logtest.Recording(t)
-	b := newLinearBundle(t, dbtest.NewPoolOf(t, 2), logger)
+	b := newLinearBundle(t, dbtest.NewPoolOf(t, 2), logger, "")
 
 	alone := state{Status: thread.StatusPending, SessionStatus: thread.SessionActive, TurnJobs: 1, DeliveryJobs: 1}
 	check := func(t *testing.T, ids []string, fresh map[string]int) {

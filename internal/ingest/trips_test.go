@@ -76,7 +76,7 @@ func TestRoundTrips(t *testing.T) {
 			pool, err := dbbench.OpenCounting(ctx, dbtest.URL(t), trips)
 			require.NoError(t, err)
 			t.Cleanup(pool.Close)
-			b := newLinearBundle(t, pool, dbtest.Logger(t))
+			b := newLinearBundle(t, pool, dbtest.Logger(t), "")
 			// The first event pays River's one-time version probe.
 			tc.event(t, b, 0)
 			before := trips.Count()

@@ -48,7 +48,7 @@ func expressOnly(t *testing.T, pool *pgxpool.Pool, slots int) (*db.Store, *inges
 		processor.Config{Workers: false}, logger)
 	require.NoError(t, err)
 	express := proc.Express(store, slots)
-	in := ingest.New(store, proc.Inserter(), express, logger)
+	in := ingest.New(ingest.Deps{Store: store, Jobs: proc.Inserter(), Express: express, Logger: logger})
 	return store, in, express, sender
 }
 
@@ -164,7 +164,7 @@ func TestExpressHandsOverToAJob(t *testing.T) {
 			h.llm.SetDefault(func(llmtest.Request) llmtest.Reply { <-release; return llmtest.Reply{Text: "ok"} })
 			h.sender.failFirst = tc.failFirst
 			express := h.proc.Express(h.store, tc.slots)
-			in := ingest.New(h.store, h.proc.Inserter(), express, dbtest.Logger(t))
+			in := ingest.New(ingest.Deps{Store: h.store, Jobs: h.proc.Inserter(), Express: express, Logger: dbtest.Logger(t)})
 			threadID, ack := created(t, h.store, in)
 			express.Wait()
 			h.sender.mu.Lock()

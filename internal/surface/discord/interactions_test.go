@@ -77,7 +77,7 @@ func setupDiscord(t *testing.T) *discordBundle {
 	require.NoError(t, err)
 	d := &discordBundle{pool: pool, store: store, keys: discordtest.NewInteractionSigner(),
 		continuer: &fakeContinuer{calls: make(chan continueCall, 10)}, responder: &fakeResponder{edits: make(chan edit, 10)}}
-	ing := ingest.New(store, rc, nil, logger)
+	ing := ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: logger})
 	in := &surfacediscord.Interactions{
 		PublicKey: d.keys.PublicKey(), AllowedGuilds: []string{testGuild}, Threads: store,
 		Continue: d.continuer, Responses: d.responder, Aborter: ing,

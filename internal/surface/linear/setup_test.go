@@ -76,7 +76,7 @@ func setupIntake(t testing.TB, pool *pgxpool.Pool, logger *slog.Logger, intake *
 		},
 	}
 	server := api.NewServer(api.Deps{Logger: logger, DB: store, Mount: func(r chi.Router) {
-		doors.Routes(r, webhook.NewMount(webhook.MountDeps{Recorder: ingest.New(store, rc, nil, logger), Logger: logger, Intake: intake}))
+		doors.Routes(r, webhook.NewMount(webhook.MountDeps{Recorder: ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: logger}), Logger: logger, Intake: intake}))
 	}})
 	return &bundle{pool: pool, store: store, server: server, signer: lineartest.Signer{Secret: webhookSecret}, linear: fake, tokens: tokens}
 }
