@@ -45,7 +45,7 @@ func setup(t *testing.T) *testBundle {
 	svc, err := replies.New(replies.Config{Store: store, Registry: reg, Logger: logger})
 	require.NoError(t, err)
 	h := api.NewServer(api.Deps{
-		Logger: logger, DB: store, Token: token, Store: store, Ingester: ingest.New(store, rc, nil, logger),
+		Logger: logger, DB: store, Token: token, Store: store, Ingester: ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: logger}),
 		Replies: svc, Metrics: reg,
 	})
 	return &testBundle{store: store, handler: apitest.Handler(t, h), reg: reg}

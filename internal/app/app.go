@@ -30,8 +30,8 @@ import (
 	"github.com/weft-dev/weft/internal/surface/installation"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
+	"github.com/weft-dev/weft/internal/surface/webhook"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/webhooks"
 )
 
 // App is weft, built: what `weft serve` runs, and what `thread create`
@@ -56,7 +56,7 @@ type App struct {
 	platforms []surface.Platform
 	// slackOAuth is the Slack install flow, slackTokens its workspaces'
 	// bot tokens; both nil without SLACK_CLIENT_ID.
-	slackOAuth  *webhooks.SlackOAuth
+	slackOAuth  *surfaceslack.OAuth
 	slackTokens *installation.Slack
 	proc        *processor.Processor
 	// express sends acknowledgements as they commit, ahead of the queue.
@@ -141,7 +141,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if err != nil {
 		return nil, fmt.Errorf("river insert client: %w", err)
 	}
-	rec := ingest.New(a.intake, jobs, nil, logger)
+	rec := ingest.New(ingest.Deps{Store: a.intake, Jobs: jobs, Logger: logger})
 	continuers := continuers{
 		discord: a.discord.Continuer(a.store, rec, a.linear.IssueURL()),
 		slack:   a.slack.Continuer(a.store, rec, a.linear.IssueURL()),
@@ -167,7 +167,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 			hooks = append(hooks, h.OnTurn())
 		}
 	}
-	a.admitted = admission.NewIntake(webhooks.DefaultIntakeLimit, webhooks.IntakeSlow)
+	a.admitted = admission.NewIntake(webhook.DefaultIntakeLimit, webhook.IntakeSlow)
 	var gate processor.Gate
 	if cfg.Role == "all" {
 		// Turns yield to this replica's intake; a worker has none.
@@ -198,9 +198,8 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		return nil, err
 	}
 	a.express = a.proc.Express(a.intake, expressSends)
-	a.ingest = ingest.New(a.intake, a.proc.Inserter(), a.express, logger,
-		ingest.WithTelemetry(a.telemetry.metrics, a.telemetry.tracer), ingest.WithPersona(cfg.Persona))
-	a.discord.Elect(a.intake, a.ingest)
+	a.ingest = ingest.New(ingest.Deps{Store: a.intake, Jobs: a.proc.Inserter(), Express: a.express, Logger: logger, Persona: cfg.Persona})
+	a.discord.Elect(a.intake, a.ingest, a.telemetry.metrics, a.telemetry.tracer)
 	a.slack.Listen(a.ingest, cfg.SlackInstall.TeamAllowed)
 	if cfg.Role != "worker" {
 		a.handler = a.newHandler(rep, continuers)
@@ -351,12 +350,15 @@ type workerAdder interface {
 // Stop: checked here so that a renamed method cannot drop one silently.
 var (
 	_ surface.Sending = (*surfacelinear.App)(nil)
+	_ surface.Routed  = (*surfacelinear.App)(nil)
 	_ workerAdder     = (*surfacelinear.App)(nil)
 	_ surface.Sending = (*surfacediscord.App)(nil)
 	_ surface.Hooking = (*surfacediscord.App)(nil)
+	_ surface.Routed  = (*surfacediscord.App)(nil)
 	_ surface.Running = (*surfacediscord.App)(nil)
 	_ surface.Sending = (*surfaceslack.App)(nil)
 	_ surface.Hooking = (*surfaceslack.App)(nil)
+	_ surface.Routed  = (*surfaceslack.App)(nil)
 	_ surface.Running = (*surfaceslack.App)(nil)
 )
 

@@ -15,14 +15,10 @@ import (
 // the console and the home page mounted on it. webhooks, api and mcpserver name their
 // log component themselves.
 func (a *App) newHandler(rep *replies.Service, c continuers) http.Handler {
-	hooks := webhooks.NewHandler(webhooks.Deps{
-		Logger: a.logger, Ingester: a.ingest,
-		LinearWebhookSecret: []byte(a.cfg.Linear.WebhookSecret), LinearOAuth: a.linear.OAuth(),
-		SlackOAuth: a.slackOAuth,
-		Discord:    a.discord.Interactions(a.intake, c.discord),
-		Slack:      a.slack.Events(c.slack, a.ingest, a.cfg.SlackInstall.TeamAllowed),
-		Metrics:    a.telemetry.metrics, Tracer: a.telemetry.tracer, Intake: a.admitted,
-	})
+	a.discord.Serve(a.intake, c.discord, a.ingest)
+	a.slack.Serve(c.slack, a.ingest, a.cfg.SlackInstall.TeamAllowed, a.slackOAuth)
+	hooks := webhooks.NewHandler(webhooks.Deps{Logger: a.logger, Recorder: a.ingest, Platforms: a.platforms,
+		Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer, Intake: a.admitted})
 	// The console's live view LISTENs: on the direct connection, if any.
 	listen := a.intakePool
 	if a.directPool != nil {

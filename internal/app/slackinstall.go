@@ -10,7 +10,7 @@ import (
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/surface/installation"
-	"github.com/weft-dev/weft/webhooks"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 )
 
 // SlackInstallConfig is the Slack app's OAuth v2 install and the
@@ -51,7 +51,7 @@ func (c SlackInstallConfig) TeamAllowed(teamID string) bool {
 
 // newSlackOAuth builds the install flow and the installations' tokens;
 // both nil without SLACK_CLIENT_ID.
-func newSlackOAuth(c SlackInstallConfig, store *db.Store, logger *slog.Logger) (*webhooks.SlackOAuth, *installation.Slack, error) {
+func newSlackOAuth(c SlackInstallConfig, store *db.Store, logger *slog.Logger) (*surfaceslack.OAuth, *installation.Slack, error) {
 	if c.ClientID == "" {
 		return nil, nil, nil
 	}
@@ -68,6 +68,6 @@ func newSlackOAuth(c SlackInstallConfig, store *db.Store, logger *slog.Logger) (
 	}
 	oauth := &slack.OAuth{ClientID: c.ClientID, ClientSecret: c.ClientSecret, RedirectURI: c.RedirectURI, APIURL: c.APIURL}
 	tokens := installation.NewSlack(store, cipher, oauth, logger)
-	return &webhooks.SlackOAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI, StateSecret: []byte(c.ClientSecret),
+	return &surfaceslack.OAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI, StateSecret: []byte(c.ClientSecret),
 		Codes: oauth, Installations: tokens, Allowed: c.TeamAllowed}, tokens, nil
 }

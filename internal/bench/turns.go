@@ -413,7 +413,7 @@ func (b *turnsBench) openStarter(ctx context.Context) (func(), error) {
 		pool.Close()
 		return nil, fmt.Errorf("river insert client: %w", err)
 	}
-	b.starter = ingest.New(db.New(pool, b.logger), jobs, nil, b.logger)
+	b.starter = ingest.New(ingest.Deps{Store: db.New(pool, b.logger), Jobs: jobs, Logger: b.logger})
 	return pool.Close, nil
 }
 

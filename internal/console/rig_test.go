@@ -37,7 +37,7 @@ func newRig(t *testing.T) *rig {
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	c := console.New(console.Deps{
-		Logger: logger, Token: token, Store: store, Aborter: ingest.New(store, rc, nil, logger),
+		Logger: logger, Token: token, Store: store, Aborter: ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: logger}),
 		Listen: console.Connector(pool),
 	})
 	srv := httptest.NewServer(c)

@@ -42,7 +42,7 @@ func setupContinue(t *testing.T, channelSetting, linked bool) *continueBundle {
 	store := db.New(pool, logger)
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
-	ing := ingest.New(store, rc, nil, logger)
+	ing := ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: logger})
 	fake := discordtest.NewServer(t)
 	client, err := discord.New(discord.Config{Token: discordtest.Token, APIBaseURL: fake.URL(), Logger: logger})
 	require.NoError(t, err)

@@ -8,10 +8,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-// maxBatch caps the sessions one transaction opens: its statements go in
+// maxBatch caps the threads one transaction opens: its statements go in
 // one round trip, and one River insert takes all their jobs.
 const maxBatch = 64
 
@@ -24,11 +25,12 @@ const minTimeLeft = 250 * time.Millisecond
 // errTooLate answers a caller with less than minTimeLeft.
 var errTooLate = fmt.Errorf("ingest: too little time left to write the session: %w", context.DeadlineExceeded)
 
-// opening is one new session waiting for the transaction that makes it.
+// opening is one new thread (an Open event) waiting for the transaction
+// that makes it.
 type opening struct {
 	ctx   context.Context
 	d     thread.Inbound
-	s     LinearSession
+	ev    surface.Event
 	draft *thread.Draft
 
 	lead chan struct{} // closed when this caller is to run the next batch
@@ -37,8 +39,9 @@ type opening struct {
 	// caller's batch touches it.
 	settled bool
 
-	th  *thread.Thread
-	ack thread.Outbox
+	th *thread.Thread
+	// ack is the written Ack, for its express send; nil without one.
+	ack *thread.Outbox
 	err error
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -24,7 +25,7 @@ type recorder struct {
 func (r *recorder) open(_ context.Context, batch []*opening) {
 	var ids []string
 	for _, o := range batch {
-		ids = append(ids, o.s.Attachment.SessionID)
+		ids = append(ids, o.ev.Conversation.Conversation())
 	}
 	r.mu.Lock()
 	r.batches = append(r.batches, ids)
@@ -35,12 +36,12 @@ func (r *recorder) open(_ context.Context, batch []*opening) {
 		panic("opening failed")
 	}
 	for _, o := range batch {
-		o.th = &thread.Thread{Goal: o.s.Attachment.SessionID}
+		o.th = &thread.Thread{Goal: o.ev.Conversation.Conversation()}
 	}
 }
 
 func newOpening(ctx context.Context, id string) *opening {
-	return &opening{ctx: ctx, s: LinearSession{Attachment: thread.LinearAttachment{SessionID: id}}}
+	return &opening{ctx: ctx, ev: surface.Event{Conversation: &thread.LinearAttachment{SessionID: id}}}
 }
 
 // rig is openings with max slots over a recorder, and its callers.

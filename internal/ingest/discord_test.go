@@ -14,10 +14,17 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
-	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/metrics"
+	"github.com/weft-dev/weft/internal/surface"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	"github.com/weft-dev/weft/internal/thread"
 )
+
+// discord is the gateway's recorder over b's ingester.
+func (b *linearBundle) discord() *surfacediscord.Recorder {
+	return surfacediscord.NewRecorder(b.ing, b.store, nil, nil)
+}
 
 func mention(att *thread.DiscordAttachment) thread.Stitch {
 	return thread.Stitch{Content: "why is the build red?", ExternalID: att.DiscordThreadID, Author: &thread.Author{ID: "u1", Name: "Ada"}}
@@ -47,7 +54,7 @@ func TestDiscordConversation(t *testing.T) {
 		t.Parallel()
 		b := setupLinear(t)
 		att := dbtest.DiscordAttachment()
-		created, err := b.ing.DiscordConversation(ctx, *att, mention(att))
+		created, err := b.discord().DiscordConversation(ctx, *att, mention(att))
 		require.NoError(t, err)
 		require.True(t, created)
 
@@ -72,9 +79,9 @@ func TestDiscordConversation(t *testing.T) {
 		t.Parallel()
 		b := setupLinear(t)
 		att := dbtest.DiscordAttachment()
-		_, err := b.ing.DiscordConversation(ctx, *att, mention(att))
+		_, err := b.discord().DiscordConversation(ctx, *att, mention(att))
 		require.NoError(t, err)
-		created, err := b.ing.DiscordConversation(ctx, *att, mention(att))
+		created, err := b.discord().DiscordConversation(ctx, *att, mention(att))
 		require.NoError(t, err)
 		require.False(t, created)
 		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM threads`))
@@ -89,7 +96,7 @@ func TestDiscordMessages(t *testing.T) {
 		t.Helper()
 		b := setupLinear(t)
 		att := dbtest.DiscordAttachment()
-		_, err := b.ing.DiscordConversation(ctx, *att, mention(att))
+		_, err := b.discord().DiscordConversation(ctx, *att, mention(att))
 		require.NoError(t, err)
 		th, err := b.store.ThreadByDiscordThread(ctx, att.DiscordThreadID)
 		require.NoError(t, err)
@@ -100,16 +107,16 @@ func TestDiscordMessages(t *testing.T) {
 		t.Parallel()
 		b, att, id := setup(t)
 		m1, m2, m3 := dbtest.Snowflake(), dbtest.Snowflake(), dbtest.Snowflake()
-		n, err := b.ing.DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg(m1, "one")}, m1)
+		n, err := b.discord().DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg(m1, "one")}, m1)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		// A backfill seeing m1 again and two more: m1 is not stored twice.
-		n, err = b.ing.DiscordMessages(ctx, att.DiscordThreadID,
+		n, err = b.discord().DiscordMessages(ctx, att.DiscordThreadID,
 			[]thread.Stitch{discordMsg(m1, "one"), discordMsg(m2, "two"), discordMsg(m3, "three")}, m3)
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
 		// Redelivered: nothing new, no turn.
-		n, err = b.ing.DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg(m2, "two")}, m2)
+		n, err = b.discord().DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg(m2, "two")}, m2)
 		require.NoError(t, err)
 		require.Zero(t, n)
 
@@ -123,7 +130,7 @@ func TestDiscordMessages(t *testing.T) {
 		b, _, _ := setup(t)
 		before := b.count(t, `SELECT count(*) FROM webhook_deliveries`)
 		m := dbtest.Snowflake()
-		_, err := b.ing.DiscordMessages(ctx, dbtest.Snowflake(), []thread.Stitch{discordMsg(m, "hi")}, m)
+		_, err := b.discord().DiscordMessages(ctx, dbtest.Snowflake(), []thread.Stitch{discordMsg(m, "hi")}, m)
 		require.ErrorIs(t, err, thread.ErrNotFound)
 		require.Equal(t, before, b.count(t, `SELECT count(*) FROM webhook_deliveries`))
 	})
@@ -132,17 +139,17 @@ func TestDiscordMessages(t *testing.T) {
 		t.Parallel()
 		b, att, id := setup(t)
 		m := dbtest.Snowflake()
-		_, err := b.ing.DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg(m, "typo")}, m)
+		_, err := b.discord().DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg(m, "typo")}, m)
 		require.NoError(t, err)
 		edited := time.Now().UTC().Truncate(time.Millisecond)
-		require.NoError(t, b.ing.DiscordEdited(ctx, m, "fixed", edited))
-		require.NoError(t, b.ing.DiscordEdited(ctx, dbtest.Snowflake(), "not ours", edited), "unknown messages are ignored")
+		require.NoError(t, b.discord().DiscordEdited(ctx, m, "fixed", edited))
+		require.NoError(t, b.discord().DiscordEdited(ctx, dbtest.Snowflake(), "not ours", edited), "unknown messages are ignored")
 		s, err := b.store.StitchByExternalID(ctx, thread.PlatformDiscord, m)
 		require.NoError(t, err)
 		require.Equal(t, "fixed", s.Content)
 		require.WithinDuration(t, edited, s.EditedAt, time.Millisecond)
 
-		require.NoError(t, b.ing.DiscordDeleted(ctx, m, time.Now()))
+		require.NoError(t, b.discord().DiscordDeleted(ctx, m, time.Now()))
 		s, err = b.store.StitchByExternalID(ctx, thread.PlatformDiscord, m)
 		require.NoError(t, err)
 		require.False(t, s.DeletedAt.IsZero())
@@ -153,20 +160,20 @@ func TestDiscordMessages(t *testing.T) {
 	t.Run("ArchiveDeactivatesAndAMessageReactivates", func(t *testing.T) {
 		t.Parallel()
 		b, att, id := setup(t)
-		require.NoError(t, b.ing.DiscordThreadActive(ctx, att.DiscordThreadID, false))
-		require.NoError(t, b.ing.DiscordThreadActive(ctx, dbtest.Snowflake(), false), "untracked threads are ignored")
+		require.NoError(t, b.discord().DiscordThreadActive(ctx, att.DiscordThreadID, false))
+		require.NoError(t, b.discord().DiscordThreadActive(ctx, dbtest.Snowflake(), false), "untracked threads are ignored")
 		got, err := b.store.DiscordAttachment(ctx, id)
 		require.NoError(t, err)
 		require.False(t, got.Active)
 		th, err := b.store.Thread(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, thread.StatusPending, th.Status, "the weft thread is untouched")
-		active, err := b.ing.ActiveDiscordThreads(ctx)
+		active, err := b.discord().ActiveDiscordThreads(ctx)
 		require.NoError(t, err)
 		require.Empty(t, active)
 
 		m := dbtest.Snowflake()
-		_, err = b.ing.DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg(m, "back")}, m)
+		_, err = b.discord().DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg(m, "back")}, m)
 		require.NoError(t, err)
 		got, err = b.store.DiscordAttachment(ctx, id)
 		require.NoError(t, err)
@@ -177,12 +184,14 @@ func TestDiscordMessages(t *testing.T) {
 func TestDiscordInteraction(t *testing.T) {
 	t.Parallel()
 	b := setupLinear(t)
-	fresh, err := b.ing.DiscordInteraction(context.Background(), "i1:abc", "status")
+	ev := surface.Event{Kind: surface.Command, Inbound: thread.Inbound{Platform: thread.PlatformDiscord,
+		DeliveryID: "i1:abc", EventKey: "i1:abc", EventType: "INTERACTION_CREATE", Action: "status"}}
+	res, err := b.ing.Record(context.Background(), ev)
 	require.NoError(t, err)
-	require.True(t, fresh)
-	fresh, err = b.ing.DiscordInteraction(context.Background(), "i1:abc", "status")
+	require.False(t, res.Duplicate)
+	res, err = b.ing.Record(context.Background(), ev)
 	require.NoError(t, err)
-	require.False(t, fresh, "a replay")
+	require.True(t, res.Duplicate, "a replay")
 }
 
 // TestContinue attaches a Linear session's thread to a Discord or a Slack
@@ -208,7 +217,7 @@ func TestContinue(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupLinear(t)
-			res, err := b.ing.LinearCreated(ctx, delivery("s1", "created"), session("s1"))
+			res, err := b.ing.Record(ctx, surfacelinear.Created(delivery("s1", "created"), session("s1")))
 			require.NoError(t, err)
 			c := thread.Continuation{ThreadID: res.ThreadID, Summary: "summary"}
 			tc.attach(&c)
@@ -248,17 +257,17 @@ func TestDiscordGatewayObserved(t *testing.T) {
 	m, err := metrics.New(reg)
 	require.NoError(t, err)
 	spans := tracetest.NewInMemoryExporter()
-	b := newLinearBundle(t, dbtest.NewPool(t), dbtest.Logger(t),
-		ingest.WithTelemetry(m, sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))))
+	b := setupLinear(t)
+	rec := surfacediscord.NewRecorder(b.ing, b.store, m, sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans)))
 
 	att := dbtest.DiscordAttachment()
-	_, err = b.ing.DiscordConversation(ctx, *att, mention(att))
+	_, err = rec.DiscordConversation(ctx, *att, mention(att))
 	require.NoError(t, err)
-	_, err = b.ing.DiscordConversation(ctx, *att, mention(att)) // redelivered
+	_, err = rec.DiscordConversation(ctx, *att, mention(att)) // redelivered
 	require.NoError(t, err)
-	_, err = b.ing.DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg("1300000000000000001", "a"), discordMsg("1300000000000000002", "b")}, "")
+	_, err = rec.DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{discordMsg("1300000000000000001", "a"), discordMsg("1300000000000000002", "b")}, "")
 	require.NoError(t, err)
-	_, err = b.ing.DiscordMessages(ctx, "1300000000000000099", []thread.Stitch{discordMsg("1300000000000000003", "c")}, "")
+	_, err = rec.DiscordMessages(ctx, "1300000000000000099", []thread.Stitch{discordMsg("1300000000000000003", "c")}, "")
 	require.ErrorIs(t, err, thread.ErrNotFound)
 
 	events := map[string]float64{}

@@ -13,11 +13,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/job"
-	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tracing"
@@ -31,9 +29,6 @@ type Ingester struct {
 	express  Express
 	openings *openings
 	logger   *slog.Logger
-	// metrics and tracer observe the gateway's events (Observe).
-	metrics *metrics.Metrics
-	tracer  trace.Tracer
 }
 
 // Express sends an outbox row at once, outside the job queue, after the
@@ -47,35 +42,31 @@ type Express interface {
 	Claim() time.Duration
 }
 
-// Option configures an Ingester.
-type Option func(*Ingester)
-
-// WithTelemetry counts the Discord gateway's events in m and starts a
-// trace for each on tp. (Webhooks count and trace theirs at the HTTP edge.)
-func WithTelemetry(m *metrics.Metrics, tp trace.TracerProvider) Option {
-	return func(in *Ingester) { in.metrics, in.tracer = m, tracing.Tracer(tp) }
+// Deps is what an Ingester needs.
+type Deps struct {
+	// Store is where events are written.
+	Store *db.Store
+	// Jobs enqueues the turns and deliveries an event causes.
+	Jobs job.Inserter
+	// Express, when set, sends acknowledgements the moment they commit;
+	// nil leaves them to delivery jobs.
+	Express Express
+	Logger  *slog.Logger
+	// Persona opens new threads' system prompts instead of
+	// thread.DefaultPersona (WEFT_PERSONA); empty keeps the default.
+	Persona string
 }
 
-// WithPersona opens new threads' system prompts with persona instead of
-// thread.DefaultPersona (WEFT_PERSONA); empty keeps the default.
-func WithPersona(persona string) Option {
-	return func(in *Ingester) { in.memory.Persona = persona }
-}
-
-// New returns an Ingester writing to store and enqueueing through jobs.
-// With express non-nil, acknowledgements go out through it the moment they
-// commit; with nil, through delivery jobs.
-func New(store *db.Store, jobs job.Inserter, express Express, logger *slog.Logger, opts ...Option) *Ingester {
-	in := &Ingester{store: store, jobs: jobs, memory: &thread.MemoryManager{Memory: store}, express: express,
-		logger: logger.With("component", "ingest"), tracer: tracing.Tracer(nil)}
-	for _, o := range opts {
-		o(in)
-	}
-	// Half the pool for new sessions' transactions leaves the rest for the
+// New returns an Ingester writing to d.Store and enqueueing through
+// d.Jobs.
+func New(d Deps) *Ingester {
+	in := &Ingester{store: d.Store, jobs: d.Jobs, memory: &thread.MemoryManager{Memory: d.Store, Persona: d.Persona}, express: d.Express,
+		logger: d.Logger.With("component", "ingest")}
+	// Half the pool for new threads' transactions leaves the rest for the
 	// reads before them (drafting) and for express sends. Fewer at a time
 	// batch more and cost less CPU, but then one slow commit holds up every
-	// session behind it (docs/architecture.md, "Measured").
-	in.openings = &openings{max: max(1, int(store.Pool().Config().MaxConns)/2), open: in.openBatch}
+	// thread behind it (docs/architecture.md, "Measured").
+	in.openings = &openings{max: max(1, int(d.Store.Pool().Config().MaxConns)/2), open: in.openBatch}
 	return in
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/logtest"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -29,22 +30,23 @@ type linearBundle struct {
 
 func setupLinear(t *testing.T) *linearBundle {
 	t.Helper()
-	return newLinearBundle(t, dbtest.NewPool(t), dbtest.Logger(t))
+	return newLinearBundle(t, dbtest.NewPool(t), dbtest.Logger(t), "")
 }
 
-// newLinearBundle is an ingester on pool that logs to logger, built with opts.
-func newLinearBundle(t *testing.T, pool *pgxpool.Pool, logger *slog.Logger, opts ...ingest.Option) *linearBundle {
+// newLinearBundle is an ingester on pool that logs to logger, opening new
+// threads' system prompts with persona ("" for the default).
+func newLinearBundle(t *testing.T, pool *pgxpool.Pool, logger *slog.Logger, persona string) *linearBundle {
 	t.Helper()
 	// An insert-only River client: jobs are written, never worked, so
 	// the test sees exactly what ingest enqueued.
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	store := db.New(pool, logger)
-	return &linearBundle{pool: pool, store: store, ing: ingest.New(store, rc, nil, logger, opts...)}
+	return &linearBundle{pool: pool, store: store, ing: ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: logger, Persona: persona})}
 }
 
-func session(id string) ingest.LinearSession {
-	return ingest.LinearSession{
+func session(id string) surfacelinear.Session {
+	return surfacelinear.Session{
 		Attachment: thread.LinearAttachment{
 			SessionID: id, WorkspaceID: "org-1", IssueID: "issue-" + id, IssueIdentifier: "ENG-7",
 			IssueTitle: "Fix the login redirect", TeamID: "team-1", CommentID: "comment-" + id, CreatedByUserID: "user-1",
@@ -61,8 +63,8 @@ func delivery(key, action string) thread.Inbound {
 		Payload: []byte(`{"type":"AgentSessionEvent"}`)}
 }
 
-func prompt(activityID, text string) ingest.LinearPrompt {
-	return ingest.LinearPrompt{ActivityID: activityID, Text: text, Author: &thread.Author{ID: "user-1", Name: "Ada"}}
+func prompt(activityID, text string) surfacelinear.Prompt {
+	return surfacelinear.Prompt{ActivityID: activityID, Text: text, Author: &thread.Author{ID: "user-1", Name: "Ada"}}
 }
 
 // state is what a session's ingest left behind, in a comparable form.
@@ -126,13 +128,13 @@ func TestLinearCreated(t *testing.T) {
 		t.Parallel()
 		b := setupLinear(t)
 		d := delivery("s1", "created")
-		res, err := b.ing.LinearCreated(ctx, d, session("s1"))
+		res, err := b.ing.Record(ctx, surfacelinear.Created(d, session("s1")))
 		require.NoError(t, err)
 		require.False(t, res.Duplicate)
 		require.Equal(t, state{
 			Status: thread.StatusPending, SessionStatus: thread.SessionActive,
 			Stitches: []string{"system_prompt//", "initial_prompt/linear/s1"},
-			Outbox:   []string{"thought/s1/" + ingest.LinearAck},
+			Outbox:   []string{"thought/s1/" + surfacelinear.Ack},
 			TurnJobs: 1, DeliveryJobs: 1, StartJobs: 1,
 		}, b.state(t, "s1"))
 		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM webhook_deliveries
@@ -145,7 +147,7 @@ func TestLinearCreated(t *testing.T) {
 		b := setupLinear(t)
 		s := session("s1")
 		s.StartIssue, s.Creator = false, nil
-		_, err := b.ing.LinearCreated(ctx, delivery("s1", "created"), s)
+		_, err := b.ing.Record(ctx, surfacelinear.Created(delivery("s1", "created"), s))
 		require.NoError(t, err)
 		require.Zero(t, b.state(t, "s1").StartJobs)
 	})
@@ -154,12 +156,12 @@ func TestLinearCreated(t *testing.T) {
 		t.Parallel()
 		b := setupLinear(t)
 		d := delivery("s1", "created")
-		_, err := b.ing.LinearCreated(ctx, d, session("s1"))
+		_, err := b.ing.Record(ctx, surfacelinear.Created(d, session("s1")))
 		require.NoError(t, err)
 		before := b.state(t, "s1")
 		again := delivery("s1", "created") // same event, new delivery id
 		for _, dd := range []thread.Inbound{d, again} {
-			res, err := b.ing.LinearCreated(ctx, dd, session("s1"))
+			res, err := b.ing.Record(ctx, surfacelinear.Created(dd, session("s1")))
 			require.NoError(t, err)
 			require.True(t, res.Duplicate)
 		}
@@ -167,14 +169,17 @@ func TestLinearCreated(t *testing.T) {
 		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM webhook_deliveries`))
 	})
 
-	t.Run("InvalidWritesNothing", func(t *testing.T) {
+	t.Run("InvalidIsRecordedIgnored", func(t *testing.T) {
+		// Signed but unusable: the ledger keeps it as ignored, and
+		// nothing else is written, so that it is not retried forever.
 		t.Parallel()
 		b := setupLinear(t)
 		s := session("s1")
 		s.Attachment.CreatedByUserID = ""
-		_, err := b.ing.LinearCreated(ctx, delivery("s1", "created"), s)
-		require.ErrorIs(t, err, thread.ErrInvalid)
-		require.Zero(t, b.count(t, `SELECT count(*) FROM webhook_deliveries`))
+		res, err := b.ing.Record(ctx, surfacelinear.Created(delivery("s1", "created"), s))
+		require.NoError(t, err)
+		require.True(t, res.Ignored)
+		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM webhook_deliveries WHERE outcome = 'ignored'`))
 		require.Zero(t, b.count(t, `SELECT count(*) FROM threads`))
 	})
 }
@@ -186,7 +191,7 @@ func TestLinearPrompted(t *testing.T) {
 	t.Run("AppendsInputAndReopens", func(t *testing.T) {
 		t.Parallel()
 		b := setupLinear(t)
-		res, err := b.ing.LinearCreated(ctx, delivery("s1", "created"), session("s1"))
+		res, err := b.ing.Record(ctx, surfacelinear.Created(delivery("s1", "created"), session("s1")))
 		require.NoError(t, err)
 		// The turn answered and the session completed.
 		_, err = b.store.SetStatus(ctx, res.ThreadID, thread.StatusChange{To: thread.StatusRunning})
@@ -195,7 +200,7 @@ func TestLinearPrompted(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, b.store.SetLinearSessionStatus(ctx, "s1", thread.SessionComplete))
 
-		got, err := b.ing.LinearPrompted(ctx, delivery("a1", "prompted"), session("s1"), prompt("a1", "also fix the footer"))
+		got, err := b.ing.Record(ctx, surfacelinear.Prompted(delivery("a1", "prompted"), session("s1"), prompt("a1", "also fix the footer")))
 		require.NoError(t, err)
 		require.Equal(t, res.ThreadID, got.ThreadID, "a follow-up reopens the same thread")
 		st := b.state(t, "s1")
@@ -207,7 +212,7 @@ func TestLinearPrompted(t *testing.T) {
 		require.Equal(t, "also fix the footer", s.Content)
 		require.Equal(t, &thread.Author{ID: "user-1", Name: "Ada"}, s.Author)
 
-		again, err := b.ing.LinearPrompted(ctx, delivery("a1", "prompted"), session("s1"), prompt("a1", "also fix the footer"))
+		again, err := b.ing.Record(ctx, surfacelinear.Prompted(delivery("a1", "prompted"), session("s1"), prompt("a1", "also fix the footer")))
 		require.NoError(t, err)
 		require.True(t, again.Duplicate)
 		require.Equal(t, st, b.state(t, "s1"))
@@ -216,14 +221,14 @@ func TestLinearPrompted(t *testing.T) {
 	t.Run("BeforeCreatedEndsAsInOrder", func(t *testing.T) {
 		t.Parallel()
 		inOrder, outOfOrder := setupLinear(t), setupLinear(t)
-		_, err := inOrder.ing.LinearCreated(ctx, delivery("s1", "created"), session("s1"))
+		_, err := inOrder.ing.Record(ctx, surfacelinear.Created(delivery("s1", "created"), session("s1")))
 		require.NoError(t, err)
-		_, err = inOrder.ing.LinearPrompted(ctx, delivery("a1", "prompted"), session("s1"), prompt("a1", "go"))
+		_, err = inOrder.ing.Record(ctx, surfacelinear.Prompted(delivery("a1", "prompted"), session("s1"), prompt("a1", "go")))
 		require.NoError(t, err)
 
-		early, err := outOfOrder.ing.LinearPrompted(ctx, delivery("a1", "prompted"), session("s1"), prompt("a1", "go"))
+		early, err := outOfOrder.ing.Record(ctx, surfacelinear.Prompted(delivery("a1", "prompted"), session("s1"), prompt("a1", "go")))
 		require.NoError(t, err)
-		late, err := outOfOrder.ing.LinearCreated(ctx, delivery("s1", "created"), session("s1"))
+		late, err := outOfOrder.ing.Record(ctx, surfacelinear.Created(delivery("s1", "created"), session("s1")))
 		require.NoError(t, err)
 		require.False(t, late.Duplicate, "the created delivery is recorded")
 		require.Equal(t, early.ThreadID, late.ThreadID)
@@ -242,11 +247,11 @@ func TestLinearPrompted(t *testing.T) {
 		b := setupLinear(t)
 		errs := make(chan error, 2)
 		go func() {
-			_, err := b.ing.LinearCreated(ctx, delivery("s1", "created"), session("s1"))
+			_, err := b.ing.Record(ctx, surfacelinear.Created(delivery("s1", "created"), session("s1")))
 			errs <- err
 		}()
 		go func() {
-			_, err := b.ing.LinearPrompted(ctx, delivery("a1", "prompted"), session("s1"), prompt("a1", "go"))
+			_, err := b.ing.Record(ctx, surfacelinear.Prompted(delivery("a1", "prompted"), session("s1"), prompt("a1", "go")))
 			errs <- err
 		}()
 		require.NoError(t, <-errs)
@@ -264,7 +269,7 @@ func TestLinearPrompted(t *testing.T) {
 	t.Run("ConcurrentPromptsNeverDeadlock", func(t *testing.T) {
 		t.Parallel()
 		b := setupLinear(t)
-		_, err := b.ing.LinearCreated(ctx, delivery("s1", "created"), session("s1"))
+		_, err := b.ing.Record(ctx, surfacelinear.Created(delivery("s1", "created"), session("s1")))
 		require.NoError(t, err)
 		const n = 24
 		var wg sync.WaitGroup
@@ -276,7 +281,7 @@ func TestLinearPrompted(t *testing.T) {
 				defer wg.Done()
 				<-start
 				id := fmt.Sprintf("a%d", i)
-				_, err := b.ing.LinearPrompted(ctx, delivery(id, "prompted"), session("s1"), prompt(id, "and "+id))
+				_, err := b.ing.Record(ctx, surfacelinear.Prompted(delivery(id, "prompted"), session("s1"), prompt(id, "and "+id)))
 				errs <- err
 			}()
 		}
@@ -303,28 +308,28 @@ func TestLinearPrompted(t *testing.T) {
 func TestLinearStop(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	stop := func(id string) ingest.LinearPrompt {
+	stop := func(id string) surfacelinear.Prompt {
 		p := prompt(id, "Stop")
 		p.Stop = true
 		return p
 	}
-	wantStop := "response/s1/" + ingest.LinearStopped
+	wantStop := "response/s1/" + surfacelinear.Stopped
 
 	t.Run("AbortsAndConfirms", func(t *testing.T) {
 		t.Parallel()
 		b := setupLinear(t)
-		res, err := b.ing.LinearCreated(ctx, delivery("s1", "created"), session("s1"))
+		res, err := b.ing.Record(ctx, surfacelinear.Created(delivery("s1", "created"), session("s1")))
 		require.NoError(t, err)
 		_, err = b.store.SetStatus(ctx, res.ThreadID, thread.StatusChange{To: thread.StatusRunning})
 		require.NoError(t, err)
 
-		_, err = b.ing.LinearPrompted(ctx, delivery("stop1", "prompted"), session("s1"), stop("stop1"))
+		_, err = b.ing.Record(ctx, surfacelinear.Prompted(delivery("stop1", "prompted"), session("s1"), stop("stop1")))
 		require.NoError(t, err)
 		st := b.state(t, "s1")
 		require.Equal(t, thread.StatusAborted, st.Status, "the running turn's heartbeat sees this and stops")
 		require.Equal(t, thread.SessionComplete, st.SessionStatus)
 		require.Equal(t, []string{"system_prompt//", "initial_prompt/linear/s1", "linear_activity/linear/stop1", "agent_thought//"}, st.Stitches)
-		require.Equal(t, []string{"thought/s1/" + ingest.LinearAck, wantStop}, st.Outbox)
+		require.Equal(t, []string{"thought/s1/" + surfacelinear.Ack, wantStop}, st.Outbox)
 		require.Equal(t, 1, st.TurnJobs, "a stop enqueues no turn")
 
 		chain, err := b.store.Stitches(ctx, res.ThreadID, db.StitchPage{})
@@ -332,7 +337,7 @@ func TestLinearStop(t *testing.T) {
 		require.Equal(t, int64(3), chain[3].Meta().AnsweredThrough, "the stop prompt is answered by the stop")
 
 		// A prompt afterwards reopens the thread.
-		_, err = b.ing.LinearPrompted(ctx, delivery("a2", "prompted"), session("s1"), prompt("a2", "carry on"))
+		_, err = b.ing.Record(ctx, surfacelinear.Prompted(delivery("a2", "prompted"), session("s1"), prompt("a2", "carry on")))
 		require.NoError(t, err)
 		require.Equal(t, 2, b.state(t, "s1").TurnJobs)
 	})
@@ -340,23 +345,23 @@ func TestLinearStop(t *testing.T) {
 	t.Run("OnFinishedThreadStillConfirms", func(t *testing.T) {
 		t.Parallel()
 		b := setupLinear(t)
-		_, err := b.ing.LinearCreated(ctx, delivery("s1", "created"), session("s1"))
+		_, err := b.ing.Record(ctx, surfacelinear.Created(delivery("s1", "created"), session("s1")))
 		require.NoError(t, err)
-		_, err = b.ing.LinearPrompted(ctx, delivery("stop1", "prompted"), session("s1"), stop("stop1"))
+		_, err = b.ing.Record(ctx, surfacelinear.Prompted(delivery("stop1", "prompted"), session("s1"), stop("stop1")))
 		require.NoError(t, err)
-		_, err = b.ing.LinearPrompted(ctx, delivery("stop2", "prompted"), session("s1"), stop("stop2"))
+		_, err = b.ing.Record(ctx, surfacelinear.Prompted(delivery("stop2", "prompted"), session("s1"), stop("stop2")))
 		require.NoError(t, err)
 		st := b.state(t, "s1")
 		require.Equal(t, thread.StatusAborted, st.Status)
-		require.Equal(t, []string{"thought/s1/" + ingest.LinearAck, wantStop, wantStop}, st.Outbox)
+		require.Equal(t, []string{"thought/s1/" + surfacelinear.Ack, wantStop, wantStop}, st.Outbox)
 	})
 
 	t.Run("BeforeCreatedNeedsNoAck", func(t *testing.T) {
 		t.Parallel()
 		b := setupLinear(t)
-		_, err := b.ing.LinearPrompted(ctx, delivery("stop1", "prompted"), session("s1"), stop("stop1"))
+		_, err := b.ing.Record(ctx, surfacelinear.Prompted(delivery("stop1", "prompted"), session("s1"), stop("stop1")))
 		require.NoError(t, err)
-		res, err := b.ing.LinearCreated(ctx, delivery("s1", "created"), session("s1"))
+		res, err := b.ing.Record(ctx, surfacelinear.Created(delivery("s1", "created"), session("s1")))
 		require.NoError(t, err)
 		require.False(t, res.Duplicate)
 		st := b.state(t, "s1")
@@ -374,21 +379,21 @@ func TestLinearRevokedAndIgnored(t *testing.T) {
 		OrganizationID: "org-1", AppUserID: "app-1", AccessTokenEnc: []byte("sealed"),
 	}))
 	d := thread.Inbound{DeliveryID: uuid.NewString(), EventKey: "OAuthApp/revoked/org-1/t", EventType: "OAuthApp", Action: "revoked"}
-	res, err := b.ing.LinearRevoked(ctx, d, "org-1")
+	res, err := b.ing.Record(ctx, surfacelinear.Revoked(d, "org-1"))
 	require.NoError(t, err)
 	require.False(t, res.Duplicate)
 	inst, err := b.store.LinearInstallation(ctx, "org-1")
 	require.NoError(t, err)
 	require.False(t, inst.Active)
-	res, err = b.ing.LinearRevoked(ctx, d, "org-1")
+	res, err = b.ing.Record(ctx, surfacelinear.Revoked(d, "org-1"))
 	require.NoError(t, err)
 	require.True(t, res.Duplicate)
 
 	ign := thread.Inbound{DeliveryID: uuid.NewString(), EventKey: "Issue/update/org-1/t", EventType: "Issue", Action: "update"}
-	res, err = b.ing.LinearIgnored(ctx, ign)
+	res, err = b.ing.Record(ctx, surfacelinear.Ignored(ign))
 	require.NoError(t, err)
 	require.False(t, res.Duplicate)
-	res, err = b.ing.LinearIgnored(ctx, ign)
+	res, err = b.ing.Record(ctx, surfacelinear.Ignored(ign))
 	require.NoError(t, err)
 	require.True(t, res.Duplicate)
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM webhook_deliveries WHERE outcome = 'ignored' AND delivery_id = $1`, ign.DeliveryID))
@@ -405,7 +410,7 @@ func TestLinearCreatedInABurst(t *testing.T) {
 	// Two connections: one new-session transaction at a time, the rest
 	// queue. The ingester's log shows when a batch was refused and split.
 	logger, logs := logtest.Recording(t)
-	b := newLinearBundle(t, dbtest.NewPoolOf(t, 2), logger)
+	b := newLinearBundle(t, dbtest.NewPoolOf(t, 2), logger, "")
 
 	alone := state{Status: thread.StatusPending, SessionStatus: thread.SessionActive, TurnJobs: 1, DeliveryJobs: 1}
 	check := func(t *testing.T, ids []string, fresh map[string]int) {
@@ -415,7 +420,7 @@ func TestLinearCreatedInABurst(t *testing.T) {
 			got := b.state(t, id)
 			want := alone
 			want.Stitches = []string{"system_prompt//", "initial_prompt/linear/" + id}
-			want.Outbox = []string{"thought/" + id + "/" + ingest.LinearAck}
+			want.Outbox = []string{"thought/" + id + "/" + surfacelinear.Ack}
 			want.StartJobs = got.StartJobs // counted across sessions below
 			require.Equal(t, want, got, "session %s", id)
 		}
@@ -435,7 +440,7 @@ func TestLinearCreatedInABurst(t *testing.T) {
 			wg.Go(func() {
 				s := session(c.id)
 				s.Goal = c.id
-				res, err := b.ing.LinearCreated(ctx, c.d, s)
+				res, err := b.ing.Record(ctx, surfacelinear.Created(c.d, s))
 				require.NoError(t, err)
 				if res.Duplicate {
 					return
@@ -497,7 +502,7 @@ func TestLinearCreatedInABurst(t *testing.T) {
 			}
 			s := session(id)
 			s.Goal = id
-			res, err := b.ing.LinearPrompted(ctx, delivery("p-"+id, "prompted"), s, prompt("p-"+id, "go"))
+			res, err := b.ing.Record(ctx, surfacelinear.Prompted(delivery("p-"+id, "prompted"), s, prompt("p-"+id, "go")))
 			require.NoError(t, err)
 			early[id] = res.ThreadID
 		}

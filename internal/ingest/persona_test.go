@@ -9,11 +9,10 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
-	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-// TestPersona: WEFT_PERSONA (WithPersona) opens new threads' system
+// TestPersona: WEFT_PERSONA (Deps.Persona) opens new threads' system
 // prompts in place of the default; unset, the default does.
 func TestPersona(t *testing.T) {
 	t.Parallel()
@@ -24,7 +23,7 @@ func TestPersona(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := newLinearBundle(t, dbtest.NewPool(t), dbtest.Logger(t), ingest.WithPersona(tc.persona))
+			b := newLinearBundle(t, dbtest.NewPool(t), dbtest.Logger(t), tc.persona)
 			th, err := b.ing.StartThread(ctx, b.ing.Builder().WithGoal("write the standup"))
 			require.NoError(t, err)
 			ss, err := b.store.Stitches(ctx, th.ID, db.StitchPage{})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/bench/dbbench"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -36,7 +37,7 @@ func TestRoundTrips(t *testing.T) {
 			name: "DiscordMention",
 			event: func(t *testing.T, b *linearBundle, i int) {
 				att := dbtest.DiscordAttachment()
-				created, err := b.ing.DiscordConversation(ctx, *att, mention(att))
+				created, err := b.discord().DiscordConversation(ctx, *att, mention(att))
 				require.NoError(t, err)
 				require.True(t, created)
 			},
@@ -49,7 +50,7 @@ func TestRoundTrips(t *testing.T) {
 			name: "LinearCreated",
 			event: func(t *testing.T, b *linearBundle, i int) {
 				id := fmt.Sprintf("s%d", i)
-				res, err := b.ing.LinearCreated(ctx, delivery(id, "created"), session(id))
+				res, err := b.ing.Record(ctx, surfacelinear.Created(delivery(id, "created"), session(id)))
 				require.NoError(t, err)
 				require.False(t, res.Duplicate)
 			},
@@ -75,7 +76,7 @@ func TestRoundTrips(t *testing.T) {
 			pool, err := dbbench.OpenCounting(ctx, dbtest.URL(t), trips)
 			require.NoError(t, err)
 			t.Cleanup(pool.Close)
-			b := newLinearBundle(t, pool, dbtest.Logger(t))
+			b := newLinearBundle(t, pool, dbtest.Logger(t), "")
 			// The first event pays River's one-time version probe.
 			tc.event(t, b, 0)
 			before := trips.Count()

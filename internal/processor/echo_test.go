@@ -10,6 +10,7 @@ import (
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/processor"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -32,8 +33,10 @@ func TestRefusedEchoLeavesTheThreadAnswered(t *testing.T) {
 	h.sender.refuseEchoes = true
 	h.sender.mu.Unlock()
 
-	_, err := h.ingest.DiscordMessages(ctx, att.DiscordThreadID, []thread.Stitch{{ExternalID: dbtest.Snowflake(), Content: "and now?",
-		Author: &thread.Author{ID: "1", Name: "ada"}}}, "")
+	_, err := h.ingest.Record(ctx, surface.Event{Kind: surface.Message, Conversation: att, Answer: true,
+		Inbound: thread.Inbound{Platform: thread.PlatformDiscord, EventType: "MESSAGE_CREATE", Action: "message"},
+		Messages: []thread.Stitch{{Type: thread.StitchDiscordMessage, ExternalID: dbtest.Snowflake(), Content: "and now?",
+			Author: &thread.Author{ID: "1", Name: "ada"}}}})
 	require.NoError(t, err)
 	rows := h.waitSent(t, th.ID, before+2)
 	var answer, echo *thread.Outbox

@@ -15,6 +15,8 @@ import (
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/processor"
+	"github.com/weft-dev/weft/internal/surface"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -23,9 +25,9 @@ import (
 func created(t *testing.T, store *db.Store, in *ingest.Ingester) (uuid.UUID, thread.Outbox) {
 	t.Helper()
 	att := dbtest.LinearAttachment()
-	res, err := in.LinearCreated(context.Background(),
+	res, err := in.Record(context.Background(), surfacelinear.Created(
 		thread.Inbound{DeliveryID: uuid.NewString(), EventKey: att.SessionID, EventType: "AgentSessionEvent", Action: "created"},
-		ingest.LinearSession{Attachment: *att, Goal: "ENG-1 Fix the flaky test", Prompt: "why is it flaky?"})
+		surfacelinear.Session{Attachment: *att, Goal: "ENG-1 Fix the flaky test", Prompt: "why is it flaky?"}))
 	require.NoError(t, err)
 	rows, err := store.ThreadOutbox(context.Background(), res.ThreadID)
 	require.NoError(t, err)
@@ -46,7 +48,7 @@ func expressOnly(t *testing.T, pool *pgxpool.Pool, slots int) (*db.Store, *inges
 		processor.Config{Workers: false}, logger)
 	require.NoError(t, err)
 	express := proc.Express(store, slots)
-	in := ingest.New(store, proc.Inserter(), express, logger)
+	in := ingest.New(ingest.Deps{Store: store, Jobs: proc.Inserter(), Express: express, Logger: logger})
 	return store, in, express, sender
 }
 
@@ -83,18 +85,18 @@ func TestExpressSendsEachOfABatch(t *testing.T) {
 	store, in, express, sender := expressOnly(t, pool, 64)
 
 	type session struct {
-		s       ingest.LinearSession
+		s       surfacelinear.Session
 		early   bool
 		prompt  uuid.UUID // the thread the prompted event made
-		created ingest.LinearResult
+		created surface.Recorded
 	}
 	sessions := make([]*session, 30)
 	for i := range sessions {
 		att := dbtest.LinearAttachment()
-		ss := &session{s: ingest.LinearSession{Attachment: *att, Goal: "ENG-1 Fix the flaky test", Prompt: "why?"}, early: i%5 == 0}
+		ss := &session{s: surfacelinear.Session{Attachment: *att, Goal: "ENG-1 Fix the flaky test", Prompt: "why?"}, early: i%5 == 0}
 		if ss.early {
-			res, err := in.LinearPrompted(ctx, thread.Inbound{DeliveryID: uuid.NewString(), EventKey: uuid.NewString(), EventType: "AgentSessionEvent", Action: "prompted"},
-				ss.s, ingest.LinearPrompt{ActivityID: uuid.NewString(), Text: "go"})
+			res, err := in.Record(ctx, surfacelinear.Prompted(thread.Inbound{DeliveryID: uuid.NewString(), EventKey: uuid.NewString(), EventType: "AgentSessionEvent", Action: "prompted"},
+				ss.s, surfacelinear.Prompt{ActivityID: uuid.NewString(), Text: "go"}))
 			require.NoError(t, err)
 			ss.prompt = res.ThreadID
 		}
@@ -104,8 +106,8 @@ func TestExpressSendsEachOfABatch(t *testing.T) {
 	for _, ss := range sessions {
 		wg.Go(func() {
 			var err error
-			ss.created, err = in.LinearCreated(ctx,
-				thread.Inbound{DeliveryID: uuid.NewString(), EventKey: ss.s.Attachment.SessionID, EventType: "AgentSessionEvent", Action: "created"}, ss.s)
+			ss.created, err = in.Record(ctx, surfacelinear.Created(
+				thread.Inbound{DeliveryID: uuid.NewString(), EventKey: ss.s.Attachment.SessionID, EventType: "AgentSessionEvent", Action: "created"}, ss.s))
 			require.NoError(t, err)
 		})
 	}
@@ -162,7 +164,7 @@ func TestExpressHandsOverToAJob(t *testing.T) {
 			h.llm.SetDefault(func(llmtest.Request) llmtest.Reply { <-release; return llmtest.Reply{Text: "ok"} })
 			h.sender.failFirst = tc.failFirst
 			express := h.proc.Express(h.store, tc.slots)
-			in := ingest.New(h.store, h.proc.Inserter(), express, dbtest.Logger(t))
+			in := ingest.New(ingest.Deps{Store: h.store, Jobs: h.proc.Inserter(), Express: express, Logger: dbtest.Logger(t)})
 			threadID, ack := created(t, h.store, in)
 			express.Wait()
 			h.sender.mu.Lock()

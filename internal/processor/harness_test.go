@@ -109,7 +109,7 @@ func newHarnessSending(t *testing.T, provider string, linear processor.Sender, c
 		defer cancel()
 		require.NoError(t, h.proc.Stop(ctx))
 	})
-	h.ingest = ingest.New(store, h.proc.Inserter(), nil, logger)
+	h.ingest = ingest.New(ingest.Deps{Store: store, Jobs: h.proc.Inserter(), Logger: logger})
 	return h
 }
 

@@ -90,7 +90,7 @@ func TestExpressSendEndsWithinItsClaim(t *testing.T) {
 	h := newHarnessSending(t, "openai", sender, nil)
 	h.waitRan(t, "weft_reclaim")
 	express := h.proc.Express(h.store, 4)
-	in := ingest.New(h.store, h.proc.Inserter(), express, dbtest.Logger(t))
+	in := ingest.New(ingest.Deps{Store: h.store, Jobs: h.proc.Inserter(), Express: express, Logger: dbtest.Logger(t)})
 	_, ack := created(t, h.store, in)
 	require.Eventually(t, func() bool {
 		got, err := h.store.Outbox(context.Background(), ack.ID)

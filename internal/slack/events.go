@@ -23,7 +23,7 @@ var ErrMalformed = errors.New("slack: malformed event")
 type Recorder interface {
 	// SlackEvent records a delivery (once per event id) and what it means,
 	// in one transaction; false means it was recorded before.
-	SlackEvent(ctx context.Context, e thread.SlackEvent) (bool, error)
+	SlackEvent(ctx context.Context, e Event) (bool, error)
 }
 
 // Conversations turns Slack event envelopes, from the Events API or Socket
@@ -174,14 +174,14 @@ func (c *Conversations) revoked(ctx context.Context, env envelope, head innerHea
 		}
 		c.logger.InfoContext(ctx, "slack installation revoked", slog.String("team_id", env.TeamID), slog.String("event", head.Type))
 	}
-	_, err := c.rec.SlackEvent(ctx, thread.SlackEvent{EventID: env.EventID, EventType: head.Type, Action: thread.SlackIgnore,
+	_, err := c.rec.SlackEvent(ctx, Event{EventID: env.EventID, EventType: head.Type, Action: ActionIgnore,
 		At: time.Unix(env.EventTime, 0)})
 	return err
 }
 
 // event is what an inner event means for weft.
-func (c *Conversations) event(env envelope, head innerHead, bot Identity) (thread.SlackEvent, error) {
-	e := thread.SlackEvent{EventID: env.EventID, EventType: head.Type, Action: thread.SlackIgnore, At: time.Unix(env.EventTime, 0)}
+func (c *Conversations) event(env envelope, head innerHead, bot Identity) (Event, error) {
+	e := Event{EventID: env.EventID, EventType: head.Type, Action: ActionIgnore, At: time.Unix(env.EventTime, 0)}
 	if head.Subtype != "" {
 		e.EventType += "." + head.Subtype
 	}
@@ -209,7 +209,7 @@ func (c *Conversations) event(env envelope, head innerHead, bot Identity) (threa
 		if m.Message == nil || m.Message.Timestamp == "" || m.Message.SubType == "assistant_app_thread" {
 			return e, nil
 		}
-		e.Action = thread.SlackEdit
+		e.Action = ActionEdit
 		e.Message = thread.Stitch{ExternalID: thread.SlackMessageID(env.TeamID, m.Channel, m.Message.Timestamp), Content: fromMrkdwn(m.Message.Text, bot.UserID)}
 		if m.Message.Edited != nil {
 			if at := ParseTS(m.Message.Edited.Timestamp); !at.IsZero() {
@@ -220,7 +220,7 @@ func (c *Conversations) event(env envelope, head innerHead, bot Identity) (threa
 		if m.DeletedTimeStamp == "" {
 			return e, nil
 		}
-		e.Action = thread.SlackDelete
+		e.Action = ActionDelete
 		e.Message = thread.Stitch{ExternalID: thread.SlackMessageID(env.TeamID, m.Channel, m.DeletedTimeStamp)}
 	}
 	return e, nil
@@ -236,7 +236,7 @@ const goalLimit = 100
 
 // message fills e for a person's or a bot's message: stored in its thread
 // if weft tracks it, opening it if it mentions weft or is a direct message.
-func (c *Conversations) message(e thread.SlackEvent, bot Identity, team string, m msg, mentioned bool) thread.SlackEvent {
+func (c *Conversations) message(e Event, bot Identity, team string, m msg, mentioned bool) Event {
 	if m.ts == "" || m.channel == "" || m.user == "" && m.botID == "" {
 		return e
 	}
@@ -261,7 +261,7 @@ func (c *Conversations) message(e thread.SlackEvent, bot Identity, team string, 
 		author = m.botID
 	}
 	text := fromMrkdwn(m.text, bot.UserID)
-	e.Action = thread.SlackMessage
+	e.Action = ActionMessage
 	e.Thread = thread.SlackAttachment{TeamID: team, ChannelID: m.channel, ThreadTS: threadTS, ChannelType: typ, CreatedBy: author}
 	e.Message = thread.Stitch{Content: text, ExternalID: thread.SlackMessageID(team, m.channel, m.ts),
 		Author: &thread.Author{ID: author, Name: author, Bot: isBot}}

@@ -12,9 +12,9 @@ import (
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-type recorder struct{ got []thread.SlackEvent }
+type recorder struct{ got []slack.Event }
 
-func (r *recorder) SlackEvent(_ context.Context, e thread.SlackEvent) (bool, error) {
+func (r *recorder) SlackEvent(_ context.Context, e slack.Event) (bool, error) {
 	r.got = append(r.got, e)
 	return true, nil
 }
@@ -40,7 +40,7 @@ func TestConversationsEvents(t *testing.T) {
 	tests := []struct {
 		name   string
 		inner  map[string]any
-		action thread.SlackAction
+		action slack.Action
 		open   bool
 		answer bool
 		ts     string // the Slack thread
@@ -48,38 +48,38 @@ func TestConversationsEvents(t *testing.T) {
 		text   string
 	}{
 		{name: "mention", inner: map[string]any{"type": "app_mention", "user": "U1", "text": bot + " hi &amp; bye", "ts": "1.000001", "channel": "C1"},
-			action: thread.SlackMessage, open: true, answer: true, ts: "1.000001", id: msgID("1.000001"), text: "hi & bye"},
+			action: slack.ActionMessage, open: true, answer: true, ts: "1.000001", id: msgID("1.000001"), text: "hi & bye"},
 		{name: "the mention's message twin", inner: map[string]any{"type": "message", "user": "U1", "text": bot + " hi", "ts": "1.000001", "channel": "C1", "channel_type": "channel"},
-			action: thread.SlackMessage, open: true, answer: true, ts: "1.000001", id: msgID("1.000001"), text: "hi"},
+			action: slack.ActionMessage, open: true, answer: true, ts: "1.000001", id: msgID("1.000001"), text: "hi"},
 		{name: "mention in a thread", inner: map[string]any{"type": "app_mention", "user": "U1", "text": bot + " again", "ts": "2.000001", "thread_ts": "1.000001", "channel": "C1"},
-			action: thread.SlackMessage, open: true, answer: true, ts: "1.000001", id: msgID("2.000001"), text: "again"},
+			action: slack.ActionMessage, open: true, answer: true, ts: "1.000001", id: msgID("2.000001"), text: "again"},
 		{name: "top-level chatter", inner: map[string]any{"type": "message", "user": "U1", "text": "lunch?", "ts": "3.000001", "channel": "C1", "channel_type": "channel"},
-			action: thread.SlackIgnore},
+			action: slack.ActionIgnore},
 		{name: "reply in a thread", inner: map[string]any{"type": "message", "user": "U1", "text": "more", "ts": "4.000001", "thread_ts": "1.000001", "channel": "C1", "channel_type": "channel"},
-			action: thread.SlackMessage, answer: true, ts: "1.000001", id: msgID("4.000001"), text: "more"},
+			action: slack.ActionMessage, answer: true, ts: "1.000001", id: msgID("4.000001"), text: "more"},
 		{name: "weft's own post", inner: map[string]any{"type": "message", "user": slacktest.BotUserID, "bot_id": slacktest.BotID, "text": "answer", "ts": "5.000001", "thread_ts": "1.000001", "channel": "C1"},
-			action: thread.SlackIgnore},
+			action: slack.ActionIgnore},
 		{name: "weft's own broadcast", inner: map[string]any{"type": "message", "subtype": "thread_broadcast", "bot_id": slacktest.BotID, "text": "answer", "ts": "5.000002", "thread_ts": "1.000001", "channel": "C1"},
-			action: thread.SlackIgnore},
+			action: slack.ActionIgnore},
 		{name: "another bot", inner: map[string]any{"type": "message", "subtype": "bot_message", "bot_id": "B9", "text": "beep", "ts": "6.000001", "thread_ts": "1.000001", "channel": "C1"},
-			action: thread.SlackMessage, answer: false, ts: "1.000001", id: msgID("6.000001"), text: "beep"},
+			action: slack.ActionMessage, answer: false, ts: "1.000001", id: msgID("6.000001"), text: "beep"},
 		{name: "another bot mentioning weft", inner: map[string]any{"type": "message", "user": "U9", "bot_id": "B9", "text": bot + " beep", "ts": "7.000001", "thread_ts": "1.000001", "channel": "C1"},
-			action: thread.SlackMessage, open: true, answer: true, ts: "1.000001", id: msgID("7.000001"), text: "beep"},
+			action: slack.ActionMessage, open: true, answer: true, ts: "1.000001", id: msgID("7.000001"), text: "beep"},
 		{name: "direct message", inner: map[string]any{"type": "message", "user": "U1", "text": "psst", "ts": "8.000001", "channel": "D1", "channel_type": "im"},
-			action: thread.SlackMessage, open: true, answer: true, ts: "8.000001", id: thread.SlackMessageID(slacktest.TeamID, "D1", "8.000001"), text: "psst"},
+			action: slack.ActionMessage, open: true, answer: true, ts: "8.000001", id: thread.SlackMessageID(slacktest.TeamID, "D1", "8.000001"), text: "psst"},
 		{name: "edit", inner: map[string]any{"type": "message", "subtype": "message_changed", "channel": "C1", "ts": "9.000001",
 			"message": map[string]any{"type": "message", "user": "U1", "text": "more, edited", "ts": "4.000001", "edited": map[string]any{"user": "U1", "ts": "9.000000"}}},
-			action: thread.SlackEdit, id: msgID("4.000001"), text: "more, edited"},
+			action: slack.ActionEdit, id: msgID("4.000001"), text: "more, edited"},
 		{name: "assistant thread titled", inner: map[string]any{"type": "message", "subtype": "message_changed", "channel": "D1", "ts": "9.000002",
 			"message": map[string]any{"type": "message", "subtype": "assistant_app_thread", "text": "", "ts": "8.000001"}},
-			action: thread.SlackIgnore},
+			action: slack.ActionIgnore},
 		{name: "delete", inner: map[string]any{"type": "message", "subtype": "message_deleted", "channel": "C1", "ts": "9.000003", "deleted_ts": "4.000001"},
-			action: thread.SlackDelete, id: msgID("4.000001")},
+			action: slack.ActionDelete, id: msgID("4.000001")},
 		{name: "channel join", inner: map[string]any{"type": "message", "subtype": "channel_join", "user": "U1", "text": "<@U1> has joined", "ts": "9.000004", "channel": "C1"},
-			action: thread.SlackIgnore},
+			action: slack.ActionIgnore},
 		{name: "assistant thread started", inner: map[string]any{"type": "assistant_thread_started", "assistant_thread": map[string]any{"user_id": "U1", "channel_id": "D1", "thread_ts": "8.000001"}},
-			action: thread.SlackIgnore},
-		{name: "unknown type", inner: map[string]any{"type": "reaction_added", "user": "U1", "reaction": "eyes"}, action: thread.SlackIgnore},
+			action: slack.ActionIgnore},
+		{name: "unknown type", inner: map[string]any{"type": "reaction_added", "user": "U1", "reaction": "eyes"}, action: slack.ActionIgnore},
 	}
 	srv := slacktest.NewServer(t)
 	c := newWorkspaces(t, srv)
@@ -151,7 +151,7 @@ func TestConversationsOtherWorkspaces(t *testing.T) {
 	if _, err := conv.Handle(t.Context(), teamEnvelope(t, other.ID, stranger)); err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.got) != 2 || rec.got[0].Action != thread.SlackIgnore || rec.got[1].Action != thread.SlackMessage || rec.got[1].Answer {
+	if len(rec.got) != 2 || rec.got[0].Action != slack.ActionIgnore || rec.got[1].Action != slack.ActionMessage || rec.got[1].Answer {
 		t.Fatalf("recorded %+v, want its own post ignored and the other bot's stored unanswered", rec.got)
 	}
 	mention := map[string]any{"type": "app_mention", "user": "U1", "text": "<@" + slacktest.BotUserID + "> hi", "ts": "1.000004", "channel": "C1"}
@@ -200,7 +200,7 @@ func TestConversationsRevoke(t *testing.T) {
 			if got := len(rev.teams) == 1 && rev.teams[0] == "T0GONE"; got != tc.revoked || len(rev.teams) > 1 {
 				t.Fatalf("revoked %v, want T0GONE revoked: %v", rev.teams, tc.revoked)
 			}
-			if len(rec.got) != 1 || rec.got[0].Action != thread.SlackIgnore || rec.got[0].EventType != tc.inner["type"] {
+			if len(rec.got) != 1 || rec.got[0].Action != slack.ActionIgnore || rec.got[0].EventType != tc.inner["type"] {
 				t.Fatalf("recorded %+v, want the event in the ledger only", rec.got)
 			}
 		})

@@ -2,9 +2,12 @@ package surface
 
 import (
 	"context"
+	"log/slog"
+	"net/http"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -60,9 +63,31 @@ type Hooking interface {
 // Routed is a platform with HTTP doors (webhooks, interactions, OAuth).
 type Routed interface {
 	Platform
-	// Routes mounts the platform's handlers on r, recording inbound
-	// events through rec; it mounts nothing for a door that is off.
-	Routes(r chi.Router, rec Recorder)
+	// Routes mounts the platform's handlers on r, recording through
+	// m.Recorder, with the middleware m hands it; it mounts nothing for a
+	// door that is off.
+	Routes(r chi.Router, m Mount)
+}
+
+// Mount is what every platform's doors share, handed to Routes: the log,
+// the tracer, and the middleware a webhook route is wrapped in. Each
+// middleware is never nil.
+type Mount struct {
+	// Recorder records what the doors receive (the ingester).
+	Recorder Recorder
+	Logger   *slog.Logger
+	// Tracer starts spans within a delivery's trace.
+	Tracer trace.Tracer
+	// Count counts each delivery on the route by its outcome (the one its
+	// handler notes with webhook.NoteOutcome, or its status), and starts
+	// the delivery's trace, for platform's deliveries.
+	Count func(platform thread.Platform) func(http.Handler) http.Handler
+	// Buffer reads a delivery's body, bounded, before the next middleware:
+	// a slow body holds no intake slot.
+	Buffer func(http.Handler) http.Handler
+	// Admit works a delivery only while the intake has a slot for it, and
+	// refuses it at once with a 503 otherwise.
+	Admit func(http.Handler) http.Handler
 }
 
 // Running is a platform with workers of its own (Discord's gateway,

@@ -12,16 +12,18 @@ import (
 	"os"
 	"strings"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/continuation"
 	discordapi "github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/history"
+	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
-	"github.com/weft-dev/weft/webhooks"
 )
 
 // Config is the Discord app's settings.
@@ -57,8 +59,11 @@ type App struct {
 	sender *discordapi.Sender
 	typist *discordapi.Typist
 	// el holds the gateway shards, once the ingester exists (elect).
-	el     *discordapi.Elector
-	logger *slog.Logger
+	el *discordapi.Elector
+	// interactions is POST /webhooks/discord, once Serve has its
+	// dependencies; nil (the route off) without a public key.
+	interactions *Interactions
+	logger       *slog.Logger
 }
 
 // New builds the Discord client from the configuration; without
@@ -145,26 +150,37 @@ func (a *App) OnTurn() surface.TurnHook {
 	return a.typist.Typing
 }
 
-// Interactions is POST /webhooks/discord's configuration; nil (the route
-// off) without a bot token or public key.
-func (a *App) Interactions(store *db.Store, c *continuation.Continuer) *webhooks.DiscordInteractions {
+// Serve gives POST /webhooks/discord what it needs: the threads /weft
+// status reads, /continue's continuer and /weft stop's aborter. The route
+// stays off without a bot token or public key.
+func (a *App) Serve(store *db.Store, c *continuation.Continuer, ab Aborter) {
 	if !a.On() || a.cfg.PublicKey == "" {
-		return nil
+		return
 	}
 	key, _ := a.cfg.Key() // validated by loadDiscord
-	return &webhooks.DiscordInteractions{
+	a.interactions = &Interactions{
 		PublicKey: key, AllowedGuilds: a.cfg.AllowedGuilds, Threads: store,
-		Continue: continueCommand{c}, Responses: a.client,
+		Continue: continueCommand{c}, Responses: a.client, Aborter: ab,
 	}
 }
 
+// Routes mounts the interactions' route when Serve turned it on.
+func (a *App) Routes(r chi.Router, m surface.Mount) {
+	if a.interactions == nil {
+		m.Logger.Debug("discord interactions off: no public key")
+		return
+	}
+	a.interactions.Routes(r, m)
+}
+
 // Elect builds the elector that contends for the gateway shards through
-// leases in store, each shard's events going to rec; none when Discord is
-// off.
-func (a *App) Elect(store *db.Store, rec discordapi.Recorder) {
+// leases in store, each shard's events recorded through rec (see
+// Recorder), counted in m and traced on tp; none when Discord is off.
+func (a *App) Elect(store *db.Store, events surface.Recorder, m *metrics.Metrics, tp trace.TracerProvider) {
 	if !a.On() {
 		return
 	}
+	rec := NewRecorder(events, store, m, tp)
 	host, _ := os.Hostname()
 	a.el = discordapi.NewElector(discordapi.ElectorConfig{
 		Shards: a.cfg.ShardCount, Owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]), Leases: store,

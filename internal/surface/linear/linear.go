@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/riverqueue/river"
 
 	"github.com/weft-dev/weft/db"
@@ -18,7 +19,6 @@ import (
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/webhooks"
 )
 
 // Config is the Linear app's settings.
@@ -65,7 +65,7 @@ type App struct {
 	client        *linearapi.Client
 	sender        *linearapi.Sender
 	history       history.Fetcher
-	oauth         *webhooks.LinearOAuth
+	oauth         *OAuth
 	logger        *slog.Logger
 }
 
@@ -90,7 +90,7 @@ func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
 		oauth := linearapi.NewOAuthClient(c.ClientID, c.ClientSecret, c.RedirectURI, c.tokenURL(), nil)
 		inst := installation.NewLinear(store, cipher, oauth, logger) // names its component itself
 		tokens = inst
-		app.oauth = &webhooks.LinearOAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI,
+		app.oauth = &OAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI,
 			StateSecret: []byte(c.ClientSecret), Codes: oauth, Endpoint: c.APIURL, Installations: inst}
 	default:
 		return app, nil
@@ -151,8 +151,11 @@ const issueURLTimeout = time.Second
 // On reports whether Linear is configured.
 func (a *App) On() bool { return a.sender != nil }
 
-// OAuth is the install flow's configuration; nil without OAuth.
-func (a *App) OAuth() *webhooks.LinearOAuth { return a.oauth }
+// Routes mounts Linear's doors: the webhooks with LINEAR_WEBHOOK_SECRET,
+// the install flow with OAuth.
+func (a *App) Routes(r chi.Router, m surface.Mount) {
+	Doors{WebhookSecret: []byte(a.webhookSecret), OAuth: a.oauth}.Routes(r, m)
+}
 
 // History reads an issue's comments for the prompt; nil with Linear off.
 func (a *App) History() history.Fetcher { return a.history }

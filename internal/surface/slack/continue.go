@@ -11,7 +11,6 @@ import (
 	slackapi "github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/webhooks"
 )
 
 // slackCommandBudget bounds /weft continue's work. Slack shows the caller
@@ -26,8 +25,8 @@ const slackCommandBudget = 2500 * time.Millisecond
 // conversation (or a Discord thread's, by its link) continued in a new
 // Slack thread in the command's channel (or SLACK_CONTINUE_CHANNEL_ID), if
 // it is of the workspace's organisation.
-func slackContinue(c *continuation.Continuer, logger *slog.Logger) webhooks.SlackCommandHandler {
-	return func(ctx context.Context, cmd webhooks.SlackCommand) (string, error) {
+func slackContinue(c *continuation.Continuer, logger *slog.Logger) CommandHandler {
+	return func(ctx context.Context, cmd Command) (string, error) {
 		if cmd.Text == "" {
 			return "Usage: `/weft continue ENG-123` (or a Discord thread's link) continues that conversation in a new thread here.", nil
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/continuation"
 	slackapi "github.com/weft-dev/weft/internal/slack"
@@ -17,7 +19,6 @@ import (
 	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
-	"github.com/weft-dev/weft/webhooks"
 )
 
 // Config is Slack's part of the configuration (the OAuth installs'
@@ -59,6 +60,8 @@ type App struct {
 	sender   *slackapi.Sender
 	conv     *slackapi.Conversations
 	socket   *slackapi.Socket
+	// doors are the HTTP routes, once Serve has their dependencies.
+	doors *Doors
 
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
@@ -135,10 +138,10 @@ func (w slackThreads) Threads(ctx context.Context, teamID string) (continuation.
 	return w.Client(ctx, teamID)
 }
 
-// Listen builds the doors' handler of events on rec, and Socket Mode when
-// an app token is set. Events of workspaces allowed refuses are
-// acknowledged and dropped.
-func (a *App) Listen(rec slackapi.Recorder, allowed func(teamID string) bool) {
+// Listen builds the doors' handler of events, recorded through rec, and
+// Socket Mode when an app token is set. Events of workspaces allowed
+// refuses are acknowledged and dropped.
+func (a *App) Listen(rec surface.Recorder, allowed func(teamID string) bool) {
 	if !a.On() {
 		return
 	}
@@ -146,24 +149,33 @@ func (a *App) Listen(rec slackapi.Recorder, allowed func(teamID string) bool) {
 	if a.installs != nil {
 		opts = append(opts, slackapi.WithRevoker(a.installs))
 	}
-	a.conv = slackapi.NewConversations(a.ws, rec, a.logger, opts...)
+	a.conv = slackapi.NewConversations(a.ws, recorder{rec}, a.logger, opts...)
 	if a.cfg.AppToken != "" {
 		a.socket = slackapi.NewSocket(a.clientConfig(), a.conv, a.logger)
 	}
 }
 
-// Events is the HTTP doors' configuration, /weft continue served by c
-// (nil: Slack is off) and /weft stop by ab; nil (off) without a signing
-// secret.
-func (a *App) Events(c *continuation.Continuer, ab Aborter, allowed func(teamID string) bool) *webhooks.Slack {
+// Serve sets up the HTTP doors: the events and /weft, with /weft continue
+// served by c (nil: Slack is off) and /weft stop by ab, when a signing
+// secret is set; the install flow o (nil: off). Workspaces allowed
+// refuses get a refusal.
+func (a *App) Serve(c *continuation.Continuer, ab Aborter, allowed func(teamID string) bool, o *OAuth) {
+	a.doors = &Doors{OAuth: o}
 	if a.conv == nil || a.cfg.SigningSecret == "" {
-		return nil
+		return
 	}
-	cmds := map[string]webhooks.SlackCommandHandler{"stop": slackStop(a.store, ab, a.logger)}
+	cmds := map[string]CommandHandler{"stop": slackStop(a.store, ab, a.logger)}
 	if c != nil {
 		cmds["continue"] = slackContinue(c, a.logger)
 	}
-	return &webhooks.Slack{SigningSecret: a.cfg.SigningSecret, Events: a.conv, Commands: cmds, AllowedTeam: allowed}
+	a.doors.SigningSecret, a.doors.Events, a.doors.Commands, a.doors.AllowedTeam = a.cfg.SigningSecret, a.conv, cmds, allowed
+}
+
+// Routes mounts the doors Serve set up.
+func (a *App) Routes(r chi.Router, m surface.Mount) {
+	if a.doors != nil {
+		a.doors.Routes(r, m)
+	}
 }
 
 // Continuer serves continue_in_slack and /weft continue, recording

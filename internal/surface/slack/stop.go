@@ -9,7 +9,6 @@ import (
 
 	"github.com/weft-dev/weft/internal/continuation"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/webhooks"
 )
 
 // SlackThreads finds the thread attached to a Slack thread; *db.Store
@@ -30,8 +29,8 @@ const slackStopUsage = "Usage: `/weft stop <link>` stops my work in a thread: us
 
 // slackStop is /weft stop <link>: the thread of the command's workspace
 // that the link names is stopped, its stop confirmed in the thread.
-func slackStop(threads SlackThreads, ab Aborter, logger *slog.Logger) webhooks.SlackCommandHandler {
-	return func(ctx context.Context, cmd webhooks.SlackCommand) (string, error) {
+func slackStop(threads SlackThreads, ab Aborter, logger *slog.Logger) CommandHandler {
+	return func(ctx context.Context, cmd Command) (string, error) {
 		channel, ts, ok := continuation.SlackLink(cmd.Text)
 		if !ok {
 			return slackStopUsage, nil

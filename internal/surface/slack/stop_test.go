@@ -9,7 +9,6 @@ import (
 
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/webhooks"
 )
 
 // stopFakes are the store and ingester as /weft stop reaches them.
@@ -43,7 +42,7 @@ func TestSlackStop(t *testing.T) {
 	f := &stopFakes{thread: &thread.Thread{ID: uuid.New()}, running: true}
 	stop := slackStop(f, f, dbtest.Logger(t))
 	cmd := func(team, text string) string {
-		reply, err := stop(t.Context(), webhooks.SlackCommand{TeamID: team, ChannelID: "C9", UserID: "U1", UserName: "ada", Command: "/weft", Text: text})
+		reply, err := stop(t.Context(), Command{TeamID: team, ChannelID: "C9", UserID: "U1", UserName: "ada", Command: "/weft", Text: text})
 		require.NoError(t, err)
 		return reply
 	}

@@ -1,4 +1,4 @@
-package webhooks
+package webhook
 
 import (
 	"context"
@@ -14,15 +14,15 @@ import (
 
 type outcomeKey struct{}
 
-// countEvents counts each delivery on the route in m by its outcome: the
-// one its handler noted (noteOutcome), or else the one its status says.
+// Count counts each delivery on the route in m by its outcome: the
+// one its handler noted (NoteOutcome), or else the one its status says.
 // It runs before load shedding, so a 503 no handler noted is a delivery
 // shed unread.
 //
 // It also starts the delivery's trace: the root span of everything the
 // delivery causes, its turn and posts included. Linear and Discord send no
 // trace context, so none is read from the request.
-func countEvents(m *metrics.Metrics, tracer trace.Tracer, platform string) func(http.Handler) http.Handler {
+func Count(m *metrics.Metrics, tracer trace.Tracer, platform string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			var noted string
@@ -52,10 +52,10 @@ func countEvents(m *metrics.Metrics, tracer trace.Tracer, platform string) func(
 	}
 }
 
-// noteOutcome tells countEvents what became of the request's delivery,
+// NoteOutcome tells Count what became of the request's delivery,
 // where its status alone does not say: a duplicate or ignored delivery is
 // a 200 too, a failed write a 503 like a shed one.
-func noteOutcome(ctx context.Context, outcome string) {
+func NoteOutcome(ctx context.Context, outcome string) {
 	if p, ok := ctx.Value(outcomeKey{}).(*string); ok {
 		*p = outcome
 	}

@@ -1,4 +1,4 @@
-package webhooks
+package slack
 
 import (
 	"context"
@@ -6,25 +6,25 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/weft-dev/weft/internal/slack"
+	slackapi "github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/surface/oauth"
 )
 
-// SlackOAuth is the Slack app's OAuth v2 install flow.
-type SlackOAuth struct {
+// OAuth is the Slack app's OAuth v2 install flow.
+type OAuth struct {
 	ClientID string
 	// RedirectURI is this server's /oauth/slack/callback as the app's
 	// settings list it (HTTPS); Codes must use the same.
 	RedirectURI string
 	// StateSecret signs the state parameter (the client secret).
 	StateSecret []byte
-	// Codes exchanges the callback's code; *slack.OAuth.
+	// Codes exchanges the callback's code; *slackapi.OAuth.
 	Codes interface {
-		Exchange(ctx context.Context, code string) (*slack.Install, error)
+		Exchange(ctx context.Context, code string) (*slackapi.Install, error)
 	}
 	// Installations stores the result; *installation.Slack.
 	Installations interface {
-		Save(ctx context.Context, in *slack.Install) error
+		Save(ctx context.Context, in *slackapi.Install) error
 	}
 	// Allowed says whether a workspace may install (SLACK_ALLOWED_TEAMS);
 	// nil allows any.
@@ -33,12 +33,12 @@ type SlackOAuth struct {
 
 // slackFlow installs the Slack app with the manifest's bot scopes and
 // stores the workspace's bot token sealed, for a workspace Allowed admits.
-func slackFlow(logger *slog.Logger, o *SlackOAuth) *oauth.Flow[*slack.Install] {
-	return &oauth.Flow[*slack.Install]{
+func slackFlow(logger *slog.Logger, o *OAuth) *oauth.Flow[*slackapi.Install] {
+	return &oauth.Flow[*slackapi.Install]{
 		Name: "slack", Title: "Slack", RedirectURI: o.RedirectURI, StateSecret: o.StateSecret, Logger: logger,
-		AuthorizeURL: func(state string) string { return slack.AuthorizeURL(o.ClientID, o.RedirectURI, state) },
+		AuthorizeURL: func(state string) string { return slackapi.AuthorizeURL(o.ClientID, o.RedirectURI, state) },
 		Exchange:     o.Codes.Exchange,
-		Save: func(ctx context.Context, in *slack.Install) (oauth.Installed, error) {
+		Save: func(ctx context.Context, in *slackapi.Install) (oauth.Installed, error) {
 			if o.Allowed != nil && !o.Allowed(in.TeamID) {
 				return oauth.Installed{}, &oauth.Answer{Status: http.StatusForbidden, Message: "this Slack workspace may not install weft",
 					Err: fmt.Errorf("team %s not in SLACK_ALLOWED_TEAMS", in.TeamID)}

@@ -1,4 +1,4 @@
-package webhooks_test
+package linear_test
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package webhooks_test
+package linear_test
 
 import (
 	"bytes"
@@ -23,7 +23,8 @@ import (
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/surface/installation"
-	"github.com/weft-dev/weft/webhooks"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	"github.com/weft-dev/weft/internal/surface/webhook"
 )
 
 var (
@@ -67,19 +68,15 @@ func setupIntake(t testing.TB, pool *pgxpool.Pool, logger *slog.Logger, intake *
 	require.NoError(t, err)
 	oauth := linear.NewOAuthClient(lineartest.ClientID, lineartest.ClientSecret, redirectURI, fake.TokenURL(), nil)
 	tokens := installation.NewLinear(store, cipher, oauth, logger)
-	h := webhooks.NewHandler(webhooks.Deps{
-		Logger:              logger,
-		Ingester:            ingest.New(store, rc, nil, logger),
-		LinearWebhookSecret: webhookSecret,
-		Intake:              intake,
-		LinearOAuth: &webhooks.LinearOAuth{
+	doors := surfacelinear.Doors{
+		WebhookSecret: webhookSecret,
+		OAuth: &surfacelinear.OAuth{
 			ClientID: lineartest.ClientID, RedirectURI: redirectURI, StateSecret: stateSecret,
 			Codes: oauth, Endpoint: fake.URL(), Installations: tokens,
 		},
-	})
+	}
 	server := api.NewServer(api.Deps{Logger: logger, DB: store, Mount: func(r chi.Router) {
-		r.Handle("/webhooks/*", h)
-		r.Handle("/oauth/*", h)
+		doors.Routes(r, webhook.NewMount(webhook.MountDeps{Recorder: ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: logger}), Logger: logger, Intake: intake}))
 	}})
 	return &bundle{pool: pool, store: store, server: server, signer: lineartest.Signer{Secret: webhookSecret}, linear: fake, tokens: tokens}
 }

@@ -1,4 +1,4 @@
-package webhooks
+package discord
 
 import (
 	"context"
@@ -13,22 +13,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
-	"github.com/weft-dev/weft/internal/discord"
-	"github.com/weft-dev/weft/internal/ingest"
+	discordapi "github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/metrics"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/surface/webhook"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-// DiscordInteractions serves Discord's HTTP interactions: PING and weft's
+// Interactions serves Discord's HTTP interactions: PING and weft's
 // slash commands, /continue, /weft status and /weft stop.
-type DiscordInteractions struct {
+type Interactions struct {
 	// PublicKey is the application's Ed25519 key (DISCORD_PUBLIC_KEY).
 	PublicKey ed25519.PublicKey
 	// Window is how old (or early) a signed timestamp may be; 0 means
-	// discord.DefaultInteractionWindow.
+	// discordapi.DefaultInteractionWindow.
 	Window time.Duration
 	// AllowedGuilds, when set, is the only guilds whose commands run; the
 	// rest (and DMs) are answered with a refusal.
@@ -38,6 +39,19 @@ type DiscordInteractions struct {
 	Responses     InteractionResponder
 	// CommandTimeout bounds a deferred command's work; 0 means one minute.
 	CommandTimeout time.Duration
+	// Aborter stops a thread for /weft stop.
+	Aborter Aborter
+}
+
+// Aborter stops a thread, confirming it with text; false for a thread
+// that had finished. *ingest.Ingester is one.
+type Aborter interface {
+	Abort(ctx context.Context, threadID uuid.UUID, text string) (bool, error)
+}
+
+// Routes mounts POST /webhooks/discord, counted.
+func (d *Interactions) Routes(r chi.Router, m surface.Mount) {
+	r.With(m.Count(thread.PlatformDiscord)).Method(http.MethodPost, "/webhooks/discord", handleDiscordInteraction(m.Logger, m.Recorder, d))
 }
 
 // DiscordThreads reads what /weft status shows. *db.Store implements it.
@@ -56,7 +70,7 @@ type DiscordContinuer interface {
 }
 
 // InteractionResponder edits a deferred interaction response.
-// *discord.Client implements it.
+// *discordapi.Client implements it.
 type InteractionResponder interface {
 	EditInteractionResponse(ctx context.Context, appID, token, content string) error
 }
@@ -73,10 +87,10 @@ const defaultCommandTimeout = time.Minute
 // cannot read. PING is answered PONG; /weft status inline; /continue,
 // which opens a Discord thread and posts in two places, is deferred at
 // once and its result edited into the response when done.
-func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *DiscordInteractions) http.Handler {
+func handleDiscordInteraction(logger *slog.Logger, rec surface.Recorder, d *Interactions) http.Handler {
 	window := d.Window
 	if window <= 0 {
-		window = discord.DefaultInteractionWindow
+		window = discordapi.DefaultInteractionWindow
 	}
 	timeout := d.CommandTimeout
 	if timeout <= 0 {
@@ -87,24 +101,28 @@ func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *Disc
 		reject := webhook.Rejecter(ctx, w, logger, "discord interaction rejected")
 		body, ok := webhook.ReadVerified(w, r, reject, "invalid request signature", func(body []byte) error {
 			sig := r.Header.Get("X-Signature-Ed25519")
-			return discord.VerifyInteraction(d.PublicKey, sig, r.Header.Get("X-Signature-Timestamp"), body, time.Now(), window)
+			return discordapi.VerifyInteraction(d.PublicKey, sig, r.Header.Get("X-Signature-Timestamp"), body, time.Now(), window)
 		})
 		if !ok {
 			return
 		}
-		in, err := discord.ParseInteraction(body)
+		in, err := discordapi.ParseInteraction(body)
 		if err != nil {
 			reject(http.StatusBadRequest, "malformed body", err)
 			return
 		}
-		if in.Kind == discord.InteractionPing {
-			writeInteraction(w, discord.PongResponse())
+		if in.Kind == discordapi.InteractionPing {
+			writeInteraction(w, discordapi.PongResponse())
 			return
 		}
-		fresh, err := ing.DiscordInteraction(ctx, interactionKey(in), interactionAction(in.Kind))
+		// Discord never redelivers an interaction: one seen before is a
+		// replay.
+		res, err := rec.Record(ctx, surface.Event{Kind: surface.Command,
+			Inbound: inbound(interactionKey(in), eventInteraction, interactionAction(in.Kind))})
+		fresh := !res.Duplicate
 		if err != nil {
 			logger.ErrorContext(ctx, "discord interaction not recorded", slog.Any("error", err))
-			noteOutcome(ctx, metrics.EventFailed)
+			webhook.NoteOutcome(ctx, metrics.EventFailed)
 			http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
 			return
 		}
@@ -115,17 +133,17 @@ func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *Disc
 		log := logger.With(slog.String("interaction_id", in.ID), slog.String("guild_id", in.GuildID), slog.String("channel_id", in.ChannelID))
 		switch {
 		case len(d.AllowedGuilds) > 0 && !slices.Contains(d.AllowedGuilds, in.GuildID):
-			writeInteraction(w, discord.MessageResponse("weft is not enabled in this server.", true))
-		case in.Kind == discord.InteractionStatus:
-			writeInteraction(w, discord.MessageResponse(discordStatus(ctx, log, d.Threads, in.ChannelID), true))
-		case in.Kind == discord.InteractionStop:
-			writeInteraction(w, discord.MessageResponse(discordStop(ctx, log, d.Threads, ing, in), true))
-		case in.Kind == discord.InteractionContinue:
-			writeInteraction(w, discord.DeferredResponse(false))
+			writeInteraction(w, discordapi.MessageResponse("weft is not enabled in this server.", true))
+		case in.Kind == discordapi.InteractionStatus:
+			writeInteraction(w, discordapi.MessageResponse(discordStatus(ctx, log, d.Threads, in.ChannelID), true))
+		case in.Kind == discordapi.InteractionStop:
+			writeInteraction(w, discordapi.MessageResponse(discordStop(ctx, log, d.Threads, d.Aborter, in), true))
+		case in.Kind == discordapi.InteractionContinue:
+			writeInteraction(w, discordapi.DeferredResponse(false))
 			// The deferral is answered; the work goes on past the request.
 			go runContinue(context.WithoutCancel(ctx), log, d, in, timeout)
 		default:
-			writeInteraction(w, discord.MessageResponse("Unknown command.", true))
+			writeInteraction(w, discordapi.MessageResponse("Unknown command.", true))
 		}
 	})
 }
@@ -133,7 +151,7 @@ func handleDiscordInteraction(logger *slog.Logger, ing *ingest.Ingester, d *Disc
 // runContinue does /continue's work and edits the deferred response with
 // the outcome. A replica that dies meanwhile leaves the user a response
 // Discord marks as failed; the command can simply be run again.
-func runContinue(ctx context.Context, log *slog.Logger, d *DiscordInteractions, in discord.Interaction, timeout time.Duration) {
+func runContinue(ctx context.Context, log *slog.Logger, d *Interactions, in discordapi.Interaction, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	url, existing, err := d.Continue.ContinueLinear(ctx, in.Target, in.ChannelID, in.GuildID, in.User.ID)
@@ -188,14 +206,14 @@ func discordStatus(ctx context.Context, log *slog.Logger, threads DiscordThreads
 // discordStop is /weft stop: the weft thread of the Discord thread the
 // command was used in is stopped through the ingester's Abort, as the
 // API's abort does; the stop is confirmed in the thread.
-func discordStop(ctx context.Context, log *slog.Logger, threads DiscordThreads, ing *ingest.Ingester, in discord.Interaction) string {
+func discordStop(ctx context.Context, log *slog.Logger, threads DiscordThreads, ab Aborter, in discordapi.Interaction) string {
 	th, err := threads.ThreadByDiscordThread(ctx, in.ChannelID)
 	if errors.Is(err, thread.ErrNotFound) {
 		return "This channel is not a weft conversation: use /weft stop in the thread to stop."
 	}
 	var aborted bool
 	if err == nil {
-		aborted, err = ing.Abort(ctx, th.ID, "Stopped from Discord by "+in.User.Name+".")
+		aborted, err = ab.Abort(ctx, th.ID, "Stopped from Discord by "+in.User.Name+".")
 	}
 	if err != nil {
 		log.ErrorContext(ctx, "discord /weft stop failed", slog.Any("error", err))
@@ -211,18 +229,18 @@ func discordStop(ctx context.Context, log *slog.Logger, threads DiscordThreads, 
 // interactionKey is an interaction's ledger key: its id with a digest of
 // its token, unique per interaction. The token itself is a credential for
 // 15 minutes and is not stored.
-func interactionKey(in discord.Interaction) string {
+func interactionKey(in discordapi.Interaction) string {
 	sum := sha256.Sum256([]byte(in.Token))
 	return clean(in.ID) + ":" + hex.EncodeToString(sum[:8])
 }
 
-func interactionAction(k discord.InteractionKind) string {
+func interactionAction(k discordapi.InteractionKind) string {
 	switch k {
-	case discord.InteractionContinue:
+	case discordapi.InteractionContinue:
 		return "continue"
-	case discord.InteractionStatus:
+	case discordapi.InteractionStatus:
 		return "status"
-	case discord.InteractionStop:
+	case discordapi.InteractionStop:
 		return "stop"
 	}
 	return "unknown"
@@ -234,3 +252,7 @@ func writeInteraction(w http.ResponseWriter, body []byte) {
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 }
+
+// clean removes NUL characters, which JSON may carry (as \u0000) and
+// Postgres text cannot store.
+func clean(s string) string { return strings.ReplaceAll(s, "\x00", "") }

@@ -1,4 +1,4 @@
-package webhooks
+package slack
 
 import (
 	"context"
@@ -9,35 +9,59 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/weft-dev/weft/internal/slack"
+	"github.com/go-chi/chi/v5"
+
+	slackapi "github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/surface/webhook"
+	"github.com/weft-dev/weft/internal/thread"
 )
 
-// Slack serves Slack's Events API (POST /webhooks/slack) and the /weft
-// slash command (POST /webhooks/slack/commands).
-type Slack struct {
+// Doors serve Slack's Events API (POST /webhooks/slack), the /weft
+// slash command (POST /webhooks/slack/commands) and, with OAuth, the app's
+// install flow.
+type Doors struct {
 	// SigningSecret verifies every request (SLACK_SIGNING_SECRET).
 	SigningSecret string
-	// Events records a verified event body; *slack.Conversations.
-	Events SlackEventHandler
+	// Events records a verified event body; *slackapi.Conversations.
+	Events EventHandler
 	// Commands are /weft's subcommands by name ("continue"): the text after
 	// the name goes to its handler. Unknown names get the usage.
-	Commands map[string]SlackCommandHandler
+	Commands map[string]CommandHandler
 	// AllowedTeam says whether a workspace may use weft
 	// (SLACK_ALLOWED_TEAMS); nil allows any. A command from another is
 	// answered with a refusal and runs nothing.
 	AllowedTeam func(teamID string) bool
+	// OAuth enables /oauth/slack/install and /oauth/slack/callback; nil
+	// leaves them off (SLACK_BOT_TOKEN's single workspace).
+	OAuth *OAuth
 }
 
-// SlackEventHandler records one verified Events API body and returns a
+// Routes mounts the events and command routes (counted, buffered) when
+// SigningSecret is set, and the install flow when OAuth is.
+func (s *Doors) Routes(r chi.Router, m surface.Mount) {
+	if s.SigningSecret != "" {
+		r.With(m.Count(thread.PlatformSlack), m.Buffer).Method(http.MethodPost, "/webhooks/slack", handleSlackEvents(m.Logger, s))
+		r.With(m.Count(thread.PlatformSlack), m.Buffer).Method(http.MethodPost, "/webhooks/slack/commands", handleCommand(m.Logger, s))
+	} else {
+		m.Logger.Debug("slack events off: no signing secret or bot token")
+	}
+	if o := s.OAuth; o != nil {
+		f := slackFlow(m.Logger, o)
+		r.Method(http.MethodGet, f.Path()+"/install", f.Install())
+		r.Method(http.MethodGet, f.Path()+"/callback", f.Callback())
+	}
+}
+
+// EventHandler records one verified Events API body and returns a
 // url_verification's challenge. A body it cannot read wraps
-// slack.ErrMalformed; any other failure means nothing was recorded.
-type SlackEventHandler interface {
+// slackapi.ErrMalformed; any other failure means nothing was recorded.
+type EventHandler interface {
 	Handle(ctx context.Context, body []byte) (challenge string, err error)
 }
 
-// SlackCommand is one slash command invocation, as Slack posts it.
-type SlackCommand struct {
+// Command is one slash command invocation, as Slack posts it.
+type Command struct {
 	TeamID, ChannelID, UserID, UserName string
 	Command                             string // "/weft"
 	Text                                string // after the subcommand's name
@@ -45,10 +69,10 @@ type SlackCommand struct {
 	TriggerID                           string
 }
 
-// SlackCommandHandler runs a subcommand and returns the ephemeral reply.
+// CommandHandler runs a subcommand and returns the ephemeral reply.
 // Slack shows an error unless the answer comes within 3 s: longer work
 // answers through ResponseURL.
-type SlackCommandHandler func(ctx context.Context, c SlackCommand) (reply string, err error)
+type CommandHandler func(ctx context.Context, c Command) (reply string, err error)
 
 // handleSlackEvents answers the Events API. Every rejection happens before
 // anything is written: 413 for an oversized body, 401 for a missing or bad
@@ -59,19 +83,19 @@ type SlackCommandHandler func(ctx context.Context, c SlackCommand) (reply string
 // once, the answer being left to a turn. A retry is handled like a first
 // delivery, since it is the only one weft sees of an event sent while it
 // was down. A failed write is a 500, which Slack retries.
-func handleSlackEvents(logger *slog.Logger, s *Slack) http.Handler {
+func handleSlackEvents(logger *slog.Logger, s *Doors) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		reject := webhook.Rejecter(ctx, w, logger, "slack event rejected")
 		body, ok := webhook.ReadVerified(w, r, reject, "invalid signature", func(body []byte) error {
-			return slack.Verify(r.Header, body, s.SigningSecret)
+			return slackapi.Verify(r.Header, body, s.SigningSecret)
 		})
 		if !ok {
 			return
 		}
 		challenge, err := s.Events.Handle(ctx, body)
 		switch {
-		case errors.Is(err, slack.ErrMalformed):
+		case errors.Is(err, slackapi.ErrMalformed):
 			reject(http.StatusBadRequest, "malformed event", err)
 			return
 		case err != nil:
@@ -94,17 +118,17 @@ const slackUsage = "Usage: `/weft continue ENG-123` continues a Linear issue's c
 // is for the log, not the chat.
 const slackCommandFailed = "Sorry, that did not work: something went wrong on weft's side. Please try again in a moment; if it keeps failing, tell whoever runs weft."
 
-// handleSlackCommand answers the /weft slash command: verified like an
+// handleCommand answers the /weft slash command: verified like an
 // event (401), a form with its team, channel and user (else 400), routed
 // by its first word to a subcommand, whose reply is shown to the caller
 // alone. Slack's ssl_check pings get a 200. A workspace SLACK_ALLOWED_TEAMS
 // leaves out is refused with a 200, so that Slack shows the refusal.
-func handleSlackCommand(logger *slog.Logger, s *Slack) http.Handler {
+func handleCommand(logger *slog.Logger, s *Doors) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		reject := webhook.Rejecter(ctx, w, logger, "slack command rejected")
 		body, ok := webhook.ReadVerified(w, r, reject, "invalid signature", func(body []byte) error {
-			return slack.Verify(r.Header, body, s.SigningSecret)
+			return slackapi.Verify(r.Header, body, s.SigningSecret)
 		})
 		if !ok {
 			return
@@ -118,7 +142,7 @@ func handleSlackCommand(logger *slog.Logger, s *Slack) http.Handler {
 			w.WriteHeader(http.StatusOK)
 			return
 		}
-		c := SlackCommand{TeamID: form.Get("team_id"), ChannelID: form.Get("channel_id"), UserID: form.Get("user_id"),
+		c := Command{TeamID: form.Get("team_id"), ChannelID: form.Get("channel_id"), UserID: form.Get("user_id"),
 			UserName: form.Get("user_name"), Command: form.Get("command"), ResponseURL: form.Get("response_url"), TriggerID: form.Get("trigger_id")}
 		if c.TeamID == "" || c.ChannelID == "" || c.UserID == "" || c.Command == "" {
 			reject(http.StatusBadRequest, "incomplete command", nil)

@@ -1,4 +1,4 @@
-package webhooks
+package linear
 
 import (
 	"context"
@@ -8,15 +8,74 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/weft-dev/weft/internal/ingest"
-	"github.com/weft-dev/weft/internal/linear"
+	linearapi "github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/metrics"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/surface/webhook"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tracing"
 )
+
+// Doors are Linear's HTTP doors: its webhook deliveries and, with OAuth,
+// the app's install flow.
+type Doors struct {
+	// WebhookSecret is the signing secret of Linear's webhooks
+	// (LINEAR_WEBHOOK_SECRET). Empty leaves POST /webhooks/linear off.
+	WebhookSecret []byte
+	// OAuth enables the install flow; nil leaves it off, as in the
+	// single-workspace LINEAR_ACCESS_TOKEN mode.
+	OAuth *OAuth
+}
+
+// Routes mounts POST /webhooks/linear (counted, buffered, admitted) and
+// the install flow, each when configured.
+func (d Doors) Routes(r chi.Router, m surface.Mount) {
+	if len(d.WebhookSecret) > 0 {
+		r.With(m.Count(thread.PlatformLinear), m.Buffer, m.Admit).Method(http.MethodPost, "/webhooks/linear",
+			handleLinearWebhook(m.Logger, m.Tracer, m.Recorder, d.WebhookSecret))
+	} else {
+		m.Logger.Debug("linear webhooks off: no webhook signing secret")
+	}
+	if o := d.OAuth; o != nil {
+		f := linearFlow(m.Logger, o)
+		r.Method(http.MethodGet, f.Path()+"/install", f.Install())
+		r.Method(http.MethodGet, f.Path()+"/callback", f.Callback())
+	} else {
+		m.Logger.Debug("linear oauth install off: no client credentials")
+	}
+}
+
+// OAuth is the Linear app's OAuth install flow: where to send an admin,
+// and what to do with the code Linear sends back.
+type OAuth struct {
+	ClientID string
+	// RedirectURI is this server's /oauth/linear/callback as Linear knows
+	// it; it must equal the one the Codes client was built with.
+	RedirectURI string
+	// StateSecret signs the state parameter (any server-side secret).
+	StateSecret []byte
+	// Codes exchanges the callback's code; *linear.OAuthClient.
+	Codes CodeExchanger
+	// Endpoint is Linear's GraphQL endpoint (linear.DefaultEndpoint), where
+	// a new token asks which app user and workspace it belongs to.
+	Endpoint   string
+	HTTPClient *http.Client // nil: a default client
+	// Installations stores the result; *installation.Linear.
+	Installations InstallationSaver
+}
+
+// CodeExchanger trades an OAuth authorization code for tokens.
+type CodeExchanger interface {
+	ExchangeCode(ctx context.Context, code string) (*linearapi.Token, error)
+}
+
+// InstallationSaver stores a workspace's installation.
+type InstallationSaver interface {
+	Save(ctx context.Context, tok *linearapi.Token, v *linearapi.Viewer) error
+}
 
 // maxDeliveryIDLen caps the Linear-Delivery header (a UUID): it is a key
 // of the ledger's index.
@@ -37,7 +96,7 @@ const ingestTimeout = 1500 * time.Millisecond
 // recorded in the ledger with whatever it causes, in one transaction, and
 // answered 200, redeliveries included; when that write fails the answer is
 // 503, and Linear delivers again later.
-func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, ing *ingest.Ingester, secret []byte) http.Handler {
+func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, rec surface.Recorder, secret []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		reject := webhook.Rejecter(ctx, w, logger, "linear delivery rejected")
@@ -47,18 +106,18 @@ func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, ing *ingest.I
 		}
 		// The signature is checked on the raw bytes before anything
 		// parses them.
-		ev, err := linear.VerifyParse(secret, body, r.Header.Get(linear.HeaderSignature), time.Now())
+		ev, err := linearapi.VerifyParse(secret, body, r.Header.Get(linearapi.HeaderSignature), time.Now())
 		if err != nil {
-			if errors.Is(err, linear.ErrMalformed) {
+			if errors.Is(err, linearapi.ErrMalformed) {
 				reject(http.StatusBadRequest, "malformed body", err)
 				return
 			}
 			reject(http.StatusUnauthorized, "invalid signature or timestamp", err)
 			return
 		}
-		deliveryID := strings.TrimSpace(r.Header.Get(linear.HeaderDelivery))
+		deliveryID := strings.TrimSpace(r.Header.Get(linearapi.HeaderDelivery))
 		if deliveryID == "" || len(deliveryID) > maxDeliveryIDLen {
-			reject(http.StatusBadRequest, "missing or invalid "+linear.HeaderDelivery+" header", nil)
+			reject(http.StatusBadRequest, "missing or invalid "+linearapi.HeaderDelivery+" header", nil)
 			return
 		}
 
@@ -76,31 +135,14 @@ func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, ing *ingest.I
 		defer cancel()
 		ictx, span := tracer.Start(ictx, "ingest linear "+d.EventType+" "+d.Action)
 		defer span.End()
-		res, err := ingestLinear(ictx, ing, d, ev)
-		if errors.Is(err, thread.ErrUnstorable) && d.Payload != nil {
-			// A body Go reads but jsonb refuses (\u0000, half an emoji,
-			// invalid UTF-8, a number beyond numeric's range): the ledger
-			// keeps the delivery without it, rather than refuse it forever.
-			d.Payload = nil
-			res, err = ingestLinear(ictx, ing, d, ev)
-		}
-		ignored := !actsOn(ev)
-		if errors.Is(err, thread.ErrInvalid) {
-			// Signed by Linear but unusable (say, a session without a
-			// workspace): recorded, and not worth a retry.
-			log().WarnContext(ctx, "linear delivery cannot be acted on", slog.Any("error", err))
-			res, err = ing.LinearIgnored(ictx, d)
-			ignored = true
-		}
-		if errors.Is(err, thread.ErrDuplicateExternalID) {
-			// Stored already by a path the ledger did not see (a stitch
-			// with this external id): a redelivery all the same.
-			res, err = ingest.LinearResult{Duplicate: true}, nil
-		}
+		// The recorder keeps a body jsonb refuses without it, records a
+		// signed but unusable delivery as ignored, and takes an input
+		// stored already as a redelivery: each is answered 200.
+		res, err := rec.Record(ictx, linearEvent(d, ev))
 		tracing.End(span, err)
 		if err != nil {
 			log().ErrorContext(ctx, "linear delivery not recorded", slog.Any("error", err))
-			noteOutcome(ctx, metrics.EventFailed)
+			webhook.NoteOutcome(ctx, metrics.EventFailed)
 			w.Header().Set("Retry-After", "60")
 			http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
 			return
@@ -110,39 +152,29 @@ func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, ing *ingest.I
 		}
 		switch {
 		case res.Duplicate:
-			noteOutcome(ctx, metrics.EventDuplicate)
-		case ignored:
-			noteOutcome(ctx, metrics.EventIgnored)
+			webhook.NoteOutcome(ctx, metrics.EventDuplicate)
+		case res.Ignored:
+			webhook.NoteOutcome(ctx, metrics.EventIgnored)
 		}
 		w.WriteHeader(http.StatusOK)
 	})
 }
 
-// ingestLinear hands a parsed event to its ingest path. Events weft does
-// not act on (inbox notifications, entity webhooks, permission changes,
-// whose team access weft does not track) are recorded as ignored.
-func ingestLinear(ctx context.Context, ing *ingest.Ingester, d thread.Inbound, ev linear.Event) (ingest.LinearResult, error) {
+// linearEvent is what a parsed event means. Events weft does not act on
+// (inbox notifications, entity webhooks, permission changes, whose team
+// access weft does not track) are recorded as ignored.
+func linearEvent(d thread.Inbound, ev linearapi.Event) surface.Event {
 	switch e := ev.(type) {
-	case *linear.AgentSessionEvent:
-		if e.Action == linear.ActionPrompted {
-			return ing.LinearPrompted(ctx, d, linearSession(e), linearPrompt(e))
+	case *linearapi.AgentSessionEvent:
+		if e.Action == linearapi.ActionPrompted {
+			return Prompted(d, linearSession(e), linearPrompt(e))
 		}
-		return ing.LinearCreated(ctx, d, linearSession(e))
-	case *linear.OAuthAppRevoked:
-		return ing.LinearRevoked(ctx, d, clean(e.OrganizationID))
+		return Created(d, linearSession(e))
+	case *linearapi.OAuthAppRevoked:
+		return Revoked(d, clean(e.OrganizationID))
 	default:
-		return ing.LinearIgnored(ctx, d)
+		return Ignored(d)
 	}
-}
-
-// actsOn says whether ingestLinear acts on ev rather than record it as
-// ignored.
-func actsOn(ev linear.Event) bool {
-	switch ev.(type) {
-	case *linear.AgentSessionEvent, *linear.OAuthAppRevoked:
-		return true
-	}
-	return false
 }
 
 // automationCreator stands in for the creator of a session an automation
@@ -152,7 +184,7 @@ const automationCreator = "automation"
 // linearSession is the session an agent event describes, in ingest's
 // terms. created and prompted events both carry it, so either can make the
 // session's thread.
-func linearSession(e *linear.AgentSessionEvent) ingest.LinearSession {
+func linearSession(e *linearapi.AgentSessionEvent) Session {
 	att := thread.LinearAttachment{
 		SessionID: e.Session.ID, WorkspaceID: e.OrganizationID,
 		IssueID: e.Session.IssueID, CommentID: e.Session.CommentID,
@@ -176,7 +208,7 @@ func linearSession(e *linear.AgentSessionEvent) ingest.LinearSession {
 	if strings.TrimSpace(prompt) == "" {
 		prompt = goal
 	}
-	s := ingest.LinearSession{Attachment: att, Goal: clean(goal), Prompt: clean(prompt)}
+	s := Session{Attachment: att, Goal: clean(goal), Prompt: clean(prompt)}
 	if c := e.Creator; c != nil {
 		s.Creator = &thread.Author{ID: clean(c.ID), Name: clean(c.Name)}
 	}
@@ -186,7 +218,7 @@ func linearSession(e *linear.AgentSessionEvent) ingest.LinearSession {
 	return s
 }
 
-func creatorID(e *linear.AgentSessionEvent) string {
+func creatorID(e *linearapi.AgentSessionEvent) string {
 	switch {
 	case e.Session.CreatorID != "":
 		return e.Session.CreatorID
@@ -203,12 +235,12 @@ func creatorID(e *linear.AgentSessionEvent) string {
 // tells the two apart.
 const delegationMarker = "This thread is for an agent session"
 
-func delegated(e *linear.AgentSessionEvent) bool {
+func delegated(e *linearapi.AgentSessionEvent) bool {
 	return e.Comment != nil && strings.HasPrefix(strings.TrimSpace(e.Comment.Body), delegationMarker)
 }
 
-func linearPrompt(e *linear.AgentSessionEvent) ingest.LinearPrompt {
-	p := ingest.LinearPrompt{ActivityID: clean(e.Prompt.ActivityID), Text: clean(e.Prompt.Body), Stop: e.IsStop()}
+func linearPrompt(e *linearapi.AgentSessionEvent) Prompt {
+	p := Prompt{ActivityID: clean(e.Prompt.ActivityID), Text: clean(e.Prompt.Body), Stop: e.IsStop()}
 	if u := e.Prompt.User; u != nil {
 		p.Author = &thread.Author{ID: clean(u.ID), Name: clean(u.Name)}
 	}

@@ -1,4 +1,4 @@
-package webhooks_test
+package slack_test
 
 import (
 	"bytes"
@@ -19,8 +19,8 @@ import (
 	"github.com/weft-dev/weft/internal/slack/slacktest"
 	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/internal/surface/oauth"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/webhooks"
 )
 
 const slackRedirectURI = "https://weft.example/oauth/slack/callback"
@@ -40,12 +40,12 @@ func setupSlackOAuth(t *testing.T, allowed ...string) *slackOAuthBundle {
 	require.NoError(t, err)
 	o := &slack.OAuth{ClientID: slacktest.ClientID, ClientSecret: slacktest.ClientSecret, RedirectURI: slackRedirectURI, APIURL: fake.APIURL()}
 	tokens := installation.NewSlack(store, cipher, o, logtest.New(t))
-	so := &webhooks.SlackOAuth{ClientID: slacktest.ClientID, RedirectURI: slackRedirectURI, StateSecret: []byte(slacktest.ClientSecret),
+	so := &surfaceslack.OAuth{ClientID: slacktest.ClientID, RedirectURI: slackRedirectURI, StateSecret: []byte(slacktest.ClientSecret),
 		Codes: o, Installations: tokens}
 	if len(allowed) > 0 {
 		so.Allowed = func(team string) bool { return team == allowed[0] }
 	}
-	h := webhooks.NewHandler(webhooks.Deps{Logger: logtest.New(t), SlackOAuth: so})
+	h := mount(t, &surfaceslack.Doors{OAuth: so})
 	return &slackOAuthBundle{handler: h, fake: fake, store: store, tokens: tokens}
 }
 

@@ -1,4 +1,4 @@
-package webhooks_test
+package discord_test
 
 import (
 	"bytes"
@@ -12,16 +12,19 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/api"
+	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/ingest"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	"github.com/weft-dev/weft/internal/surface/webhook"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/webhooks"
 )
 
 const (
@@ -57,7 +60,9 @@ func (f *fakeResponder) EditInteractionResponse(_ context.Context, app, token, c
 }
 
 type discordBundle struct {
-	*bundle
+	pool      *pgxpool.Pool
+	store     *db.Store
+	server    http.Handler
 	keys      *discordtest.InteractionSigner
 	continuer *fakeContinuer
 	responder *fakeResponder
@@ -67,19 +72,19 @@ func setupDiscord(t *testing.T) *discordBundle {
 	t.Helper()
 	pool := dbtest.NewPool(t)
 	logger := dbtest.Logger(t)
-	b := setupWith(t, pool, logger)
+	store := db.New(pool, logger)
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
-	d := &discordBundle{bundle: b, keys: discordtest.NewInteractionSigner(),
+	d := &discordBundle{pool: pool, store: store, keys: discordtest.NewInteractionSigner(),
 		continuer: &fakeContinuer{calls: make(chan continueCall, 10)}, responder: &fakeResponder{edits: make(chan edit, 10)}}
-	h := webhooks.NewHandler(webhooks.Deps{
-		Logger: logger, Ingester: ingest.New(b.store, rc, nil, logger),
-		Discord: &webhooks.DiscordInteractions{
-			PublicKey: d.keys.PublicKey(), AllowedGuilds: []string{testGuild}, Threads: b.store,
-			Continue: d.continuer, Responses: d.responder,
-		},
-	})
-	b.server = api.NewServer(api.Deps{Logger: logger, DB: b.store, Mount: func(r chi.Router) { r.Handle("/webhooks/*", h) }})
+	ing := ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: logger})
+	in := &surfacediscord.Interactions{
+		PublicKey: d.keys.PublicKey(), AllowedGuilds: []string{testGuild}, Threads: store,
+		Continue: d.continuer, Responses: d.responder, Aborter: ing,
+	}
+	d.server = api.NewServer(api.Deps{Logger: logger, DB: store, Mount: func(r chi.Router) {
+		in.Routes(r, webhook.NewMount(webhook.MountDeps{Recorder: ing, Logger: logger}))
+	}})
 	return d
 }
 
@@ -90,6 +95,23 @@ func (b *discordBundle) post(body []byte, sign func(*http.Request)) *httptest.Re
 	rec := httptest.NewRecorder()
 	b.server.ServeHTTP(rec, req)
 	return rec
+}
+
+func (b *discordBundle) count(t *testing.T, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
+	return n
+}
+
+// rows counts everything an interaction can write.
+func (b *discordBundle) rows(t *testing.T) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, table := range []string{"webhook_deliveries", "threads", "stitches", "linear_thread_metadata", "platform_deliveries", "river_job"} {
+		out[table] = b.count(t, "SELECT count(*) FROM "+table)
+	}
+	return out
 }
 
 func (b *discordBundle) signed(body []byte) func(*http.Request) {

@@ -1,4 +1,4 @@
-package discord
+package discord_test
 
 import (
 	"cmp"
@@ -13,13 +13,37 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/discord"
+	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/ingest"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-// failingOnce is the real ingester, failing the first store of one message.
+// gateway is one fake Discord and a REST client pointed at it, for a
+// shard's Conversations recording through the real ingester.
+type gateway struct {
+	server  *discordtest.Server
+	client  *discord.Client
+	guildID string
+	channel string
+	alice   discordtest.User
+}
+
+func setupGateway(t *testing.T) *gateway {
+	t.Helper()
+	server := discordtest.NewServer(t)
+	client, err := discord.New(discord.Config{Token: discordtest.Token, APIBaseURL: server.URL(), Logger: dbtest.Logger(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, client.Stop(context.Background())) })
+	guild := "100000000000000001"
+	return &gateway{server: server, client: client, guildID: guild, channel: server.AddChannel(guild),
+		alice: discordtest.User{ID: "200000000000000001", Name: "alice"}}
+}
+
+// failingOnce is the real recorder, failing the first store of one message.
 type failingOnce struct {
-	*ingest.Ingester
+	*surfacediscord.Recorder
 	messageID string
 	failed    atomic.Bool
 }
@@ -30,30 +54,30 @@ func (f *failingOnce) DiscordMessages(ctx context.Context, id string, msgs []thr
 			return 0, errors.New("database briefly unavailable")
 		}
 	}
-	return f.Ingester.DiscordMessages(ctx, id, msgs, seenThrough)
+	return f.Recorder.DiscordMessages(ctx, id, msgs, seenThrough)
 }
 
 // A live message that failed to store is recovered by the next reconnect's
 // backfill, even when a later message of its thread was stored meanwhile.
 func TestAFailedLiveMessageIsBackfilled(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil)
+	b := setupGateway(t)
 	pool := dbtest.NewPool(t)
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
-	store := db.New(pool, testLogger(t))
-	rec := &failingOnce{Ingester: ingest.New(store, rc, nil, testLogger(t))}
-	conv := NewConversations(b.client, rec, 0, 1, testLogger(t))
+	store := db.New(pool, dbtest.Logger(t))
+	rec := &failingOnce{Recorder: surfacediscord.NewRecorder(ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: dbtest.Logger(t)}), store, nil, nil)}
+	conv := discord.NewConversations(b.client, rec, 0, 1, dbtest.Logger(t))
 	ctx := t.Context()
 
 	mention := b.server.PostUserMessage(b.channel, b.alice, "<@"+b.server.BotUser().ID+"> why is the build red?")
-	require.NoError(t, conv.MessageCreated(ctx, Message{ID: mention.ID, ChannelID: b.channel, GuildID: b.guildID,
-		Author: Author{ID: b.alice.ID, Name: "alice"}, Content: mention.Content, MentionsBot: true}))
+	require.NoError(t, conv.MessageCreated(ctx, discord.Message{ID: mention.ID, ChannelID: b.channel, GuildID: b.guildID,
+		Author: discord.Author{ID: b.alice.ID, Name: "alice"}, Content: mention.Content, MentionsBot: true}))
 	live := func(text string) error {
 		p := b.server.PostUserMessage(mention.ID, b.alice, text)
 		rec.messageID = cmp.Or(rec.messageID, p.ID) // the first fails
-		return conv.MessageCreated(ctx, Message{ID: p.ID, ChannelID: mention.ID, GuildID: b.guildID, InThread: true,
-			ParentChannelID: b.channel, Author: Author{ID: b.alice.ID, Name: "alice"}, Content: text})
+		return conv.MessageCreated(ctx, discord.Message{ID: p.ID, ChannelID: mention.ID, GuildID: b.guildID, InThread: true,
+			ParentChannelID: b.channel, Author: discord.Author{ID: b.alice.ID, Name: "alice"}, Content: text})
 	}
 	require.Error(t, live("first follow-up"))
 	first := rec.messageID
@@ -70,21 +94,21 @@ func TestAFailedLiveMessageIsBackfilled(t *testing.T) {
 // as it is.
 func TestBackfillReconcilesEditsAndDeletes(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil)
+	b := setupGateway(t)
 	pool := dbtest.NewPool(t)
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
-	store := db.New(pool, testLogger(t))
-	conv := NewConversations(b.client, ingest.New(store, rc, nil, testLogger(t)), 0, 1, testLogger(t))
+	store := db.New(pool, dbtest.Logger(t))
+	conv := discord.NewConversations(b.client, surfacediscord.NewRecorder(ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: dbtest.Logger(t)}), store, nil, nil), 0, 1, dbtest.Logger(t))
 	ctx := t.Context()
 
 	mention := b.server.PostUserMessage(b.channel, b.alice, "<@"+b.server.BotUser().ID+"> why is the build red?")
-	require.NoError(t, conv.MessageCreated(ctx, Message{ID: mention.ID, ChannelID: b.channel, GuildID: b.guildID,
-		Author: Author{ID: b.alice.ID, Name: "alice"}, Content: mention.Content, MentionsBot: true}))
+	require.NoError(t, conv.MessageCreated(ctx, discord.Message{ID: mention.ID, ChannelID: b.channel, GuildID: b.guildID,
+		Author: discord.Author{ID: b.alice.ID, Name: "alice"}, Content: mention.Content, MentionsBot: true}))
 	post := func(text string) string {
 		p := b.server.PostUserMessage(mention.ID, b.alice, text)
-		require.NoError(t, conv.MessageCreated(ctx, Message{ID: p.ID, ChannelID: mention.ID, GuildID: b.guildID, InThread: true,
-			ParentChannelID: b.channel, Author: Author{ID: b.alice.ID, Name: "alice"}, Content: text}))
+		require.NoError(t, conv.MessageCreated(ctx, discord.Message{ID: p.ID, ChannelID: mention.ID, GuildID: b.guildID, InThread: true,
+			ParentChannelID: b.channel, Author: discord.Author{ID: b.alice.ID, Name: "alice"}, Content: text}))
 		return p.ID
 	}
 	edited, deleted, kept := post("it fails on main"), post("ignore this"), post("since this morning")

@@ -1,4 +1,4 @@
-package webhooks_test
+package linear_test
 
 import (
 	"bufio"
@@ -20,9 +20,9 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/admission"
-	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -261,7 +261,7 @@ func TestLinearWebhookPrompted(t *testing.T) {
 		th, err := b.store.ThreadByLinearSession(ctx, o.SessionID)
 		require.NoError(t, err)
 		require.Equal(t, thread.StatusAborted, th.Status)
-		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM platform_deliveries WHERE kind = 'response' AND body->>'text' = $1`, ingest.LinearStopped))
+		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM platform_deliveries WHERE kind = 'response' AND body->>'text' = $1`, surfacelinear.Stopped))
 		att, err := b.store.LinearAttachment(ctx, th.ID)
 		require.NoError(t, err)
 		require.Equal(t, thread.SessionComplete, att.SessionStatus)

@@ -1,24 +1,24 @@
-package webhooks
+package linear
 
 import (
 	"context"
 	"log/slog"
 	"net/http"
 
-	"github.com/weft-dev/weft/internal/linear"
+	linearapi "github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/surface/oauth"
 )
 
 // linearFlow installs the Linear app as an agent (actor=app, AgentScopes)
 // and stores the installation, after asking Linear which app user and
 // workspace the new token belongs to.
-func linearFlow(logger *slog.Logger, o *LinearOAuth) *oauth.Flow[*linear.Token] {
-	return &oauth.Flow[*linear.Token]{
+func linearFlow(logger *slog.Logger, o *OAuth) *oauth.Flow[*linearapi.Token] {
+	return &oauth.Flow[*linearapi.Token]{
 		Name: "linear", Title: "Linear", RedirectURI: o.RedirectURI, StateSecret: o.StateSecret, Logger: logger,
-		AuthorizeURL: func(state string) string { return linear.AuthorizeURL(o.ClientID, o.RedirectURI, state, nil) },
+		AuthorizeURL: func(state string) string { return linearapi.AuthorizeURL(o.ClientID, o.RedirectURI, state, nil) },
 		Exchange:     o.Codes.ExchangeCode,
-		Save: func(ctx context.Context, tok *linear.Token) (oauth.Installed, error) {
-			v, err := linear.NewClient(o.Endpoint, o.HTTPClient, linear.StaticToken(tok.AccessToken)).Viewer(ctx)
+		Save: func(ctx context.Context, tok *linearapi.Token) (oauth.Installed, error) {
+			v, err := linearapi.NewClient(o.Endpoint, o.HTTPClient, linearapi.StaticToken(tok.AccessToken)).Viewer(ctx)
 			if err != nil {
 				return oauth.Installed{}, &oauth.Answer{Status: http.StatusBadGateway, Message: "could not reach Linear; try again", Err: err}
 			}
