@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -223,4 +227,46 @@ func TestErrorKinds(t *testing.T) {
 		var e *surface.Error
 		require.False(t, errors.As(err, &e))
 	})
+}
+
+// TestConcurrentMint: callers racing on an installation's first call wait
+// for one token.
+func TestConcurrentMint(t *testing.T) {
+	t.Parallel()
+	s, c, inst := setup(t)
+	n := s.AddIssue(repoFull, alice, "x", "", false)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			_, err := c.GetIssue(context.Background(), inst, repo, n)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Len(t, routeCalls(s, routeToken), 1)
+}
+
+// TestEnterpriseURL: GitHub Enterprise Server's API lives under /api/v3;
+// GITHUB_API_URL with that path (and a trailing slash or not) reaches it.
+func TestEnterpriseURL(t *testing.T) {
+	t.Parallel()
+	s, _, inst := setup(t)
+	n := s.AddIssue(repoFull, alice, "On GHES", "", false)
+	target, err := url.Parse(s.URL())
+	require.NoError(t, err)
+	ghes := httptest.NewServer(http.StripPrefix("/api/v3", httputil.NewSingleHostReverseProxy(target)))
+	t.Cleanup(ghes.Close)
+	for _, api := range []string{ghes.URL + "/api/v3", ghes.URL + "/api/v3/"} {
+		c, err := github.New(github.Deps{AppID: githubtest.AppID, PrivateKey: s.PrivateKeyPEM(), Slug: githubtest.AppSlug,
+			APIURL: api, Now: s.Now})
+		require.NoError(t, err)
+		got, err := c.GetIssue(context.Background(), inst, repo, n)
+		require.NoError(t, err)
+		require.Equal(t, "On GHES", got.Title)
+	}
 }
