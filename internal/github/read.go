@@ -2,7 +2,6 @@ package github
 
 import (
 	"context"
-	"strings"
 
 	gh "github.com/google/go-github/v93/github"
 )
@@ -126,15 +125,8 @@ func (c *Client) FileDiff(ctx context.Context, inst int64, repo Repo, number int
 		if f.Path != path {
 			continue
 		}
-		r := []rune(f.Patch)
-		if len(r) <= budget {
-			return f.Patch, false, nil
-		}
-		cut := string(r[:max(budget, 0)])
-		if i := strings.LastIndex(cut, "\n"); i > 0 {
-			cut = cut[:i+1]
-		}
-		return cut, true, nil
+		diff, cut := cutLines(f.Patch, budget)
+		return diff, cut, nil
 	}
 	return "", false, nil
 }
