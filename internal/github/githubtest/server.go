@@ -99,11 +99,16 @@ type token struct {
 	expires time.Time
 }
 
-// NewServer starts a fake GitHub with a fresh app key. With a non-nil t it
+// appKey is the fake app's private key. Every fake of a process shares
+// it: generating a 2048-bit RSA key takes up to a second of CPU, and a
+// test that needs another key (a forged JWT) makes its own.
+var appKey = sync.OnceValues(func() (*rsa.PrivateKey, error) { return rsa.GenerateKey(rand.Reader, 2048) })
+
+// NewServer starts a fake GitHub. With a non-nil t it
 // is closed in t.Cleanup and logs there; with nil (a demo) the caller
 // must Close it.
 func NewServer(t fakekit.TB) *Server {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	key, err := appKey()
 	if err != nil {
 		panic("githubtest: generate key: " + err.Error())
 	}
