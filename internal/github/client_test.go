@@ -162,6 +162,24 @@ func TestRateLimits(t *testing.T) {
 		_, err = c.GetIssue(ctx, inst2, other, m)
 		require.NoError(t, err, "another installation goes on")
 	})
+	t.Run("primary used up by requests", func(t *testing.T) {
+		t.Parallel()
+		s, c, inst := setup(t)
+		n := s.AddIssue(repoFull, alice, "x", "", false)
+		s.SetRateLimit(inst, 3)
+		for range 3 {
+			_, err := c.GetIssue(ctx, inst, repo, n)
+			require.NoError(t, err)
+		}
+		// The third answer said X-RateLimit-Remaining: 0; the client waits
+		// for the reset without asking again.
+		_, err := c.GetIssue(ctx, inst, repo, n)
+		var e *surface.Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, surface.KindRateLimited, e.Kind)
+		require.Greater(t, e.RetryAfter, 50*time.Minute)
+		require.Len(t, routeCalls(s, routeGetIssue), 3)
+	})
 	t.Run("secondary", func(t *testing.T) {
 		t.Parallel()
 		s, c, inst := setup(t)

@@ -120,27 +120,33 @@ func (s *Server) record(r *http.Request, route string, body []byte, code int, in
 		Body: body, Status: code, Installation: inst})
 }
 
-// primaryLimited answers as GitHub does for an installation whose primary
-// rate limit is used up, and sets the rate-limit headers on every answer.
+// primaryLimited counts a request against the installation's primary
+// rate limit, an hour's window from its first request, sets GitHub's
+// rate-limit headers, and answers as GitHub does when it is used up.
 func (s *Server) primaryLimited(w http.ResponseWriter, in *installation) bool {
 	s.mu.Lock()
 	now := s.clock()
-	limited := now.Before(in.limitedUntil)
-	reset := now.Add(time.Hour)
-	if limited {
-		reset = in.limitedUntil
-	} else if in.remaining > 0 {
-		in.remaining--
+	if in.window.IsZero() || !now.Before(in.window.Add(time.Hour)) {
+		in.window, in.used = now, 0
 	}
-	remaining := in.remaining
-	s.mu.Unlock()
+	reset := in.window.Add(time.Hour)
+	limited := in.used >= in.limit
+	if now.Before(in.limitedUntil) {
+		limited, reset = true, in.limitedUntil
+	}
+	if !limited {
+		in.used++
+	}
+	remaining := max(in.limit-in.used, 0)
 	if limited {
 		remaining = 0
 	}
+	limit, used := in.limit, in.used
+	s.mu.Unlock()
 	h := w.Header()
-	h.Set("X-RateLimit-Limit", "5000")
+	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
-	h.Set("X-RateLimit-Used", strconv.Itoa(5000-remaining))
+	h.Set("X-RateLimit-Used", strconv.Itoa(used))
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
 	h.Set("X-RateLimit-Resource", "core")
 	if limited {
