@@ -54,6 +54,7 @@ type Client struct {
 	key     *rsa.PrivateKey
 	secret  []byte
 	slug    string
+	mention mention
 	baseURL *url.URL
 	hc      *http.Client
 	logger  *slog.Logger
@@ -100,7 +101,7 @@ func New(d Deps) (*Client, error) {
 		hc = &http.Client{Timeout: defaultHTTPTimeout}
 	}
 	c := &Client{
-		appID: d.AppID, key: key, secret: d.WebhookSecret, slug: d.Slug, baseURL: base, hc: hc,
+		appID: d.AppID, key: key, secret: d.WebhookSecret, slug: d.Slug, mention: mentionOf(d.Slug), baseURL: base, hc: hc,
 		logger: d.Logger, now: d.Now, insts: map[int64]*installation{},
 	}
 	if c.logger == nil {

@@ -190,7 +190,7 @@ func (c *Client) Parse(name, delivery string, body []byte) (Event, error) {
 		case ev.FromApp:
 		case ev.Action == "assigned" && ev.Assignee != nil && c.isApp(*ev.Assignee):
 			ev.Intent = IntentDelegated
-		case ev.Action == "opened" && Mentions(ev.Issue.Body, c.slug):
+		case ev.Action == "opened" && c.mention.mentions(ev.Issue.Body):
 			ev.Intent = IntentDelegated
 		}
 	case *gh.InstallationEvent:
@@ -217,7 +217,7 @@ func (c *Client) commentIntent(action string, cm *Comment, fromApp bool) Intent 
 	}
 	switch action {
 	case "created":
-		if Mentions(cm.Body, c.slug) {
+		if c.mention.mentions(cm.Body) {
 			return IntentMention
 		}
 		return IntentComment
