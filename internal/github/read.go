@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"slices"
 
 	gh "github.com/google/go-github/v93/github"
 )
@@ -150,4 +151,50 @@ func (c *Client) Repositories(ctx context.Context, inst int64) ([]Repo, error) {
 		}
 		opts.Page = resp.NextPage
 	}
+}
+
+// ReviewThread is a review-comment thread's newest comments (root is its
+// first comment's id) whose bodies fit within budget characters, oldest
+// first, and whether older ones were left out. GitHub has no listing of
+// one thread: the pull request's review comments are read newest first
+// and those of the thread kept, at most historyPages pages.
+func (c *Client) ReviewThread(ctx context.Context, inst int64, repo Repo, number int, root int64, budget int) ([]Comment, bool, error) {
+	in, err := c.inst(inst)
+	if err != nil {
+		return nil, false, err
+	}
+	var (
+		newest []Comment
+		used   int
+	)
+	opts := &gh.PullRequestListCommentsOptions{Sort: "created", Direction: "desc", ListOptions: gh.ListOptions{PerPage: 100}}
+	for page := 1; page <= historyPages; page++ {
+		opts.Page = page
+		cms, resp, err := in.client.PullRequests.ListComments(ctx, repo.Owner, repo.Name, number, opts)
+		if err != nil {
+			return nil, false, translate(ctx, "list_review_comments", err)
+		}
+		for _, cm := range cms {
+			if cm.GetID() != root && cm.GetInReplyTo() != root {
+				continue
+			}
+			x := *reviewCommentOf(cm)
+			n := len([]rune(x.Body))
+			if used+n > budget {
+				if len(newest) == 0 {
+					x.Body = string([]rune(x.Body)[:max(budget, 0)])
+					newest = append(newest, x)
+				}
+				slices.Reverse(newest)
+				return newest, true, nil
+			}
+			used += n
+			newest = append(newest, x)
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+	}
+	slices.Reverse(newest)
+	return newest, false, nil
 }

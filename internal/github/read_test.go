@@ -152,3 +152,34 @@ func TestRepositories(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "acme/a,acme/b,acme/c", repoNames(got))
 }
+
+// TestReviewThread: one review thread's comments, not its neighbours',
+// newest within the budget, oldest first.
+func TestReviewThread(t *testing.T) {
+	t.Parallel()
+	s, c, inst := setup(t)
+	ctx := context.Background()
+	s.SetPageSize(2)
+	pr := s.AddIssue(repoFull, alice, "Add widgets", "", true)
+	root := s.AddReviewComment(repoFull, pr, alice, "a.go", "@weft-test why?", 0)
+	s.AddReviewComment(repoFull, pr, alice, "b.go", "unrelated", 0)
+	s.AddReviewComment(repoFull, pr, githubtest.Bot, "", "because", root.ID)
+	s.AddReviewComment(repoFull, pr, alice, "", "thanks", root.ID)
+
+	got, older, err := c.ReviewThread(ctx, inst, repo, pr, root.ID, 1000)
+	require.NoError(t, err)
+	require.False(t, older)
+	var bodies []string
+	for _, cm := range got {
+		bodies = append(bodies, cm.Body)
+		require.True(t, cm.Review)
+		require.Equal(t, "a.go", cm.Path)
+	}
+	require.Equal(t, []string{"@weft-test why?", "because", "thanks"}, bodies)
+
+	got, older, err = c.ReviewThread(ctx, inst, repo, pr, root.ID, 13)
+	require.NoError(t, err)
+	require.True(t, older)
+	require.Len(t, got, 2)
+	require.Equal(t, "because", got[0].Body)
+}
