@@ -1,0 +1,13 @@
+package github_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the run if a test leaves goroutines behind, e.g. a
+// request the fake never answered.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
