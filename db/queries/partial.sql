@@ -1,0 +1,15 @@
+-- name: SetPartial :execrows
+-- SetPartial writes a call's text so far, only while someone watches the
+-- thread: an unwatched stream costs this one probe.
+INSERT INTO stitch_partials (thread_id, after_seq, text)
+SELECT @thread_id, @after_seq, @text
+WHERE EXISTS (SELECT 1 FROM stitch_watchers WHERE thread_id = @thread_id)
+ON CONFLICT (thread_id) DO UPDATE
+SET after_seq = EXCLUDED.after_seq, text = EXCLUDED.text,
+    version = stitch_partials.version + 1, updated_at = now();
+
+-- name: ClearPartial :exec
+DELETE FROM stitch_partials WHERE thread_id = @thread_id AND after_seq = @after_seq;
+
+-- name: Partial :one
+SELECT after_seq, text, version FROM stitch_partials WHERE thread_id = @thread_id;
