@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/logtest"
 )
 
 func TestConfigStream(t *testing.T) {
@@ -34,4 +36,14 @@ func TestConfigStream(t *testing.T) {
 			require.Equal(t, tc.want, cfg.Stream)
 		})
 	}
+}
+
+// TestPartialsFollowTheConsoleSwitch gives the runner a sink only while
+// the console streams: the platforms do not stream yet, so with the
+// console off model calls stay plain.
+func TestPartialsFollowTheConsoleSwitch(t *testing.T) {
+	t.Parallel()
+	logger := logtest.New(t)
+	require.Nil(t, partials(StreamConfig{Slack: true, Discord: true, Linear: true}, nil, logger))
+	require.NotNil(t, partials(StreamConfig{Console: true}, nil, logger))
 }

@@ -1,9 +1,13 @@
 package console_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,4 +74,60 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestLivePartial reads the event stream as a browser would while an
+// answer streams: partial events carry the text as JSON, and the text
+// ends once the llm_call stitch was sent.
+func TestLivePartial(t *testing.T) {
+	g := newRig(t)
+	th := g.thread(t, "stream me", thread.PlatformDiscord, thread.StatusRunning)
+	c := client(t)
+	login(t, g, c)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", g.srv.URL+"/console/threads/"+th.ID.String()+"/events?after="+itoa(th.StitchCount), nil)
+	require.NoError(t, err)
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	events := bufio.NewScanner(resp.Body)
+	next := func() (event, data string) {
+		t.Helper()
+		for events.Scan() {
+			line := events.Text()
+			switch {
+			case line == "" && event != "":
+				return event, data
+			case strings.HasPrefix(line, "event: "):
+				event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = strings.TrimPrefix(line, "data: ")
+			}
+		}
+		t.Fatalf("the stream ended: %v", events.Err())
+		return "", ""
+	}
+	ev, _ := next()
+	require.Equal(t, "status", ev, "caught up")
+
+	w := partial.New(partial.Deps{Store: g.store, Logger: logtest.New(t), Interval: time.Millisecond})
+	answer := w.Open(context.Background(), th, th.StitchCount)
+	answer.Text("It is <b>red</b>\nbecause")
+	ev, data := next()
+	require.Equal(t, "partial", ev)
+	require.JSONEq(t, `{"after_seq":`+itoa(th.StitchCount)+`,"text":"It is \u003cb\u003ered\u003c/b\u003e\nbecause"}`, data)
+	_, _ = next() // status
+
+	_, err = g.store.AppendStitch(context.Background(), thread.Stitch{ThreadID: th.ID, Type: thread.StitchLLMCall, Content: "It is red.", Model: "m"})
+	require.NoError(t, err)
+	answer.Close()
+	var seen []string
+	for !slices.Contains(seen, "stitch") || !slices.Contains(seen, "partial_end") {
+		ev, _ := next()
+		if ev != "status" {
+			seen = append(seen, ev)
+		}
+	}
+	require.Equal(t, []string{"stitch", "partial_end"}, seen)
 }
