@@ -130,3 +130,28 @@ func TestTurnClosesPartialOfFailedCall(t *testing.T) {
 	require.NoError(t, r.Turn(t.Context(), conversationThread(), memStore{j}, chain(system, prompt)))
 	require.Equal(t, []string{"open after 2", "record error 3", "close"}, j.all())
 }
+
+// TestTurnCutStreamIsUnavailable cuts every stream midway: the call's own
+// retries spent, the turn handles it as any unavailable model (the busy
+// notice recorded, an *Unavailable returned for a later retry within the
+// window), its partial text closed and nothing of it recorded.
+func TestTurnCutStreamIsUnavailable(t *testing.T) {
+	t.Parallel()
+	j := &journal{}
+	r, srv := streamingRunner(t, journalPartials{j})
+	srv.SetDefault(func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: "cut short again", CutAfter: 1} })
+
+	err := r.Turn(t.Context(), conversationThread(), memStore{j}, chain(system, prompt))
+	var un *Unavailable
+	require.ErrorAs(t, err, &un)
+	var e *llm.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, llm.KindMalformed, e.Kind)
+	require.Equal(t, []string{
+		"open after 2",
+		`text "cut "`, `text "cut "`, `text "cut "`, // each attempt starts over
+		"close",
+		"record agent_thought 3", // the busy notice
+	}, j.all())
+	require.Equal(t, 3, srv.Calls())
+}
