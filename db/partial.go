@@ -43,7 +43,9 @@ func (q *Queries) ClearPartial(ctx context.Context, threadID uuid.UUID, afterSeq
 }
 
 // Partial reads a thread's partial text, or nil when no call is streaming
-// to a watcher.
+// to a watcher. A row whose call has its outcome recorded (an llm_call or
+// error stitch after AfterSeq) reads as nil: a crash between the two can
+// leave one behind.
 func (q *Queries) Partial(ctx context.Context, threadID uuid.UUID) (*Partial, error) {
 	r, err := q.gen.Partial(ctx, threadID)
 	if err != nil {

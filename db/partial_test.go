@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 // TestPartial checks that partial text is written only for a watched
@@ -56,6 +57,29 @@ func TestPartial(t *testing.T) {
 	require.NotNil(t, p)
 	require.NoError(t, store.ClearPartial(ctx, th.ID, 3))
 	notified()
+	p, err = store.Partial(ctx, th.ID)
+	require.NoError(t, err)
+	require.Nil(t, p)
+}
+
+// TestPartialVoidOnceAnswered leaves a row behind as a crash between the
+// recorded answer and the clear would: it reads as nil.
+func TestPartialVoidOnceAnswered(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.NewStore(t)
+	th := dbtest.Thread(ctx, t, store, nil)
+	_, err := store.Pool().Exec(ctx, `INSERT INTO stitch_partials (thread_id, after_seq, text) VALUES ($1, $2, 'left behind')`, th.ID, th.StitchCount)
+	require.NoError(t, err)
+
+	_, err = store.AppendStitch(ctx, thread.Stitch{ThreadID: th.ID, Type: thread.StitchAgentThought, Content: "not an outcome"})
+	require.NoError(t, err)
+	p, err := store.Partial(ctx, th.ID)
+	require.NoError(t, err)
+	require.NotNil(t, p, "still streaming, as far as the chain says")
+
+	_, err = store.AppendStitch(ctx, thread.Stitch{ThreadID: th.ID, Type: thread.StitchLLMCall, Content: "the answer"})
+	require.NoError(t, err)
 	p, err = store.Partial(ctx, th.ID)
 	require.NoError(t, err)
 	require.Nil(t, p)

@@ -12,4 +12,10 @@ SET after_seq = EXCLUDED.after_seq, text = EXCLUDED.text,
 DELETE FROM stitch_partials WHERE thread_id = @thread_id AND after_seq = @after_seq;
 
 -- name: Partial :one
-SELECT after_seq, text, version FROM stitch_partials WHERE thread_id = @thread_id;
+-- Partial skips a row whose call has its outcome recorded (an llm_call or
+-- error stitch after it), such as one a replica that crashed between the
+-- two left behind.
+SELECT p.after_seq, p.text, p.version FROM stitch_partials p
+WHERE p.thread_id = @thread_id
+    AND NOT EXISTS (SELECT 1 FROM stitches s WHERE s.thread_id = p.thread_id AND s.seq > p.after_seq
+        AND s.stitch_type IN ('llm_call', 'error'));

@@ -26,7 +26,10 @@ func (q *Queries) ClearPartial(ctx context.Context, arg ClearPartialParams) erro
 }
 
 const partial = `-- name: Partial :one
-SELECT after_seq, text, version FROM stitch_partials WHERE thread_id = $1
+SELECT p.after_seq, p.text, p.version FROM stitch_partials p
+WHERE p.thread_id = $1
+    AND NOT EXISTS (SELECT 1 FROM stitches s WHERE s.thread_id = p.thread_id AND s.seq > p.after_seq
+        AND s.stitch_type IN ('llm_call', 'error'))
 `
 
 type PartialRow struct {
@@ -35,6 +38,9 @@ type PartialRow struct {
 	Version  int64
 }
 
+// Partial skips a row whose call has its outcome recorded (an llm_call or
+// error stitch after it), such as one a replica that crashed between the
+// two left behind.
 func (q *Queries) Partial(ctx context.Context, threadID uuid.UUID) (PartialRow, error) {
 	row := q.db.QueryRow(ctx, partial, threadID)
 	var i PartialRow
