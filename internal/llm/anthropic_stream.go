@@ -37,7 +37,7 @@ func (p *anthropicProvider) stream(ctx context.Context, params anthropic.Message
 		}
 	}
 	if err := s.Err(); err != nil {
-		return nil, p.translate(ctx, httpResp, err)
+		return nil, midStream(p.translate(ctx, httpResp, err))
 	}
 	if ctx.Err() != nil {
 		return nil, classify(ctx, anthropicName, 0, nil, ctx.Err())

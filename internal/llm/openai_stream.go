@@ -23,7 +23,7 @@ func (p *openAIProvider) stream(ctx context.Context, params openai.ChatCompletio
 		emit(acc.add(s.Current()))
 	}
 	if err := s.Err(); err != nil {
-		return nil, p.translate(ctx, httpResp, err)
+		return nil, midStream(p.translate(ctx, httpResp, err))
 	}
 	if ctx.Err() != nil {
 		return nil, classify(ctx, openAIName, 0, nil, ctx.Err())

@@ -158,6 +158,7 @@ func TestStreamFailures(t *testing.T) {
 	}{
 		{name: "cut every time", fault: llmtest.Reply{Text: "lost in the middle", Cut: true}, wantKind: KindMalformed, wantStatus: http.StatusOK, wantCalls: 3},
 		{name: "cut before any text", fault: llmtest.Reply{Text: "lost", CutAfter: 1, Chunk: 1}, wantKind: KindMalformed, wantStatus: http.StatusOK, wantCalls: 3},
+		{name: "error event midway", fault: llmtest.Reply{Text: "overloaded in the middle", ErrorAfter: 2}, wantKind: KindServer, wantStatus: http.StatusOK, wantCalls: 3},
 		{name: "not a stream", fault: llmtest.Reply{Malformed: true}, wantKind: KindMalformed, wantStatus: http.StatusOK, wantCalls: 3},
 		{name: "rate limited", fault: llmtest.Reply{Status: http.StatusTooManyRequests}, wantKind: KindRateLimited, wantStatus: http.StatusTooManyRequests, wantCalls: 3},
 		{name: "unauthorized", fault: llmtest.Reply{Status: http.StatusUnauthorized}, wantKind: KindAuth, wantStatus: http.StatusUnauthorized, wantCalls: 1},

@@ -52,6 +52,10 @@ type Reply struct {
 	// CutAfter drops the connection after this many deltas, without the
 	// stream's end; Cut on a stream drops it after half of them.
 	CutAfter int
+	// ErrorAfter sends the protocol's error event after this many deltas
+	// and ends the stream there, as a provider overloaded mid-answer does
+	// (Anthropic's overloaded_error, OpenAI's server_error).
+	ErrorAfter int
 }
 
 // ToolCall is a tool call in a [Reply] or a recorded [Message].
@@ -77,6 +81,8 @@ type wire interface {
 	truncated() string
 	// events is the server-sent events of a streamed success.
 	events(req Request, reply Reply, seq int) []event
+	// streamError is the event that fails a stream midway.
+	streamError() event
 	requestIDHeader() string
 }
 
@@ -108,7 +114,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, p wire, req Requ
 	case reply.RawBody != "":
 		writeBody(w, []byte(reply.RawBody))
 	case req.Stream:
-		s.stream(w, r, p.events(req, reply, seq), reply)
+		s.stream(w, r, p, p.events(req, reply, seq), reply)
 	default:
 		body, err := json.Marshal(p.success(req, reply, seq))
 		if err != nil {

@@ -18,7 +18,7 @@ type event struct {
 
 // stream writes events as text/event-stream, flushing each, paced and cut
 // as reply says.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, events []event, reply Reply) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, p wire, events []event, reply Reply) {
 	cutAfter := reply.CutAfter
 	if reply.Cut && cutAfter == 0 {
 		n := 0
@@ -39,6 +39,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, events []event, 
 		if e.delta {
 			if cutAfter > 0 && sent == cutAfter {
 				cut(rc)
+				return
+			}
+			if reply.ErrorAfter > 0 && sent == reply.ErrorAfter {
+				if writeEvent(w, p.streamError()) {
+					_ = rc.Flush()
+				}
 				return
 			}
 			if sent > 0 && !s.pace(r, reply) {

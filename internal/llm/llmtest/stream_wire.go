@@ -129,3 +129,13 @@ func (anthropicWire) events(req Request, reply Reply, seq int) []event {
 		event{name: "message_stop", data: map[string]any{"type": "message_stop"}},
 	)
 }
+
+func (openAIWire) streamError() event {
+	return event{data: map[string]any{"error": map[string]any{
+		"message": "llmtest: the server had an error while processing your request", "type": "server_error", "param": nil, "code": nil}}}
+}
+
+func (anthropicWire) streamError() event {
+	return event{name: "error", data: map[string]any{"type": "error",
+		"error": map[string]any{"type": "overloaded_error", "message": "llmtest: Overloaded"}}}
+}
