@@ -24,6 +24,7 @@ func addRoutes(r chi.Router, d Deps) {
 			r.Method("POST", "/threads", handleThreadCreate(d.Logger, d.Ingester))
 			r.Method("GET", "/threads/{id}", handleThreadGet(d.Logger, d.Store))
 			r.Method("GET", "/threads/{id}/stitches", handleStitchList(d.Logger, d.Store))
+			r.Method("GET", "/threads/{id}/events", handleThreadEvents(d))
 			r.Method("GET", "/threads/{id}/replies", handleReplies(d.Logger, d.Replies))
 			r.Method("GET", "/slack/channels/{channel}/threads/{ts}/replies", handleSlackReplies(d.Logger, d.Replies))
 			r.Method("POST", "/threads/{id}/abort", handleThreadAbort(d.Logger, d.Ingester, d.Store))

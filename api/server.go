@@ -21,6 +21,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weft-dev/weft/db"
@@ -76,6 +77,13 @@ type Deps struct {
 	Series *metrics.Metrics
 	// Mount adds routes owned elsewhere (webhooks) to the same router.
 	Mount func(r chi.Router)
+	// Listen and Live feed GET /api/v1/threads/{id}/events (events.go):
+	// Listen opens a connection of the stream's own for its LISTEN. Either
+	// nil turns the event streams off (503).
+	Listen func(ctx context.Context) (*pgx.Conn, error)
+	Live   LiveStore
+	// MaxLive bounds the event streams open at once; 0 means 32.
+	MaxLive int
 }
 
 // NewServer returns weft's HTTP handler.

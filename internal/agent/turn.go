@@ -52,6 +52,9 @@ type Runner struct {
 	RetryWindow time.Duration
 	// Now is the clock the retry window is measured by; nil is time.Now.
 	Now func() time.Time
+	// Partials, when set, receives answers as the model writes them (the
+	// calls stream); nil makes plain calls.
+	Partials Partials
 }
 
 // Turn works the thread until nothing is left to answer: it calls the model,
@@ -73,9 +76,10 @@ func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store, chain
 		}
 		p := nextStep(chain)
 		var (
-			e    thread.Effects
-			last bool
-			err  error
+			e      thread.Effects
+			last   bool
+			err    error
+			answer *partial // closed once the step is recorded
 		)
 		switch p.kind {
 		case stepDone:
@@ -85,21 +89,28 @@ func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store, chain
 		case stepCallLLM:
 			if p.stepsSinceInput >= maxSteps {
 				e = failure(th, chain, fmt.Sprintf("Stopped after %d model calls in one turn without an answer.", maxSteps), false)
-			} else if e, err = r.callLLM(ctx, th, chain); err != nil {
-				var un *Unavailable
-				if errors.As(err, &un) && len(e.Stitches) > 0 {
-					// The notice of a new outage goes out before the turn
-					// gives its worker up.
-					if _, rerr := store.Record(ctx, th.ID, chain, e, false); rerr != nil {
-						return fmt.Errorf("record step: %w", rerr)
+			} else {
+				answer = r.openPartial(ctx, th, chain)
+				if e, err = r.callLLM(ctx, th, chain, answer); err != nil {
+					// The call failed: no stitch will hold its text.
+					answer.close()
+					var un *Unavailable
+					if errors.As(err, &un) && len(e.Stitches) > 0 {
+						// The notice of a new outage goes out before the
+						// turn gives its worker up.
+						if _, rerr := store.Record(ctx, th.ID, chain, e, false); rerr != nil {
+							return fmt.Errorf("record step: %w", rerr)
+						}
 					}
+					return err
 				}
-				return err
 			}
 			// A step that settles the thread's status answers the input.
 			last = e.Status != nil
 		}
-		if chain, err = store.Record(ctx, th.ID, chain, e, last); err != nil {
+		chain, err = store.Record(ctx, th.ID, chain, e, last)
+		answer.close()
+		if err != nil {
 			return fmt.Errorf("record step: %w", err)
 		}
 	}
@@ -108,14 +119,14 @@ func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store, chain
 // callLLM makes one model call and returns its effects. A failure retrying
 // may fix returns an [*Unavailable] (see [Runner.unavailable]), a cancelled
 // turn ctx's cause; any other failure becomes an error stitch.
-func (r *Runner) callLLM(ctx context.Context, th *thread.Thread, chain []thread.Stitch) (thread.Effects, error) {
+func (r *Runner) callLLM(ctx context.Context, th *thread.Thread, chain []thread.Stitch, answer *partial) (thread.Effects, error) {
 	system, msgs := conversation(chain)
 	for _, p := range r.Context {
 		for _, sec := range p.PromptSections(ctx, th, chain) {
 			system += "\n\n" + sec
 		}
 	}
-	req := llm.Request{Model: r.Model, System: system, Messages: msgs, Tools: r.specs(th)}
+	req := llm.Request{Model: r.Model, System: system, Messages: msgs, Tools: r.specs(th), OnDelta: answer.onDelta()}
 	start := time.Now()
 	spanCtx, span := tracing.Child(ctx, tracing.Tracer(r.Tracer), "model "+r.Model, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("gen_ai.system", r.LLM.Name()), attribute.String("gen_ai.request.model", r.Model)))

@@ -93,6 +93,8 @@ type Config struct {
 	// elsewhere (WEFT_ECHO_LINEAR, WEFT_ECHO_DISCORD, WEFT_ECHO_SLACK,
 	// WEFT_ECHO_IDLE).
 	Echo outbox.Echo
+	// Stream says where answers show as the model writes them (stream.go).
+	Stream StreamConfig
 
 	// Set by the caller, not the environment.
 
@@ -213,6 +215,9 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		}
 	}
 	if cfg.Echo, err = loadEcho(getenv); err != nil {
+		return nil, err
+	}
+	if cfg.Stream, err = loadStream(getenv); err != nil {
 		return nil, err
 	}
 	cfg.Tracing = loadTracing(getenv)

@@ -30,6 +30,7 @@ func (a *App) newHandler(rep *replies.Service, c continuers) http.Handler {
 		Logger: a.logger.With("component", "http"), DB: a.intake, Token: a.cfg.APIToken,
 		Store: a.intake, Ingester: a.ingest, Replies: rep, MCP: newMCP(a.store, rep, a.logger),
 		Metrics: a.telemetry.registry, Series: a.telemetry.metrics,
+		Listen: console.Connector(listen), Live: a.intake,
 		Mount: func(r chi.Router) {
 			r.Handle("/webhooks/*", hooks)
 			r.Handle("/oauth/*", hooks)

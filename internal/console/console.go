@@ -49,6 +49,7 @@ type Store interface {
 	View(ctx context.Context, name string) (*db.ViewRows, error)
 	WatchStitches(ctx context.Context, threadID uuid.UUID, pid uint32) error
 	UnwatchStitches(ctx context.Context, threadID uuid.UUID, pid uint32) error
+	Partial(ctx context.Context, threadID uuid.UUID) (*db.Partial, error)
 }
 
 var _ Store = (*db.Store)(nil)

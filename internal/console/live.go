@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/partial"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -25,8 +26,8 @@ const keepAlive = 25 * time.Second
 // events streams a thread's new stitches as server-sent events: each a
 // "stitch" event carrying the stitch rendered as the page renders it, its
 // id the stitch's position (so a reconnecting browser resumes after the
-// last it got, by Last-Event-ID), then a "status" event with the thread's
-// status. It wakes on the thread's NOTIFYs (db.WatchStitches), never on a
+// last it got, by Last-Event-ID), the answer being written ("partial",
+// see partial.go), then a "status" event with the thread's status. It wakes on the thread's NOTIFYs (db.WatchStitches), never on a
 // timer.
 func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	id, ok := threadID(r, "id")
@@ -127,6 +128,7 @@ type stream struct {
 	rc    *http.ResponseController
 	id    uuid.UUID
 	after int64 // the newest stitch sent
+	view  partial.View
 }
 
 // send writes the stitches after the last sent, then the thread's status.
@@ -145,10 +147,14 @@ func (s *stream) send(ctx context.Context) error {
 				return err
 			}
 			s.after = st.Seq
+			s.view.Sent(&st.Stitch)
 		}
 		if len(batch) < TimelineWindow {
 			break
 		}
+	}
+	if err := s.sendPartial(ctx); err != nil {
+		return err
 	}
 	th, err := s.c.d.Store.Thread(ctx, s.id)
 	if err != nil {

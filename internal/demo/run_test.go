@@ -61,6 +61,9 @@ func TestDemo(t *testing.T) {
 		thread.StitchDiscordMessage, thread.StitchLLMCall, // answered
 	}, types)
 	require.Equal(t, thread.PlatformLinear, chain[1].Source)
+	for _, r := range w.Model.Requests() {
+		require.True(t, r.Stream, "the scripted model's answers stream, for the console to show")
+	}
 	require.Equal(t, "save_memory", chain[4].ToolName)
 	require.False(t, chain[4].ToolError, chain[4].Content)
 	require.Equal(t, "staging", chain[11].Content)

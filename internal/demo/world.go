@@ -40,6 +40,10 @@ type World struct {
 	Discord *discordtest.Server
 	// Model is the scripted model; nil when weft uses a real one.
 	Model *llmtest.Server
+	// Pace is the scripted model's wait between the words of a streamed
+	// answer (scriptPace unless changed before Run); 0 streams each answer
+	// at once.
+	Pace time.Duration
 
 	linearToken   string
 	webhookSecret []byte
@@ -63,7 +67,12 @@ func New(scripted bool) *World {
 	w.signer = lineartest.Signer{Secret: w.webhookSecret}
 	if scripted {
 		w.Model = llmtest.NewServer(nil)
-		w.Model.SetDefault(script)
+		w.Pace = scriptPace
+		w.Model.SetDefault(func(r llmtest.Request) llmtest.Reply {
+			reply := script(r)
+			reply.Pace = w.Pace
+			return reply
+		})
 	}
 	w.Linear.AddToken(w.linearToken, lineartest.OrganizationID)
 	team := lineartest.Team{ID: uuid.NewString(), Key: "ENG", Name: "Engineering", States: []lineartest.State{
@@ -108,3 +117,8 @@ func (w *World) Settings() map[string]string {
 	}
 	return s
 }
+
+// scriptPace is how fast the scripted model writes when weft streams: a
+// word every 40ms, about as fast as a real model, so the console shows
+// each answer being written.
+const scriptPace = 40 * time.Millisecond

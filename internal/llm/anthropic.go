@@ -48,7 +48,11 @@ func (p *anthropicProvider) Complete(ctx context.Context, req Request) (*Respons
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: complete: %w", &Error{Kind: KindBadRequest, Provider: anthropicName, Err: err})
 	}
+	attempts := 0
 	resp, err := p.retry.do(ctx, anthropicName, func(ctx context.Context) (*Response, error) {
+		if emit := deltaFunc(req, &attempts); emit != nil {
+			return p.stream(ctx, params, emit)
+		}
 		var httpResp *http.Response
 		m, err := p.client.Messages.New(ctx, params, option.WithResponseInto(&httpResp))
 		if err != nil {

@@ -3,7 +3,9 @@
 // the official SDKs, one for OpenAI-compatible chat completions (OpenAI,
 // Ollama, vLLM, OpenRouter, …) and one for the Anthropic Messages API.
 //
-// Calls are non-streaming. Every failure is an [*Error] whose Kind says what
+// A call streams when its Request has an OnDelta consumer (see stream.go)
+// and is a single request-response otherwise; either way it returns the
+// whole [Response] or an error. Every failure is an [*Error] whose Kind says what
 // the caller may do about it; [IsRetryable] tells the transient ones apart.
 // Retries happen inside Complete (see retry.go), so a caller that gets an
 // error back has already seen the configured number of attempts.
@@ -70,6 +72,11 @@ type Request struct {
 	Tools    []ToolSpec
 	// MaxTokens caps the reply; 0 means the adapter default (4096).
 	MaxTokens int
+	// OnDelta, when set, makes the call stream and receives the answer's
+	// text as the model writes it (see [Delta]); nil makes one plain call.
+	// It runs on the calling goroutine, between reads of the stream, so it
+	// must not block for long.
+	OnDelta func(Delta)
 }
 
 // Usage counts the tokens a call consumed.

@@ -51,7 +51,14 @@ func (p *openAIProvider) Complete(ctx context.Context, req Request) (*Response, 
 	if err != nil {
 		return nil, fmt.Errorf("openai: complete: %w", &Error{Kind: KindBadRequest, Provider: openAIName, Err: err})
 	}
+	if req.OnDelta != nil {
+		params.StreamOptions.IncludeUsage = openai.Bool(true)
+	}
+	attempts := 0
 	resp, err := p.retry.do(ctx, openAIName, func(ctx context.Context) (*Response, error) {
+		if emit := deltaFunc(req, &attempts); emit != nil {
+			return p.stream(ctx, params, emit)
+		}
 		var httpResp *http.Response
 		c, err := p.chat.New(ctx, params, option.WithResponseInto(&httpResp))
 		if err != nil {

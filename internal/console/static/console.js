@@ -16,7 +16,37 @@ document.addEventListener("DOMContentLoaded", function () {
       t.innerHTML = ev.data;
       var li = t.content.firstElementChild;
       if (!li || document.getElementById(li.id)) return;
-      timeline.appendChild(li);
+      var partial = document.getElementById("partial");
+      // The answer being written stays last until its stitch arrives.
+      timeline.insertBefore(li, partial);
+      if (partial && (li.classList.contains("t-llm_call") || li.classList.contains("t-error"))) partial.remove();
+    });
+    // The answer as the model writes it: each event carries the whole text
+    // so far, shown as text (never markup) in one element at the end.
+    es.addEventListener("partial", function (ev) {
+      var p = JSON.parse(ev.data);
+      var li = document.getElementById("partial");
+      if (!li) {
+        li = document.createElement("li");
+        li.id = "partial";
+        li.className = "stitch partial";
+        var meta = document.createElement("div");
+        meta.className = "meta";
+        var type = document.createElement("span");
+        type.className = "type";
+        type.textContent = "answer being written…";
+        meta.appendChild(type);
+        li.appendChild(meta);
+        var text = document.createElement("div");
+        text.className = "text";
+        li.appendChild(text);
+        timeline.appendChild(li);
+      }
+      li.querySelector(".text").textContent = p.text || "";
+    });
+    es.addEventListener("partial_end", function () {
+      var li = document.getElementById("partial");
+      if (li) li.remove();
     });
     es.addEventListener("status", function (ev) {
       var parts = ev.data.split(" ");

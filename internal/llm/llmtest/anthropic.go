@@ -20,6 +20,7 @@ func (anthropicWire) apiKey(h http.Header) string { return h.Get("X-Api-Key") }
 type anthropicRequest struct {
 	Model     string `json:"model"`
 	MaxTokens int    `json:"max_tokens"`
+	Stream    bool   `json:"stream"`
 	System    any    `json:"system"`
 	Messages  []struct {
 		Role    string          `json:"role"`
@@ -59,7 +60,7 @@ func (anthropicWire) decode(body []byte, req *Request) error {
 	case len(in.Messages) == 0:
 		return errors.New("messages: at least one message is required")
 	}
-	req.Model, req.MaxTokens = in.Model, in.MaxTokens
+	req.Model, req.MaxTokens, req.Stream = in.Model, in.MaxTokens, in.Stream
 	system, ok := textOf(in.System)
 	if !ok {
 		return errors.New("system: want a string or text blocks")

@@ -35,8 +35,9 @@ type openAIRequest struct {
 			Name string `json:"name"`
 		} `json:"function"`
 	} `json:"tools"`
-	MaxTokens           int `json:"max_tokens"`
-	MaxCompletionTokens int `json:"max_completion_tokens"`
+	MaxTokens           int  `json:"max_tokens"`
+	MaxCompletionTokens int  `json:"max_completion_tokens"`
+	Stream              bool `json:"stream"`
 }
 
 // decode reads body into req and checks it the way the real API does, so an
@@ -52,7 +53,7 @@ func (openAIWire) decode(body []byte, req *Request) error {
 	if len(in.Messages) == 0 {
 		return errors.New("'messages' must contain at least one message")
 	}
-	req.Model = in.Model
+	req.Model, req.Stream = in.Model, in.Stream
 	req.MaxTokens = max(in.MaxTokens, in.MaxCompletionTokens)
 	for _, t := range in.Tools {
 		if t.Type != "function" || t.Function.Name == "" {

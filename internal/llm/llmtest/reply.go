@@ -36,6 +36,26 @@ type Reply struct {
 	// InputTokens and OutputTokens are reported as usage; zero means an
 	// estimate of a token per four bytes, so demos show plausible numbers.
 	InputTokens, OutputTokens int
+
+	// The fields below shape a streamed answer, to a request that asked
+	// for one ("stream": true); a plain request ignores them. Status,
+	// Malformed and RawBody apply to streams as they are.
+
+	// Chunk is how many runes of text (and of tool arguments) each delta
+	// carries; 0 streams the text a word at a time.
+	Chunk int
+	// Pace is the wait before each delta after the first.
+	Pace time.Duration
+	// Step, when set, is received from before each delta after the first:
+	// a test paces the stream itself, one send per delta.
+	Step <-chan struct{}
+	// CutAfter drops the connection after this many deltas, without the
+	// stream's end; Cut on a stream drops it after half of them.
+	CutAfter int
+	// ErrorAfter sends the protocol's error event after this many deltas
+	// and ends the stream there, as a provider overloaded mid-answer does
+	// (Anthropic's overloaded_error, OpenAI's server_error).
+	ErrorAfter int
 }
 
 // ToolCall is a tool call in a [Reply] or a recorded [Message].
@@ -59,6 +79,10 @@ type wire interface {
 	failure(status int, msg string) any
 	// truncated is a body that starts as a success and breaks off.
 	truncated() string
+	// events is the server-sent events of a streamed success.
+	events(req Request, reply Reply, seq int) []event
+	// streamError is the event that fails a stream midway.
+	streamError() event
 	requestIDHeader() string
 }
 
@@ -89,6 +113,8 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, p wire, req Requ
 		writeBody(w, []byte(p.truncated()))
 	case reply.RawBody != "":
 		writeBody(w, []byte(reply.RawBody))
+	case req.Stream:
+		s.stream(w, r, p, p.events(req, reply, seq), reply)
 	default:
 		body, err := json.Marshal(p.success(req, reply, seq))
 		if err != nil {

@@ -18,6 +18,8 @@ type Request struct {
 	// Tools holds the names of the tools offered.
 	Tools     []string
 	MaxTokens int
+	// Stream says the client asked for a streamed answer.
+	Stream bool
 	// APIKey is the key the client sent (Authorization bearer or x-api-key).
 	APIKey string
 	// Body is the request body as it arrived, for assertions on the wire.

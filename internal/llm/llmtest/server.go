@@ -6,7 +6,10 @@
 // Replies are scripted ([Server.Enqueue]) or computed ([Server.SetDefault]),
 // faults are injected per reply (status codes with Retry-After, delays, cut
 // and malformed bodies), and every request is recorded in a protocol-neutral
-// form ([Server.Requests]). Like the real APIs, the fake rejects with 400 a
+// form ([Server.Requests]). A request that asks to stream gets its reply as
+// the protocol's server-sent events (OpenAI chunks with tool_call deltas and
+// usage; Anthropic's message_start … message_stop with input_json_delta),
+// chunked, paced and cut as the Reply says. Like the real APIs, the fake rejects with 400 a
 // conversation whose tool calls and tool results do not pair up.
 //
 // It imports nothing from weft but fakekit (which imports nothing from

@@ -1,0 +1,49 @@
+package app
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/logtest"
+)
+
+func TestConfigStream(t *testing.T) {
+	t.Parallel()
+	all := StreamConfig{Slack: true, Discord: true, Linear: true, Console: true}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		want    StreamConfig
+		wantErr string
+	}{
+		{name: "Defaults", want: all},
+		{name: "On", env: map[string]string{"WEFT_STREAM": "on", "WEFT_STREAM_SLACK": "ON"}, want: all},
+		{name: "AllOff", env: map[string]string{"WEFT_STREAM": "off", "WEFT_STREAM_CONSOLE": "on"}, want: StreamConfig{}},
+		{name: "OneOff", env: map[string]string{"WEFT_STREAM_DISCORD": "off"}, want: StreamConfig{Slack: true, Linear: true, Console: true}},
+		{name: "ConsoleOff", env: map[string]string{"WEFT_STREAM_CONSOLE": "false", "WEFT_STREAM_LINEAR": "0"}, want: StreamConfig{Slack: true, Discord: true}},
+		{name: "NotAWord", env: map[string]string{"WEFT_STREAM_SLACK": "sometimes"}, wantErr: `WEFT_STREAM_SLACK: "sometimes" is not on or off`},
+		{name: "NotAWordForAll", env: map[string]string{"WEFT_STREAM": "no"}, wantErr: `WEFT_STREAM: "no" is not on or off`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := LoadConfig(func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, cfg.Stream)
+		})
+	}
+}
+
+// TestPartialsFollowTheConsoleSwitch gives the runner a sink only while
+// the console streams: the platforms do not stream yet, so with the
+// console off model calls stay plain.
+func TestPartialsFollowTheConsoleSwitch(t *testing.T) {
+	t.Parallel()
+	logger := logtest.New(t)
+	require.Nil(t, partials(StreamConfig{Slack: true, Discord: true, Linear: true}, nil, logger))
+	require.NotNil(t, partials(StreamConfig{Console: true}, nil, logger))
+}
