@@ -30,10 +30,11 @@ func (h *History) slackThreadContext(ctx context.Context, th *thread.Thread, cha
 		return nil
 	}
 	var lines []string
-	// The first message weft saw: the thread before it is Slack's to tell.
+	// The first message weft saw (the mention that brought it in is the
+	// initial prompt): the thread before it is Slack's to tell.
 	first := ""
 	for _, s := range chain {
-		if s.Source == thread.PlatformSlack && s.Type == thread.StitchSlackMessage {
+		if s.Source == thread.PlatformSlack && s.Type.IsInput() {
 			if ts := SlackTS(s.ExternalID); ts != "" && (first == "" || TSBefore(ts, first)) {
 				first = ts
 			}
