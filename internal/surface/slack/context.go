@@ -15,12 +15,17 @@ import (
 )
 
 // maxSlackBackfill bounds what is read of a thread from before weft joined
-// it: the prompt keeps the thread's recent past, not all of it.
-const maxSlackBackfill = 200
+// it: the prompt keeps the thread's parent and recent past, not all of it.
+// maxBackfillPages bounds the walk to that past (Slack pages a thread
+// oldest first): 2,000 messages.
+const (
+	maxSlackBackfill = 200
+	maxBackfillPages = 10
+)
 
 // slackBackfill reads the part of a Slack thread weft did not see, through
-// conversations.replies with its workspace's token, newest kept when the
-// thread is longer.
+// conversations.replies with its workspace's token: the parent and the
+// newest messages when the thread is longer.
 type slackBackfill struct{ ws *slackapi.Workspaces }
 
 func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]history.Message, error) {
@@ -28,26 +33,19 @@ func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackA
 	if err != nil {
 		return nil, err
 	}
-	var out []history.Message
-	o := slackapi.ReadOptions{Latest: beforeTS, Limit: maxSlackBackfill}
-	for {
-		pg, err := c.Replies(ctx, att.ChannelID, att.ThreadTS, o)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range pg.Messages {
-			who := "User"
-			if m.BotID != "" {
-				who = "Bot"
-			}
-			out = append(out, history.Message{ID: m.TS, Author: who, Text: m.Text})
-		}
-		if pg.NextCursor == "" || len(out) >= maxSlackBackfill {
-			break
-		}
-		o.Cursor = pg.NextCursor
+	msgs, err := c.NewestReplies(ctx, att.ChannelID, att.ThreadTS, beforeTS, maxSlackBackfill, maxBackfillPages)
+	if err != nil {
+		return nil, err
 	}
-	return out[max(0, len(out)-maxSlackBackfill):], nil
+	out := make([]history.Message, 0, len(msgs))
+	for _, m := range msgs {
+		who := "User"
+		if m.BotID != "" {
+			who = "Bot"
+		}
+		out = append(out, history.Message{ID: m.TS, Author: who, Text: m.Text})
+	}
+	return out, nil
 }
 
 // Backfill is Slack's history reader for the prompt; nil with Slack off.
@@ -91,18 +89,23 @@ func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID string, n
 	return out, nil
 }
 
-// Replies implements tools.SlackChannelReader.
+// maxDiscoveryPages bounds the walk to a relevant thread's newest
+// replies: discovery reads under a few seconds' timeout.
+const maxDiscoveryPages = 5
+
+// Replies implements tools.SlackChannelReader: the parent and the newest
+// replies.
 func (r slackChannels) Replies(ctx context.Context, teamID, channelID, threadTS, latest string, n int) ([]discovery.ChannelMessage, error) {
 	c, err := r.ws.Client(ctx, teamID)
 	if err != nil {
 		return nil, err
 	}
-	pg, err := c.Replies(ctx, channelID, threadTS, slackapi.ReadOptions{Limit: n, Latest: latest})
+	msgs, err := c.NewestReplies(ctx, channelID, threadTS, latest, n, maxDiscoveryPages)
 	if err != nil {
 		return nil, slackReadError(err)
 	}
-	out := make([]discovery.ChannelMessage, len(pg.Messages))
-	for i, m := range pg.Messages {
+	out := make([]discovery.ChannelMessage, len(msgs))
+	for i, m := range msgs {
 		out[i] = slackChannelMessage(m)
 	}
 	return out, nil
