@@ -32,7 +32,8 @@ func (w *slackWorld) threadContext(t *testing.T) string {
 
 // TestSlackMentionInUnjoinedThreadHasItsHistory is thread-context-
 // retrieval.md's first scenario: weft, mentioned inside a thread it never
-// took part in, sees the thread's earlier messages.
+// took part in, sees the thread's earlier messages, by their authors'
+// names.
 func TestSlackMentionInUnjoinedThreadHasItsHistory(t *testing.T) {
 	t.Parallel()
 	w := newSlackWorld(t, false)
@@ -43,8 +44,8 @@ func TestSlackMentionInUnjoinedThreadHasItsHistory(t *testing.T) {
 	w.answers(t, root.TS, 1)
 	w.settled(t, w.thread(t, root.TS).ID)
 	require.Equal(t, "<slack_thread_context>\n"+
-		"User: we run vm-1 and vm-2 for the demo\n"+
-		"User: vm-2 was restarted this morning\n"+
+		"ada: we run vm-1 and vm-2 for the demo\n"+
+		"bob: vm-2 was restarted this morning\n"+
 		"</slack_thread_context>\nCurrent question: are they running?", w.threadContext(t))
 }
 
@@ -63,7 +64,7 @@ func TestSlackFollowUpInOwnThreadReadsNoSlack(t *testing.T) {
 	w.answers(t, q.TS, 2)
 	w.settled(t, th.ID)
 	require.Equal(t, "<slack_thread_context>\n"+
-		"User: we run vm-1 and vm-2\n"+
+		"ada: we run vm-1 and vm-2\n"+
 		th.AgentName+": noted\n"+
 		"</slack_thread_context>\nCurrent question: are they running?", w.threadContext(t))
 	require.Empty(t, w.slack.Calls("conversations.replies"), "the thread is all stored")

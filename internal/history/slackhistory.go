@@ -17,7 +17,7 @@ type SlackBackfill interface {
 }
 
 // slackThreadContext is thread-context-retrieval.md's section for a Slack
-// thread: the thread's messages as "User: text" in <slack_thread_context>
+// thread: the thread's messages as "name: text" in <slack_thread_context>
 // and the current question apart. The messages come from the stored chain
 // (weft records every message of a thread it is in) and, for a thread weft
 // joined mid-way, from Slack for what came before, cached for the TTL. A
@@ -58,10 +58,12 @@ func (h *History) slackThreadContext(ctx context.Context, th *thread.Thread, cha
 		}
 		switch {
 		case !s.DeletedAt.IsZero():
-		case s.Type == thread.StitchSlackMessage:
-			lines = appendLine(lines, "User", s.Content)
 		case s.Type.IsInput():
-			lines = appendLine(lines, "User", s.Content)
+			who := "User"
+			if s.Author != nil && s.Author.Name != "" {
+				who = s.Author.Name // Slack's ingest names people
+			}
+			lines = appendLine(lines, who, s.Content)
 		case isAnswer(s):
 			lines = appendLine(lines, th.AgentName, s.Content)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/retry"
 	"github.com/weft-dev/weft/internal/surface"
+	"github.com/weft-dev/weft/internal/ttlcache"
 )
 
 // Defaults for Config.
@@ -79,6 +80,9 @@ type Client struct {
 	mu       sync.Mutex
 	nextPost map[string]time.Time // per channel: earliest time of the next post
 	identity *Identity
+
+	// names are the workspace's people's names by user id (UserName).
+	names ttlcache.Cache[string]
 }
 
 // New returns a Client. It makes no request.

@@ -39,9 +39,9 @@ func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackA
 	}
 	out := make([]history.Message, 0, len(msgs))
 	for _, m := range msgs {
-		who := "User"
-		if m.BotID != "" {
-			who = "Bot"
+		who := "Bot"
+		if m.BotID == "" {
+			who = c.UserName(ctx, m.User)
 		}
 		out = append(out, history.Message{ID: m.TS, Author: who, Text: m.Text})
 	}
@@ -86,7 +86,7 @@ func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID string, n
 			out = append(out, slackChannelMessage(m))
 		}
 	}
-	return out, nil
+	return named(ctx, c, out), nil
 }
 
 // maxDiscoveryPages bounds the walk to a relevant thread's newest
@@ -108,7 +108,7 @@ func (r slackChannels) Replies(ctx context.Context, teamID, channelID, threadTS,
 	for i, m := range msgs {
 		out[i] = slackChannelMessage(m)
 	}
-	return out, nil
+	return named(ctx, c, out), nil
 }
 
 // SetStatus implements tools.SlackChannelReader.
@@ -130,6 +130,17 @@ func slackChannelMessage(m slackapi.Message) discovery.ChannelMessage {
 	noReplies := m.ThreadTS == "" && m.ReplyCount == 0 || m.ThreadTS != "" && m.ThreadTS != m.TS
 	return discovery.ChannelMessage{ID: m.TS, AuthorID: who, Author: who, Bot: m.BotID != "", Text: m.Text,
 		At: slackapi.ParseTS(m.TS), Edited: m.EditedTS != "", NoReplies: noReplies}
+}
+
+// named puts people's names (users.info, cached) where slackChannelMessage
+// put their ids.
+func named(ctx context.Context, c *slackapi.Client, msgs []discovery.ChannelMessage) []discovery.ChannelMessage {
+	for i := range msgs {
+		if !msgs[i].Bot {
+			msgs[i].Author = c.UserName(ctx, msgs[i].AuthorID)
+		}
+	}
+	return msgs
 }
 
 // slackReadError marks Slack's rate limits and missing conversations in
