@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -35,7 +36,24 @@ type repliesArgs struct {
 	ThreadTS  string `json:"threadTs,omitempty" jsonschema:"the Slack thread's parent message ts, with channelId"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"replies per page: default 50, at most 200"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"next_cursor (nextCursor for a Slack thread) of the previous page"`
-	Order     string `json:"order,omitempty" jsonschema:"oldest (default) or newest"`
+	Order     string `json:"order,omitempty" jsonschema:"oldest (default) or newest" enum:"oldest,newest"`
+}
+
+// repliesSchema is get-thread-replies' input schema: its arguments, and
+// what it requires, thread_id or else channelId and threadTs, so that a
+// client trusting the schema cannot send {}. It is said with if/then/else
+// and not, which every provider takes at a schema's root: Anthropic's API
+// refuses anyOf, oneOf and allOf there, and clients hand an MCP tool's
+// schema to their model as it is.
+func repliesSchema() *jsonschema.Schema {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(toolschema.For[repliesArgs](), &s); err != nil {
+		panic(err)
+	}
+	s.If = &jsonschema.Schema{Required: []string{"thread_id"}}
+	s.Then = &jsonschema.Schema{Not: &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Required: []string{"channelId"}}, {Required: []string{"threadTs"}}}}}
+	s.Else = &jsonschema.Schema{Required: []string{"channelId", "threadTs"}}
+	return &s
 }
 
 // listArgs are list-threads' arguments.
@@ -91,7 +109,7 @@ const (
 func (t *tools) register(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "get-thread-replies",
-		InputSchema: toolschema.For[repliesArgs](),
+		InputSchema: repliesSchema(),
 		Description: "A thread's parent message and a page of its replies, with edited and deleted flags (deleted text is null). " +
 			"Name it by thread_id, or a Slack thread by channelId and threadTs (answered as {parent, replies, nextCursor, hasMore}). " +
 			"Pass next_cursor (nextCursor) back as cursor to read on.",
