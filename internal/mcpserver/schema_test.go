@@ -92,3 +92,22 @@ func TestRepliesSchemaSaysWhatIsRequired(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res.IsError)
 }
+
+// TestEveryToolDeclaresOutputSchema: every tool says what it answers (the
+// SDK checks each answer against it; the other tests call every tool).
+func TestEveryToolDeclaresOutputSchema(t *testing.T) {
+	t.Parallel()
+	s, _ := newServer(t)
+	cs := connectInMemory(t, s)
+	list, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	require.Len(t, list.Tools, 4)
+	for _, tool := range list.Tools {
+		require.NotNil(t, tool.OutputSchema, tool.Name)
+		raw, err := json.Marshal(tool.OutputSchema)
+		require.NoError(t, err)
+		var schema map[string]any
+		require.NoError(t, json.Unmarshal(raw, &schema))
+		require.Equal(t, "object", schema["type"], tool.Name)
+	}
+}

@@ -3,7 +3,9 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -104,34 +106,58 @@ const (
 	maxMatchText       = 300
 )
 
+// outputSchema is the schema of T's JSON form, a tool's outputSchema: the
+// SDK checks every answer against it, so it cannot drift from the type.
+func outputSchema[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[uuid.UUID]():       {Type: "string"},
+		reflect.TypeFor[json.RawMessage](): {},
+	}})
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: output schema of %s: %v", reflect.TypeFor[T](), err))
+	}
+	return s
+}
+
+// repliesOutput is get-thread-replies' outputSchema: a thread named by
+// thread_id answers as replies.Response, a Slack thread as
+// get-thread-replies.md's replies.SlackResponse.
+func repliesOutput() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{outputSchema[replies.Response](), outputSchema[replies.SlackResponse]()}}
+}
+
 // register adds the tools, their input schemas made as the agent's tools'
-// are (toolschema), not left to the SDK.
+// are (toolschema), not left to the SDK, and each its outputSchema.
 func (t *tools) register(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        "get-thread-replies",
-		InputSchema: repliesSchema(),
+		Name:         "get-thread-replies",
+		InputSchema:  repliesSchema(),
+		OutputSchema: repliesOutput(),
 		Description: "A thread's parent message and a page of its replies, with edited and deleted flags (deleted text is null). " +
 			"Name it by thread_id, or a Slack thread by channelId and threadTs (answered as {parent, replies, nextCursor, hasMore}). " +
 			"Pass next_cursor (nextCursor) back as cursor to read on.",
 		Annotations: readOnly,
 	}, t.getReplies)
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        "list-threads",
-		InputSchema: toolschema.For[listArgs](),
-		Description: "weft's threads, newest updated first, filtered by status, type, platform and update time.",
-		Annotations: readOnly,
+		Name:         "list-threads",
+		InputSchema:  toolschema.For[listArgs](),
+		OutputSchema: outputSchema[threadview.Page](),
+		Description:  "weft's threads, newest updated first, filtered by status, type, platform and update time.",
+		Annotations:  readOnly,
 	}, t.listThreads)
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        "get-thread",
-		InputSchema: toolschema.For[getArgs](),
-		Description: "One thread: goal, status, result, and where it is attached (Discord thread, Linear session, Slack thread).",
-		Annotations: readOnly,
+		Name:         "get-thread",
+		InputSchema:  toolschema.For[getArgs](),
+		OutputSchema: outputSchema[threadview.Detail](),
+		Description:  "One thread: goal, status, result, and where it is attached (Discord thread, Linear session, Slack thread).",
+		Annotations:  readOnly,
 	}, t.getThread)
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        "search-threads",
-		InputSchema: toolschema.For[searchArgs](),
-		Description: "Threads whose messages contain the query, most recent match first, with the newest matching message.",
-		Annotations: readOnly,
+		Name:         "search-threads",
+		InputSchema:  toolschema.For[searchArgs](),
+		OutputSchema: outputSchema[searchResult](),
+		Description:  "Threads whose messages contain the query, most recent match first, with the newest matching message.",
+		Annotations:  readOnly,
 	}, t.searchThreads)
 }
 
