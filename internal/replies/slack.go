@@ -100,6 +100,7 @@ func (s *Service) GetSlack(ctx context.Context, req SlackRequest) (*SlackRespons
 		return nil, s.failed(ctx, start, req.ChannelID+"/"+req.ThreadTS, err)
 	}
 	s.metrics.successes.WithLabelValues(string(SourceSlack)).Inc()
+	s.metrics.paged(SourceSlack, req.Cursor, resp.HasMore)
 	s.metrics.latency.WithLabelValues("success").Observe(time.Since(start).Seconds())
 	return resp, nil
 }
