@@ -35,7 +35,10 @@ func TestToolSchemas(t *testing.T) {
 			"teamId": {"type": "string", "description": "the Slack workspace id (T…), with channelId; default: the channel's, as weft knows it"},
 			"limit": {"type": "integer", "description": "replies per page: default 50, at most 200"},
 			"cursor": {"type": "string", "description": "next_cursor (nextCursor for a Slack thread) of the previous page"},
-			"order": {"type": "string", "description": "oldest (default) or newest", "enum": ["oldest", "newest"]}
+			"order": {"type": "string", "description": "oldest (default) or newest", "enum": ["oldest", "newest"]},
+			"requester": {"type": "object", "description": "who asks, with channelId: a requester who is not a member of the channel is refused (AuthorizationError)",
+				"properties": {"userId": {"type": "string", "description": "the requester's Slack user id (U…)"}},
+				"required": ["userId"], "additionalProperties": false}
 		},
 		"additionalProperties": false,
 		"if": {"required": ["thread_id"]},

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
@@ -183,3 +184,33 @@ func fault(f fakekit.Fault) *fakekit.Fault { return &f }
 type fakeCalls struct{ s *slacktest.Server }
 
 func (f fakeCalls) calls() int { return len(f.s.Calls("conversations.replies")) }
+
+// TestSlackRepliesRequester: get-thread-replies.md's requester. weft's
+// token reads the thread; a requester who is not a member of the channel
+// is refused with AuthorizationError (not NotFound), before the thread is
+// read.
+func TestSlackRepliesRequester(t *testing.T) {
+	t.Parallel()
+	const channel = "C0PRIVATE"
+	fake := slacktest.NewServer(t)
+	fake.AddChannel(channel, "group")
+	alice := slacktest.User{ID: "U0ALICE", Name: "alice"}
+	parentTS := fake.Post(alice, channel, "", "salaries for 2027").TS
+	fake.AddMember(channel, "U0BOB")
+	cs := connectInMemory(t, mcpserver.New(*newSlackServer(t, fake)))
+	ask := func(requester map[string]any) *mcp.CallToolResult {
+		return call(t, cs, "get-thread-replies", map[string]any{"channelId": channel, "threadTs": parentTS, "requester": requester}, nil)
+	}
+
+	for _, member := range []string{"U0ALICE", "U0BOB"} {
+		res := ask(map[string]any{"userId": member})
+		require.False(t, res.IsError, member)
+	}
+	reads := len(fake.Calls("conversations.replies"))
+	require.Equal(t, httpapi.CodeAuthorization, toolError(t, ask(map[string]any{"userId": "U0MALLORY"})))
+	require.Len(t, fake.Calls("conversations.replies"), reads, "the thread is not read for a requester refused")
+	require.Equal(t, httpapi.CodeInvalidArgument, toolError(t, ask(map[string]any{"userId": "mallory"})))
+	require.Equal(t, httpapi.CodeInvalidArgument, toolError(t, ask(map[string]any{"userId": "U0BOB", "token": "xoxp-1"})), "no person's token")
+	require.Equal(t, httpapi.CodeInvalidArgument, toolError(t, call(t, cs, "get-thread-replies",
+		map[string]any{"thread_id": "0192f1d2-0000-7000-8000-000000000001", "requester": map[string]any{"userId": "U0BOB"}}, nil)))
+}

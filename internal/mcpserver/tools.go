@@ -32,13 +32,20 @@ type tools struct {
 // repliesArgs are get-thread-replies' arguments: a thread_id, or a Slack
 // thread as get-thread-replies.md names it (channelId and threadTs).
 type repliesArgs struct {
-	ThreadID  string `json:"thread_id,omitempty" jsonschema:"a weft thread id (UUID) or a Discord thread id (snowflake); or give channelId and threadTs"`
-	ChannelID string `json:"channelId,omitempty" jsonschema:"a Slack conversation id, with threadTs"`
-	TeamID    string `json:"teamId,omitempty" jsonschema:"the Slack workspace id (T…), with channelId; default: the channel's, as weft knows it"`
-	ThreadTS  string `json:"threadTs,omitempty" jsonschema:"the Slack thread's parent message ts, with channelId"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"replies per page: default 50, at most 200"`
-	Cursor    string `json:"cursor,omitempty" jsonschema:"next_cursor (nextCursor for a Slack thread) of the previous page"`
-	Order     string `json:"order,omitempty" jsonschema:"oldest (default) or newest" enum:"oldest,newest"`
+	ThreadID  string    `json:"thread_id,omitempty" jsonschema:"a weft thread id (UUID) or a Discord thread id (snowflake); or give channelId and threadTs"`
+	ChannelID string    `json:"channelId,omitempty" jsonschema:"a Slack conversation id, with threadTs"`
+	TeamID    string    `json:"teamId,omitempty" jsonschema:"the Slack workspace id (T…), with channelId; default: the channel's, as weft knows it"`
+	ThreadTS  string    `json:"threadTs,omitempty" jsonschema:"the Slack thread's parent message ts, with channelId"`
+	Limit     int       `json:"limit,omitempty" jsonschema:"replies per page: default 50, at most 200"`
+	Cursor    string    `json:"cursor,omitempty" jsonschema:"next_cursor (nextCursor for a Slack thread) of the previous page"`
+	Order     string    `json:"order,omitempty" jsonschema:"oldest (default) or newest" enum:"oldest,newest"`
+	Requester requester `json:"requester,omitzero" jsonschema:"who asks, with channelId: a requester who is not a member of the channel is refused (AuthorizationError)"`
+}
+
+// requester is get-thread-replies.md's requester. Its token is not taken:
+// a person's Slack token has no place in a tool's arguments.
+type requester struct {
+	UserID string `json:"userId" jsonschema:"the requester's Slack user id (U…)"`
 }
 
 // repliesSchema is get-thread-replies' input schema: its arguments, and
@@ -169,14 +176,18 @@ func (t *tools) getReplies(ctx context.Context, _ *mcp.CallToolRequest, in repli
 	case slack && in.ThreadID != "":
 		return toolError(httpapi.Invalid("give thread_id, or channelId and threadTs, not both")), nil, nil
 	case slack:
-		resp, err := t.replies.GetSlack(ctx, replies.SlackRequest{TeamID: in.TeamID, ChannelID: in.ChannelID, ThreadTS: in.ThreadTS,
-			Limit: in.Limit, Cursor: in.Cursor, Order: replies.Order(in.Order)})
+		req := replies.SlackRequest{TeamID: in.TeamID, ChannelID: in.ChannelID, ThreadTS: in.ThreadTS,
+			Limit: in.Limit, Cursor: in.Cursor, Order: replies.Order(in.Order)}
+		req.RequesterID = in.Requester.UserID
+		resp, err := t.replies.GetSlack(ctx, req)
 		if err != nil {
 			return toolError(httpapi.ErrorOf(err)), nil, nil
 		}
 		return nil, resp, nil
 	case in.ThreadID == "":
 		return toolError(httpapi.Invalid("thread_id, or channelId and threadTs, is required")), nil, nil
+	case in.Requester != (requester{}):
+		return toolError(httpapi.Invalid("requester applies to a Slack thread named by channelId and threadTs")), nil, nil
 	}
 	resp, err := t.replies.Get(ctx, replies.Request{ThreadID: in.ThreadID, Limit: in.Limit, Cursor: in.Cursor, Order: replies.Order(in.Order)})
 	if err != nil {

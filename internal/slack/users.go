@@ -2,7 +2,10 @@ package slack
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	goslack "github.com/slack-go/slack"
@@ -57,4 +60,37 @@ func (w *Workspaces) UserName(ctx context.Context, teamID, userID string) string
 		return userID
 	}
 	return c.UserName(ctx, userID)
+}
+
+// maxMemberPages bounds IsMember's walk: 100 pages of 1,000 members.
+const maxMemberPages = 100
+
+// ErrMembersUnknown is a channel too large for IsMember to read whole.
+var ErrMembersUnknown = errors.New("slack: the channel's members were not all read")
+
+// IsMember reports whether a user is a member of a conversation
+// (conversations.members, Tier 4, read until the user is found).
+func (c *Client) IsMember(ctx context.Context, channel, userID string) (bool, error) {
+	cursor := ""
+	for range maxMemberPages {
+		type page struct {
+			ids    []string
+			cursor string
+		}
+		pg, err := read(ctx, c, "conversations.members", func(ctx context.Context) (page, error) {
+			ids, next, err := c.api.GetUsersInConversationContext(ctx, &goslack.GetUsersInConversationParameters{ChannelID: channel, Cursor: cursor, Limit: 1000})
+			return page{ids, next}, err
+		})
+		if err != nil {
+			return false, err
+		}
+		if slices.Contains(pg.ids, userID) {
+			return true, nil
+		}
+		if pg.cursor == "" {
+			return false, nil
+		}
+		cursor = pg.cursor
+	}
+	return false, fmt.Errorf("%w: more than %d pages", ErrMembersUnknown, maxMemberPages)
 }

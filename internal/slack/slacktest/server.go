@@ -127,6 +127,7 @@ type channel struct {
 	id       string
 	typ      string // channel, group, im, mpim
 	messages []*Message
+	members  []string // user ids, in the order they joined
 }
 
 // Status is one assistant.threads.setStatus call.
@@ -287,6 +288,7 @@ func (s *Server) storeLocked(u User, channelID, threadTS, text string, md *Metad
 		if _, ok := s.users[u.ID]; !ok || u.Name != "" {
 			s.users[u.ID] = u
 		}
+		ch.join(u.ID) // one posts where one is a member
 	}
 	m := &Message{Channel: channelID, TS: s.nextTSLocked(), ThreadTS: threadTS, User: u.ID, BotID: u.BotID, AppID: u.AppID, Text: text, Metadata: md}
 	if u.BotID != "" && u.AppID == "" {
@@ -440,6 +442,7 @@ func (s *Server) methods() map[string]handler {
 		"conversations.history":       s.history,
 		"assistant.threads.setStatus": s.setStatus,
 		"users.info":                  s.usersInfo,
+		"conversations.members":       s.members,
 		"apps.connections.open":       s.connectionsOpen,
 	}
 }
