@@ -1,9 +1,11 @@
 package replies
 
 import (
+	"cmp"
 	"context"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/weft-dev/weft/internal/httpapi"
@@ -179,16 +181,31 @@ func (s *Service) getSlack(ctx context.Context, req SlackRequest) (*SlackRespons
 	if err := s.authorize(ctx, q, p.RequesterID); err != nil {
 		return nil, err
 	}
+	deleted, err := s.slackDeleted(ctx, p)
+	if err != nil {
+		return nil, err
+	}
 	if p.Order == Oldest {
-		q.Cursor = p.pos
+		// The cursor is Slack's and the ts the previous page ended at,
+		// which bounds the deleted replies this page shows.
+		var lo string
+		q.Cursor, lo, _ = strings.Cut(p.pos, " ")
 		pg, err := fetch(q)
 		if err != nil {
 			return nil, err
 		}
 		resp := slackResponse(p.ThreadTS, pg.Messages)
+		hi := ""
 		if pg.NextCursor != "" {
-			resp.HasMore, resp.NextCursor = true, p.next(pg.NextCursor)
+			// A page without replies (the parent alone) ends where the
+			// previous one did, or at the parent: it shows no deletion.
+			hi = cmp.Or(lo, p.ThreadTS)
+			if n := len(resp.Replies); n > 0 {
+				hi = resp.Replies[n-1].TS
+			}
+			resp.HasMore, resp.NextCursor = true, p.next(pg.NextCursor+" "+hi)
 		}
+		resp.Replies = withDeleted(resp.Replies, deleted, lo, hi, false)
 		return s.withParent(resp, p, fetch)
 	}
 	// Newest first: read the thread up to the cursor's ts, keep its end.
@@ -210,6 +227,7 @@ func (s *Service) getSlack(ctx context.Context, req SlackRequest) (*SlackRespons
 		}
 		q.Cursor = pg.NextCursor
 	}
+	all = withDeleted(all, deleted, "", "", false)
 	if p.pos != "" {
 		// Slack's latest is exclusive unless inclusive is set; drop the
 		// cursor's own reply should a fake or Slack include it anyway.
