@@ -1,8 +1,10 @@
 package app
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -68,4 +70,36 @@ func TestSlackFollowUpInOwnThreadReadsNoSlack(t *testing.T) {
 		th.AgentName+": noted\n"+
 		"</slack_thread_context>\nCurrent question: are they running?", w.threadContext(t))
 	require.Empty(t, w.slack.Calls("conversations.replies"), "the thread is all stored")
+}
+
+// TestSlackSecondDMContinuesTheFirst: a top-level direct message soon
+// after another continues that conversation: its prompt holds the first
+// exchange. (Each is answered in its own thread, as before.)
+func TestSlackSecondDMContinuesTheFirst(t *testing.T) {
+	t.Parallel()
+	w := newSlackWorld(t, false)
+	const dm = "D0ADA"
+	w.slack.AddChannel(dm, "im")
+	answered := func(ts string) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			for _, m := range w.slack.BotMessages(dm) {
+				if m.ThreadTS == ts {
+					return true
+				}
+			}
+			return false
+		}, 30*time.Second, 10*time.Millisecond, "weft never answered the direct message")
+	}
+	first := w.slack.Post(w.ada, dm, "", "my VM is vm-7")
+	answered(first.TS)
+	second := w.slack.Post(w.ada, dm, "", "is it running?")
+	answered(second.TS)
+	th, err := w.store.ThreadBySlackThread(context.Background(), slacktest.TeamID, dm, second.TS)
+	require.NoError(t, err)
+	w.settled(t, th.ID)
+	require.Equal(t, "<slack_thread_context>\n"+
+		"ada: my VM is vm-7\n"+
+		th.AgentName+": Answer to: my VM is vm-7\n"+
+		"</slack_thread_context>\nCurrent question: is it running?", w.threadContext(t))
 }
