@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -93,4 +95,21 @@ func slackOf(r dbsqlc.SlackThreadMetadatum, err error) (*thread.SlackAttachment,
 		ChannelType: r.ChannelType, CreatedBy: r.CreatedBy, Active: r.IsActive,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}, nil
+}
+
+// PreviousSlackConversation returns the latest thread of att's
+// conversation (a DM) opened before att's and active since, with its
+// newest messages (at most limit, oldest first), or thread.ErrNotFound.
+func (q *Queries) PreviousSlackConversation(ctx context.Context, att *thread.SlackAttachment, since time.Time, limit int) (*thread.Thread, []thread.Stitch, error) {
+	t, err := threadOf(q.gen.PreviousSlackThread(ctx, dbsqlc.PreviousSlackThreadParams{TeamID: att.TeamID, ChannelID: att.ChannelID,
+		BeforeTs: att.ThreadTS, Since: since}))
+	if err != nil {
+		return nil, nil, fmt.Errorf("previous slack thread: %w", err)
+	}
+	msgs, err := q.ThreadReplies(ctx, t.ID, ReplyPage{Newest: true, Limit: limit})
+	if err != nil {
+		return nil, nil, err
+	}
+	slices.Reverse(msgs)
+	return t, msgs, nil
 }

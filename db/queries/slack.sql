@@ -31,3 +31,14 @@ SELECT * FROM threads WHERE thread_id = (
 -- by its channel), so it scans like ThreadBySlackLink.
 SELECT team_id FROM slack_thread_metadata WHERE channel_id = @channel_id
 ORDER BY updated_at DESC LIMIT 1;
+
+-- name: PreviousSlackThread :one
+-- PreviousSlackThread is the latest weft thread of a conversation (a DM)
+-- opened before thread_ts and active since: the conversation a new
+-- top-level message there continues. The attachments' unique key
+-- (team_id, channel_id, thread_ts) serves it.
+SELECT t.* FROM threads t
+JOIN slack_thread_metadata s ON s.thread_id = t.thread_id
+WHERE s.team_id = @team_id AND s.channel_id = @channel_id AND s.thread_ts < @before_ts
+  AND t.updated_at >= @since
+ORDER BY s.thread_ts DESC LIMIT 1;

@@ -93,7 +93,7 @@ func (w *slackToolsWorld) mention(prompt, threadTS, team, typ string) *thread.Th
 	th, err := thread.NewBuilder(nil).WithGoal(prompt).
 		InteractiveSlack(&thread.SlackAttachment{TeamID: team, ChannelID: w.channel, ThreadTS: threadTS, ChannelType: typ, CreatedBy: w.alice.ID}).
 		WithInitialPrompt(thread.Stitch{Content: prompt, Source: thread.PlatformSlack, ExternalID: thread.SlackMessageID(team, w.channel, m.TS),
-			Author: &thread.Author{ID: w.alice.ID, Name: w.alice.ID}}).
+			Author: &thread.Author{ID: w.alice.ID, Name: w.alice.Name}}).
 		Build(context.Background(), w.store)
 	require.NoError(w.t, err)
 	return th
@@ -126,7 +126,9 @@ func (w *slackToolsWorld) busyChannel() busySlack {
 // slackThreadBlock is how a relevant thread reads in the prompt.
 func slackThreadBlock(root slacktest.Message, why string, replies ...string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Thread from %s: %s: %s\n  Why relevant: %s\n", slack.ParseTS(root.TS).UTC().Format("2006-01-02 15:04 UTC"), root.User, root.Text, why)
+	// The fake's people are called as their ids say: U0BOB is bob.
+	name := strings.ToLower(strings.TrimPrefix(root.User, "U0"))
+	fmt.Fprintf(&b, "Thread from %s: %s: %s\n  Why relevant: %s\n", slack.ParseTS(root.TS).UTC().Format("2006-01-02 15:04 UTC"), name, root.Text, why)
 	for _, r := range replies {
 		b.WriteString("  Reply: " + r + "\n")
 	}
@@ -157,14 +159,14 @@ func TestSlackDiscoveryRanksByModel(t *testing.T) {
 	require.Equal(t, "fast-model", rank.Model)
 	require.Contains(t, rank.System, "Slack messages")
 	require.Contains(t, rank.Last().Content, "You are analyzing a Slack channel")
-	require.Contains(t, rank.Last().Content, "["+b.pizza.TS+"] U0DAVE: who wants pizza on friday?")
+	require.Contains(t, rank.Last().Content, "["+b.pizza.TS+"] dave: who wants pizza on friday?")
 	require.NotContains(t, rank.Last().Content, "pineapple", "replies are not ranked, only top-level messages")
 
 	require.Equal(t, "main-model", main.Model)
 	require.Contains(t, main.System, "<slack_channel_context>\nRecent messages in this channel, oldest first:\n")
 	require.Contains(t, main.System, "Relevant threads from this channel (3, ranked by the fast model), most relevant first:\n"+
-		slackThreadBlock(b.coldStarts, "team_abc123 cold starts", "U0BOB: confirmed, the warm pool is empty for team_abc123", "U0DAVE: rolled back the pool config")+
-		slackThreadBlock(b.runtime, "runtime upgrade slows cold starts", "U0BOB: ticket RUN-42 tracks it")+
+		slackThreadBlock(b.coldStarts, "team_abc123 cold starts", "bob: confirmed, the warm pool is empty for team_abc123", "dave: rolled back the pool config")+
+		slackThreadBlock(b.runtime, "runtime upgrade slows cold starts", "bob: ticket RUN-42 tracks it")+
 		slackThreadBlock(b.lunch, "a meeting")+"</slack_channel_context>")
 	require.NotContains(t, main.System, "pineapple", "an irrelevant thread's replies stay out")
 	require.Equal(t, "lunch at noon?", lastOverviewLine(main.System), "the overview ends with the newest message before the mention")
@@ -196,8 +198,8 @@ func TestSlackDiscoveryFallsBackToKeywords(t *testing.T) {
 			require.Len(t, secs, 1)
 			require.Equal(t, 1, w.llm.Calls())
 			require.Contains(t, secs[0], "Relevant threads from this channel (2, ranked by keyword match), most relevant first:\n"+
-				slackThreadBlock(b.coldStarts, "mentions team_abc123, cold, starts", "U0BOB: confirmed, the warm pool is empty for team_abc123", "U0DAVE: rolled back the pool config")+
-				slackThreadBlock(b.runtime, "mentions cold, starts", "U0BOB: ticket RUN-42 tracks it"))
+				slackThreadBlock(b.coldStarts, "mentions team_abc123, cold, starts", "bob: confirmed, the warm pool is empty for team_abc123", "dave: rolled back the pool config")+
+				slackThreadBlock(b.runtime, "mentions cold, starts", "bob: ticket RUN-42 tracks it"))
 			require.Contains(t, w.log.String(), "relevance ranking by the fast model failed")
 		})
 	}
@@ -301,7 +303,7 @@ func TestSlackDiscoveryReadsStoredThreadsFirst(t *testing.T) {
 	secs := w.discovery(discovery.Config{}, nil).PromptSections(ctx, th, w.chain(th.ID))
 	require.Len(t, secs, 1)
 	require.Contains(t, secs[0], "  Why relevant: a\n  Reply: bob: the warm pool is empty\n  Reply: "+whole.AgentName+": Refill the warm pool for team_abc123.\n")
-	require.Contains(t, secs[0], "  Why relevant: b\n  Reply: U0BOB: is it RUN-42?\n  Reply: U0ALICE: cold starts, any news?\n  Reply: bob: RUN-42 is fixed\n")
+	require.Contains(t, secs[0], "  Why relevant: b\n  Reply: bob: is it RUN-42?\n  Reply: alice: cold starts, any news?\n  Reply: bob: RUN-42 is fixed\n")
 	calls := w.fake.Calls("conversations.replies")
 	require.Len(t, calls, 1, "the thread weft saw whole is not read from Slack")
 	require.Equal(t, root.TS, calls[0].Form.Get("ts"))
@@ -352,8 +354,8 @@ func TestSlackMentionDiscoversThroughServe(t *testing.T) {
 		ranked = ranked || strings.Contains(r.System, "You find the Slack messages relevant to a request")
 		if strings.Contains(r.System, "<slack_channel_context>") {
 			answered = true
-			require.Contains(t, r.System, "  Reply: U0BOB: the migration lock is held\n")
-			require.NotContains(t, r.System, "Thread from "+slack.ParseTS(m.TS).UTC().Format("2006-01-02 15:04 UTC")+": U0ADA: lunch", "chatter is no relevant thread")
+			require.Contains(t, r.System, "  Reply: bob: the migration lock is held\n")
+			require.NotContains(t, r.System, "Thread from "+slack.ParseTS(m.TS).UTC().Format("2006-01-02 15:04 UTC")+": ada: lunch", "chatter is no relevant thread")
 		}
 	}
 	require.True(t, ranked, "the fast model was asked to rank the channel")

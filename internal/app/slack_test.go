@@ -174,7 +174,7 @@ func TestSlackConversation(t *testing.T) {
 
 	f := w.slack.Post(w.ada, w.channel, q.TS, "and 3 + 3?")
 	got = w.answers(t, q.TS, 2)
-	require.Equal(t, "Answer to: U0ADA: and 3 + 3?", got[1].Text)
+	require.Equal(t, "Answer to: ada: and 3 + 3?", got[1].Text)
 	w.settled(t, th.ID)
 	reqs := w.llm.Requests()
 	last := reqs[len(reqs)-1]
@@ -182,7 +182,7 @@ func TestSlackConversation(t *testing.T) {
 	for _, m := range last.Messages {
 		history = append(history, m.Content)
 	}
-	require.Equal(t, []string{"what is 2 & 2?", "Answer to: what is 2 & 2?", "U0ADA: and 3 + 3?"}, history)
+	require.Equal(t, []string{"what is 2 & 2?", "Answer to: what is 2 & 2?", "ada: and 3 + 3?"}, history)
 
 	in := w.inputs(t, th.ID)
 	require.Len(t, in, 2, "one stitch per message: the mention's two deliveries stored it once")

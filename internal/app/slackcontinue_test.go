@@ -140,7 +140,7 @@ func TestContinueLinearSessionInSlack(t *testing.T) {
 	linearActs := len(lin.Activities(opts.SessionID))
 	w.slack.Post(w.ada, w.channel, parent.TS, "what did you find so far?")
 	answer := w.answers(t, parent.TS, 3)[2]
-	require.Equal(t, "Answer to: U0ADA: what did you find so far?", answer.Text)
+	require.Equal(t, "Answer to: ada: what did you find so far?", answer.Text)
 	reqs := w.llm.Requests()
 	require.Contains(t, reqs[len(reqs)-1].Messages[0].Content, "Please investigate the login redirect loop")
 	w.settled(t, th.ID)

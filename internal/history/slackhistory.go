@@ -2,9 +2,11 @@ package history
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -17,7 +19,7 @@ type SlackBackfill interface {
 }
 
 // slackThreadContext is thread-context-retrieval.md's section for a Slack
-// thread: the thread's messages as "User: text" in <slack_thread_context>
+// thread: the thread's messages as "name: text" in <slack_thread_context>
 // and the current question apart. The messages come from the stored chain
 // (weft records every message of a thread it is in) and, for a thread weft
 // joined mid-way, from Slack for what came before, cached for the TTL. A
@@ -30,10 +32,11 @@ func (h *History) slackThreadContext(ctx context.Context, th *thread.Thread, cha
 		return nil
 	}
 	var lines []string
-	// The first message weft saw: the thread before it is Slack's to tell.
+	// The first message weft saw (the mention that brought it in is the
+	// initial prompt): the thread before it is Slack's to tell.
 	first := ""
 	for _, s := range chain {
-		if s.Source == thread.PlatformSlack && s.Type == thread.StitchSlackMessage {
+		if s.Source == thread.PlatformSlack && s.Type.IsInput() {
 			if ts := SlackTS(s.ExternalID); ts != "" && (first == "" || TSBefore(ts, first)) {
 				first = ts
 			}
@@ -50,6 +53,9 @@ func (h *History) slackThreadContext(ctx context.Context, th *thread.Thread, cha
 			lines = appendLine(lines, m.Author, m.Text)
 		}
 	}
+	if att.ChannelType == "im" && first == att.ThreadTS {
+		lines = append(lines, h.previousDM(ctx, att)...)
+	}
 	for i := range chain {
 		s := &chain[i]
 		if s.ID == cur.ID {
@@ -57,10 +63,12 @@ func (h *History) slackThreadContext(ctx context.Context, th *thread.Thread, cha
 		}
 		switch {
 		case !s.DeletedAt.IsZero():
-		case s.Type == thread.StitchSlackMessage:
-			lines = appendLine(lines, "User", s.Content)
 		case s.Type.IsInput():
-			lines = appendLine(lines, "User", s.Content)
+			who := "User"
+			if s.Author != nil && s.Author.Name != "" {
+				who = s.Author.Name // Slack's ingest names people
+			}
+			lines = appendLine(lines, who, s.Content)
 		case isAnswer(s):
 			lines = appendLine(lines, th.AgentName, s.Content)
 		}
@@ -70,6 +78,56 @@ func (h *History) slackThreadContext(ctx context.Context, th *thread.Thread, cha
 	}
 	return []string{fmt.Sprintf("<slack_thread_context>\n%s</slack_thread_context>\nCurrent question: %s",
 		strings.Join(lines, ""), cur.Content)}
+}
+
+// DMIdle is how long a direct message conversation stays open: a new
+// top-level direct message within it of the last one's activity continues
+// that conversation (its messages come first in the prompt), after it
+// starts afresh.
+const DMIdle = 30 * time.Minute
+
+// maxDMMessages bounds what a direct message carries of the one before.
+const maxDMMessages = 50
+
+// SlackDMs finds the conversation a new top-level direct message
+// continues. *db.Store implements it; a Store that does not leaves each
+// top-level direct message a conversation of its own.
+type SlackDMs interface {
+	PreviousSlackConversation(ctx context.Context, att *thread.SlackAttachment, since time.Time, limit int) (*thread.Thread, []thread.Stitch, error)
+}
+
+// previousDM is the previous conversation of a direct message channel, if
+// it was active within DMIdle, as context lines.
+func (h *History) previousDM(ctx context.Context, att *thread.SlackAttachment) []string {
+	dms, ok := h.Store.(SlackDMs)
+	if !ok {
+		return nil
+	}
+	prev, msgs, err := dms.PreviousSlackConversation(ctx, att, time.Now().Add(-DMIdle), maxDMMessages)
+	if errors.Is(err, thread.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		h.Logger.WarnContext(ctx, "previous direct message conversation unavailable; answering without it",
+			slog.String("thread_id", att.ThreadID.String()), slog.Any("error", err))
+		return nil
+	}
+	var lines []string
+	for i := range msgs {
+		s := &msgs[i]
+		switch {
+		case !s.DeletedAt.IsZero():
+		case s.Type.IsInput():
+			who := "User"
+			if s.Author != nil && s.Author.Name != "" {
+				who = s.Author.Name
+			}
+			lines = appendLine(lines, who, s.Content)
+		case isAnswer(s):
+			lines = appendLine(lines, prev.AgentName, s.Content)
+		}
+	}
+	return lines
 }
 
 // isAnswer is a message weft said in the thread: an LLM call's text that

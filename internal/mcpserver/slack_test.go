@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/httpapi"
@@ -19,6 +21,7 @@ import (
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
 	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 // newSlackServer is the MCP server with Slack read through weft's Slack
@@ -183,3 +186,96 @@ func fault(f fakekit.Fault) *fakekit.Fault { return &f }
 type fakeCalls struct{ s *slacktest.Server }
 
 func (f fakeCalls) calls() int { return len(f.s.Calls("conversations.replies")) }
+
+// TestSlackRepliesRequester: get-thread-replies.md's requester. weft's
+// token reads the thread; a requester who is not a member of the channel
+// is refused with AuthorizationError (not NotFound), before the thread is
+// read.
+func TestSlackRepliesRequester(t *testing.T) {
+	t.Parallel()
+	const channel = "C0PRIVATE"
+	fake := slacktest.NewServer(t)
+	fake.AddChannel(channel, "group")
+	alice := slacktest.User{ID: "U0ALICE", Name: "alice"}
+	parentTS := fake.Post(alice, channel, "", "salaries for 2027").TS
+	fake.AddMember(channel, "U0BOB")
+	cs := connectInMemory(t, mcpserver.New(*newSlackServer(t, fake)))
+	ask := func(requester map[string]any) *mcp.CallToolResult {
+		return call(t, cs, "get-thread-replies", map[string]any{"channelId": channel, "threadTs": parentTS, "requester": requester}, nil)
+	}
+
+	for _, member := range []string{"U0ALICE", "U0BOB"} {
+		res := ask(map[string]any{"userId": member})
+		require.False(t, res.IsError, member)
+	}
+	reads := len(fake.Calls("conversations.replies"))
+	require.Equal(t, httpapi.CodeAuthorization, toolError(t, ask(map[string]any{"userId": "U0MALLORY"})))
+	require.Len(t, fake.Calls("conversations.replies"), reads, "the thread is not read for a requester refused")
+	require.Equal(t, httpapi.CodeInvalidArgument, toolError(t, ask(map[string]any{"userId": "mallory"})))
+	require.Equal(t, httpapi.CodeInvalidArgument, toolError(t, ask(map[string]any{"userId": "U0BOB", "token": "xoxp-1"})), "no person's token")
+	require.Equal(t, httpapi.CodeInvalidArgument, toolError(t, call(t, cs, "get-thread-replies",
+		map[string]any{"thread_id": "0192f1d2-0000-7000-8000-000000000001", "requester": map[string]any{"userId": "U0BOB"}}, nil)))
+}
+
+// TestSlackRepliesDeletedLive: Slack no longer returns a deleted reply;
+// weft, which recorded its message_deleted, shows it in its place,
+// deleted and without text, on the page it belongs to, in both orders.
+func TestSlackRepliesDeletedLive(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	const channel = "C0DELETE"
+	fake := slacktest.NewServer(t)
+	fake.AddChannel(channel, "channel")
+	alice, bob := slacktest.User{ID: "U0ALICE", Name: "alice"}, slacktest.User{ID: "U0BOB", Name: "bob"}
+	parent := fake.Post(alice, channel, "", "<@"+slacktest.BotUserID+"> deploy is stuck")
+	deps := newSlackServer(t, fake)
+	store := deps.Store.(*db.Store)
+	th, err := thread.NewBuilder(nil).WithGoal("deploy is stuck").
+		InteractiveSlack(&thread.SlackAttachment{TeamID: slacktest.TeamID, ChannelID: channel, ThreadTS: parent.TS, ChannelType: "channel", CreatedBy: alice.ID}).
+		WithInitialPrompt(thread.Stitch{Content: "deploy is stuck", Source: thread.PlatformSlack,
+			ExternalID: thread.SlackMessageID(slacktest.TeamID, channel, parent.TS), Author: &thread.Author{ID: alice.ID, Name: "alice"}}).
+		Build(ctx, store)
+	require.NoError(t, err)
+	var ts []string
+	for i := 1; i <= 3; i++ {
+		m := fake.Post(bob, channel, parent.TS, fmt.Sprintf("reply %d", i))
+		ts = append(ts, m.TS)
+		_, err := store.AppendStitch(ctx, thread.Stitch{ThreadID: th.ID, Type: thread.StitchSlackMessage, Source: thread.PlatformSlack,
+			Content: m.Text, ExternalID: thread.SlackMessageID(slacktest.TeamID, channel, m.TS), Author: &thread.Author{ID: bob.ID, Name: "bob"}})
+		require.NoError(t, err)
+	}
+	_, ok := fake.Delete(channel, ts[1])
+	require.True(t, ok)
+	_, err = store.EditStitch(ctx, thread.PlatformSlack, thread.SlackMessageID(slacktest.TeamID, channel, ts[1]), db.StitchEdit{DeletedAt: time.Now()})
+	require.NoError(t, err)
+	cs := connectInMemory(t, mcpserver.New(*deps))
+
+	walk := func(order string) []replies.SlackMessage {
+		var all []replies.SlackMessage
+		cursor := ""
+		for range 10 {
+			a := map[string]any{"channelId": channel, "threadTs": parent.TS, "limit": 1, "order": order}
+			if cursor != "" {
+				a["cursor"] = cursor
+			}
+			var got replies.SlackResponse
+			res := call(t, cs, "get-thread-replies", a, &got)
+			require.False(t, res.IsError)
+			all = append(all, got.Replies...)
+			if !got.HasMore {
+				return all
+			}
+			cursor = *got.NextCursor
+		}
+		t.Fatal("never reached the last page")
+		return nil
+	}
+	text := func(s string) *string { return &s }
+	want := []replies.SlackMessage{
+		{TS: ts[0], User: bob.ID, Text: text("reply 1")},
+		{TS: ts[1], User: bob.ID, Deleted: true},
+		{TS: ts[2], User: bob.ID, Text: text("reply 3")},
+	}
+	require.Equal(t, want, walk("oldest"))
+	require.Equal(t, []replies.SlackMessage{want[2], want[1], want[0]}, walk("newest"))
+}

@@ -3,11 +3,14 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,13 +32,37 @@ type tools struct {
 // repliesArgs are get-thread-replies' arguments: a thread_id, or a Slack
 // thread as get-thread-replies.md names it (channelId and threadTs).
 type repliesArgs struct {
-	ThreadID  string `json:"thread_id,omitempty" jsonschema:"a weft thread id (UUID) or a Discord thread id (snowflake); or give channelId and threadTs"`
-	ChannelID string `json:"channelId,omitempty" jsonschema:"a Slack conversation id, with threadTs"`
-	TeamID    string `json:"teamId,omitempty" jsonschema:"the Slack workspace id (T…), with channelId; default: the channel's, as weft knows it"`
-	ThreadTS  string `json:"threadTs,omitempty" jsonschema:"the Slack thread's parent message ts, with channelId"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"replies per page: default 50, at most 200"`
-	Cursor    string `json:"cursor,omitempty" jsonschema:"next_cursor (nextCursor for a Slack thread) of the previous page"`
-	Order     string `json:"order,omitempty" jsonschema:"oldest (default) or newest"`
+	ThreadID  string    `json:"thread_id,omitempty" jsonschema:"a weft thread id (UUID) or a Discord thread id (snowflake); or give channelId and threadTs"`
+	ChannelID string    `json:"channelId,omitempty" jsonschema:"a Slack conversation id, with threadTs"`
+	TeamID    string    `json:"teamId,omitempty" jsonschema:"the Slack workspace id (T…), with channelId; default: the channel's, as weft knows it"`
+	ThreadTS  string    `json:"threadTs,omitempty" jsonschema:"the Slack thread's parent message ts, with channelId"`
+	Limit     int       `json:"limit,omitempty" jsonschema:"replies per page: default 50, at most 200"`
+	Cursor    string    `json:"cursor,omitempty" jsonschema:"next_cursor (nextCursor for a Slack thread) of the previous page"`
+	Order     string    `json:"order,omitempty" jsonschema:"oldest (default) or newest" enum:"oldest,newest"`
+	Requester requester `json:"requester,omitzero" jsonschema:"who asks, with channelId: a requester who is not a member of the channel is refused (AuthorizationError)"`
+}
+
+// requester is get-thread-replies.md's requester. Its token is not taken:
+// a person's Slack token has no place in a tool's arguments.
+type requester struct {
+	UserID string `json:"userId" jsonschema:"the requester's Slack user id (U…)"`
+}
+
+// repliesSchema is get-thread-replies' input schema: its arguments, and
+// what it requires, thread_id or else channelId and threadTs, so that a
+// client trusting the schema cannot send {}. It is said with if/then/else
+// and not, which every provider takes at a schema's root: Anthropic's API
+// refuses anyOf, oneOf and allOf there, and clients hand an MCP tool's
+// schema to their model as it is.
+func repliesSchema() *jsonschema.Schema {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(toolschema.For[repliesArgs](), &s); err != nil {
+		panic(err)
+	}
+	s.If = &jsonschema.Schema{Required: []string{"thread_id"}}
+	s.Then = &jsonschema.Schema{Not: &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Required: []string{"channelId"}}, {Required: []string{"threadTs"}}}}}
+	s.Else = &jsonschema.Schema{Required: []string{"channelId", "threadTs"}}
+	return &s
 }
 
 // listArgs are list-threads' arguments.
@@ -86,34 +113,58 @@ const (
 	maxMatchText       = 300
 )
 
+// outputSchema is the schema of T's JSON form, a tool's outputSchema: the
+// SDK checks every answer against it, so it cannot drift from the type.
+func outputSchema[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[uuid.UUID]():       {Type: "string"},
+		reflect.TypeFor[json.RawMessage](): {},
+	}})
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: output schema of %s: %v", reflect.TypeFor[T](), err))
+	}
+	return s
+}
+
+// repliesOutput is get-thread-replies' outputSchema: a thread named by
+// thread_id answers as replies.Response, a Slack thread as
+// get-thread-replies.md's replies.SlackResponse.
+func repliesOutput() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{outputSchema[replies.Response](), outputSchema[replies.SlackResponse]()}}
+}
+
 // register adds the tools, their input schemas made as the agent's tools'
-// are (toolschema), not left to the SDK.
+// are (toolschema), not left to the SDK, and each its outputSchema.
 func (t *tools) register(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        "get-thread-replies",
-		InputSchema: toolschema.For[repliesArgs](),
+		Name:         "get-thread-replies",
+		InputSchema:  repliesSchema(),
+		OutputSchema: repliesOutput(),
 		Description: "A thread's parent message and a page of its replies, with edited and deleted flags (deleted text is null). " +
 			"Name it by thread_id, or a Slack thread by channelId and threadTs (answered as {parent, replies, nextCursor, hasMore}). " +
 			"Pass next_cursor (nextCursor) back as cursor to read on.",
 		Annotations: readOnly,
 	}, t.getReplies)
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        "list-threads",
-		InputSchema: toolschema.For[listArgs](),
-		Description: "weft's threads, newest updated first, filtered by status, type, platform and update time.",
-		Annotations: readOnly,
+		Name:         "list-threads",
+		InputSchema:  toolschema.For[listArgs](),
+		OutputSchema: outputSchema[threadview.Page](),
+		Description:  "weft's threads, newest updated first, filtered by status, type, platform and update time.",
+		Annotations:  readOnly,
 	}, t.listThreads)
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        "get-thread",
-		InputSchema: toolschema.For[getArgs](),
-		Description: "One thread: goal, status, result, and where it is attached (Discord thread, Linear session, Slack thread).",
-		Annotations: readOnly,
+		Name:         "get-thread",
+		InputSchema:  toolschema.For[getArgs](),
+		OutputSchema: outputSchema[threadview.Detail](),
+		Description:  "One thread: goal, status, result, and where it is attached (Discord thread, Linear session, Slack thread).",
+		Annotations:  readOnly,
 	}, t.getThread)
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        "search-threads",
-		InputSchema: toolschema.For[searchArgs](),
-		Description: "Threads whose messages contain the query, most recent match first, with the newest matching message.",
-		Annotations: readOnly,
+		Name:         "search-threads",
+		InputSchema:  toolschema.For[searchArgs](),
+		OutputSchema: outputSchema[searchResult](),
+		Description:  "Threads whose messages contain the query, most recent match first, with the newest matching message.",
+		Annotations:  readOnly,
 	}, t.searchThreads)
 }
 
@@ -125,14 +176,18 @@ func (t *tools) getReplies(ctx context.Context, _ *mcp.CallToolRequest, in repli
 	case slack && in.ThreadID != "":
 		return toolError(httpapi.Invalid("give thread_id, or channelId and threadTs, not both")), nil, nil
 	case slack:
-		resp, err := t.replies.GetSlack(ctx, replies.SlackRequest{TeamID: in.TeamID, ChannelID: in.ChannelID, ThreadTS: in.ThreadTS,
-			Limit: in.Limit, Cursor: in.Cursor, Order: replies.Order(in.Order)})
+		req := replies.SlackRequest{TeamID: in.TeamID, ChannelID: in.ChannelID, ThreadTS: in.ThreadTS,
+			Limit: in.Limit, Cursor: in.Cursor, Order: replies.Order(in.Order)}
+		req.RequesterID = in.Requester.UserID
+		resp, err := t.replies.GetSlack(ctx, req)
 		if err != nil {
 			return toolError(httpapi.ErrorOf(err)), nil, nil
 		}
 		return nil, resp, nil
 	case in.ThreadID == "":
 		return toolError(httpapi.Invalid("thread_id, or channelId and threadTs, is required")), nil, nil
+	case in.Requester != (requester{}):
+		return toolError(httpapi.Invalid("requester applies to a Slack thread named by channelId and threadTs")), nil, nil
 	}
 	resp, err := t.replies.Get(ctx, replies.Request{ThreadID: in.ThreadID, Limit: in.Limit, Cursor: in.Cursor, Order: replies.Order(in.Order)})
 	if err != nil {

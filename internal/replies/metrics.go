@@ -9,13 +9,33 @@ import (
 )
 
 // metrics are the origin's totalRequests, successfulRequests,
-// failedRequests, rateLimitEvents and latency, as Prometheus series.
+// failedRequests, rateLimitEvents, latency and pagination events, as
+// Prometheus series.
 type metrics struct {
 	requests   prometheus.Counter
 	successes  *prometheus.CounterVec // by source
 	failures   *prometheus.CounterVec // by code
 	rateLimits prometheus.Counter
 	latency    *prometheus.HistogramVec // by outcome
+	// pagination is the origin's recordPagination: pages read on from a
+	// cursor, and pages answered with more after them, by source.
+	pagination *prometheus.CounterVec
+}
+
+// Pagination events.
+const (
+	pageContinued = "continued" // the request carried a cursor
+	pageHasMore   = "has_more"  // the answer has a next page
+)
+
+// paged counts a successful page's pagination.
+func (m *metrics) paged(src Source, cursor string, hasMore bool) {
+	if cursor != "" {
+		m.pagination.WithLabelValues(string(src), pageContinued).Inc()
+	}
+	if hasMore {
+		m.pagination.WithLabelValues(string(src), pageHasMore).Inc()
+	}
 }
 
 // latencyBuckets span a Postgres read (a millisecond) to a Discord call
@@ -38,6 +58,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		rateLimits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weft_thread_replies_rate_limited_total", Help: "get-thread-replies calls a platform rate limit stopped.",
 		}),
+		pagination: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weft_thread_replies_pagination_total", Help: "get-thread-replies pages by source and event (continued: read on from a cursor; has_more: answered with a next page).",
+		}, []string{"source", "event"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "weft_thread_replies_duration_seconds", Help: "get-thread-replies latency, retries included, by outcome.",
 			Buckets: latencyBuckets,
@@ -47,6 +70,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	// works before the first failure of each kind.
 	for _, src := range []Source{SourceWeft, SourceDiscord, SourceSlack} {
 		m.successes.WithLabelValues(string(src))
+		m.pagination.WithLabelValues(string(src), pageContinued)
+		m.pagination.WithLabelValues(string(src), pageHasMore)
 	}
 	for _, c := range []httpapi.Code{httpapi.CodeNotFound, httpapi.CodeAuthentication, httpapi.CodeAuthorization,
 		httpapi.CodeRateLimit, httpapi.CodeInvalidArgument, httpapi.CodeUnavailable} {
@@ -58,7 +83,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.successes, m.failures, m.rateLimits, m.latency} {
+	for _, c := range []prometheus.Collector{m.requests, m.successes, m.failures, m.rateLimits, m.latency, m.pagination} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("replies: register metrics: %w", err)
 		}

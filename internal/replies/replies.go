@@ -135,6 +135,7 @@ func (s *Service) Get(ctx context.Context, req Request) (*Response, error) {
 		return nil, s.failed(ctx, start, req.ThreadID, err)
 	}
 	s.metrics.successes.WithLabelValues(string(resp.Source)).Inc()
+	s.metrics.paged(resp.Source, req.Cursor, resp.HasMore)
 	s.metrics.latency.WithLabelValues("success").Observe(time.Since(start).Seconds())
 	s.logger.DebugContext(ctx, "get-thread-replies", slog.String("thread_id", req.ThreadID),
 		slog.String("source", string(resp.Source)), slog.Int("replies", len(resp.Replies)), slog.Bool("has_more", resp.HasMore))

@@ -199,3 +199,39 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name, label, value stri
 	}
 	return 0
 }
+
+// TestPaginationCounted: the origin's recordPagination, as a metric: a
+// page with more after it, and a page read on from a cursor.
+func TestPaginationCounted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := newMemStore("prompt", "a", "b", "c")
+	reg := prometheus.NewRegistry()
+	svc, err := replies.New(replies.Config{Store: store, Registry: reg, Logger: logtest.New(t)})
+	require.NoError(t, err)
+	first, err := svc.Get(ctx, replies.Request{ThreadID: store.thread.ID.String(), Limit: 2})
+	require.NoError(t, err)
+	require.True(t, first.HasMore)
+	last, err := svc.Get(ctx, replies.Request{ThreadID: store.thread.ID.String(), Limit: 2, Cursor: first.NextCursor})
+	require.NoError(t, err)
+	require.False(t, last.HasMore)
+	count := func(event string) float64 {
+		families, err := reg.Gather()
+		require.NoError(t, err)
+		for _, f := range families {
+			for _, m := range f.GetMetric() {
+				labels := map[string]string{}
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				if f.GetName() == "weft_thread_replies_pagination_total" && labels["source"] == "weft" && labels["event"] == event {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+		t.Fatalf("no weft_thread_replies_pagination_total{source=weft,event=%s}", event)
+		return 0
+	}
+	require.Equal(t, 1.0, count("has_more"))
+	require.Equal(t, 1.0, count("continued"))
+}

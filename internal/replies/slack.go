@@ -1,9 +1,11 @@
 package replies
 
 import (
+	"cmp"
 	"context"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/weft-dev/weft/internal/httpapi"
@@ -19,6 +21,13 @@ const SourceSlack Source = "slack"
 // does not retry it again.
 type Slack interface {
 	Replies(ctx context.Context, q SlackQuery) (SlackPage, error)
+}
+
+// SlackMembers tells whether a person is a member of a Slack
+// conversation, for a request naming its requester. A Slack reader that
+// is not one cannot honour a requester.
+type SlackMembers interface {
+	IsMember(ctx context.Context, q SlackQuery, userID string) (bool, error)
 }
 
 // SlackQuery is one conversations.replies call.
@@ -61,6 +70,10 @@ type SlackRequest struct {
 	Limit     int    // 0: DefaultLimit; above MaxLimit: InvalidArgument
 	Cursor    string // "" for the first page; else a response's NextCursor
 	Order     Order  // "": Oldest
+	// RequesterID is get-thread-replies.md's requester.userId: when set,
+	// a requester who is not a member of the conversation is refused
+	// (AuthorizationError), for weft's token may read more than they may.
+	RequesterID string
 }
 
 // SlackResponse is get-thread-replies.md's GetThreadRepliesResponse.
@@ -77,6 +90,7 @@ var (
 	slackChannelRE = regexp.MustCompile(`^[CGD][A-Z0-9]{2,}$`)
 	slackTSRE      = regexp.MustCompile(`^[0-9]{1,12}\.[0-9]{1,9}$`)
 	slackTeamRE    = regexp.MustCompile(`^[TE][A-Z0-9]{2,}$`)
+	slackUserRE    = regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`)
 )
 
 // subtypeTombstone is what conversations.replies leaves of a deleted parent
@@ -100,6 +114,7 @@ func (s *Service) GetSlack(ctx context.Context, req SlackRequest) (*SlackRespons
 		return nil, s.failed(ctx, start, req.ChannelID+"/"+req.ThreadTS, err)
 	}
 	s.metrics.successes.WithLabelValues(string(SourceSlack)).Inc()
+	s.metrics.paged(SourceSlack, req.Cursor, resp.HasMore)
 	s.metrics.latency.WithLabelValues("success").Observe(time.Since(start).Seconds())
 	return resp, nil
 }
@@ -128,6 +143,8 @@ func validateSlack(req SlackRequest) (slackPage, error) {
 		return p, invalid("threadTs %q is not a Slack message ts", req.ThreadTS)
 	case req.TeamID != "" && !slackTeamRE.MatchString(req.TeamID):
 		return p, invalid("teamId %q is not a Slack workspace id", req.TeamID)
+	case req.RequesterID != "" && !slackUserRE.MatchString(req.RequesterID):
+		return p, invalid("requester.userId %q is not a Slack user id", req.RequesterID)
 	}
 	var err error
 	if p.Limit, err = threadview.PageLimit(req.Limit); err != nil {
@@ -161,16 +178,34 @@ func (s *Service) getSlack(ctx context.Context, req SlackRequest) (*SlackRespons
 	}
 	fetch := func(q SlackQuery) (SlackPage, error) { return s.slack.Replies(ctx, q) }
 	q := SlackQuery{TeamID: p.TeamID, ChannelID: p.ChannelID, ThreadTS: p.ThreadTS, Limit: p.Limit}
+	if err := s.authorize(ctx, q, p.RequesterID); err != nil {
+		return nil, err
+	}
+	deleted, err := s.slackDeleted(ctx, p)
+	if err != nil {
+		return nil, err
+	}
 	if p.Order == Oldest {
-		q.Cursor = p.pos
+		// The cursor is Slack's and the ts the previous page ended at,
+		// which bounds the deleted replies this page shows.
+		var lo string
+		q.Cursor, lo, _ = strings.Cut(p.pos, " ")
 		pg, err := fetch(q)
 		if err != nil {
 			return nil, err
 		}
 		resp := slackResponse(p.ThreadTS, pg.Messages)
+		hi := ""
 		if pg.NextCursor != "" {
-			resp.HasMore, resp.NextCursor = true, p.next(pg.NextCursor)
+			// A page without replies (the parent alone) ends where the
+			// previous one did, or at the parent: it shows no deletion.
+			hi = cmp.Or(lo, p.ThreadTS)
+			if n := len(resp.Replies); n > 0 {
+				hi = resp.Replies[n-1].TS
+			}
+			resp.HasMore, resp.NextCursor = true, p.next(pg.NextCursor+" "+hi)
 		}
+		resp.Replies = withDeleted(resp.Replies, deleted, lo, hi, false)
 		return s.withParent(resp, p, fetch)
 	}
 	// Newest first: read the thread up to the cursor's ts, keep its end.
@@ -192,6 +227,7 @@ func (s *Service) getSlack(ctx context.Context, req SlackRequest) (*SlackRespons
 		}
 		q.Cursor = pg.NextCursor
 	}
+	all = withDeleted(all, deleted, "", "", false)
 	if p.pos != "" {
 		// Slack's latest is exclusive unless inclusive is set; drop the
 		// cursor's own reply should a fake or Slack include it anyway.
@@ -204,6 +240,27 @@ func (s *Service) getSlack(ctx context.Context, req SlackRequest) (*SlackRespons
 	}
 	resp.Replies = all
 	return s.withParent(resp, p, fetch)
+}
+
+// authorize refuses a requester who is not a member of the conversation
+// (get-thread-replies.md 3.x: AuthorizationError, told apart from
+// NotFound); no requester, no check.
+func (s *Service) authorize(ctx context.Context, q SlackQuery, requester string) error {
+	if requester == "" {
+		return nil
+	}
+	m, ok := s.slack.(SlackMembers)
+	if !ok {
+		return &httpapi.Error{Code: httpapi.CodeUnavailable, Message: "weft cannot check Slack membership here"}
+	}
+	member, err := m.IsMember(ctx, q, requester)
+	if err != nil {
+		return err
+	}
+	if !member {
+		return &httpapi.Error{Code: httpapi.CodeAuthorization, Message: "the requester is not a member of this Slack conversation"}
+	}
+	return nil
 }
 
 // withParent makes sure a page carries its parent: Slack sends it first on

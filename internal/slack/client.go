@@ -20,6 +20,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/retry"
 	"github.com/weft-dev/weft/internal/surface"
+	"github.com/weft-dev/weft/internal/ttlcache"
 )
 
 // Defaults for Config.
@@ -33,8 +34,9 @@ const (
 	readAttempts = 4
 )
 
-// defaultBackoff spaces read retries: 500 ms, 1 s, 2 s, plus jitter.
-var defaultBackoff = retry.Backoff{Base: 500 * time.Millisecond, Max: 4 * time.Second, Jitter: 0.5}
+// defaultBackoff spaces read retries: 1 s, 2 s, 4 s (get-thread-replies.md's
+// baseDelayMs=1000), plus up to half again at random.
+var defaultBackoff = retry.Backoff{Base: time.Second, Max: 4 * time.Second, Jitter: 0.5}
 
 // Config configures a Client.
 type Config struct {
@@ -54,7 +56,7 @@ type Config struct {
 	// PostInterval is the least time between two posts to one channel;
 	// zero means 1 s, Slack's documented pace for chat.postMessage.
 	PostInterval time.Duration
-	// Backoff spaces read retries; zero means 500 ms doubling to 4 s.
+	// Backoff spaces read retries; zero means 1 s doubling to 4 s.
 	Backoff retry.Backoff
 	// Sleep replaces the wait between read retries (tests); nil sleeps.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -79,6 +81,9 @@ type Client struct {
 	mu       sync.Mutex
 	nextPost map[string]time.Time // per channel: earliest time of the next post
 	identity *Identity
+
+	// names are the workspace's people's names by user id (UserName).
+	names ttlcache.Cache[string]
 }
 
 // New returns a Client. It makes no request.

@@ -116,6 +116,12 @@ func TestReadErrors(t *testing.T) {
 			if len(sl.waits) != tt.calls-1 {
 				t.Errorf("waits = %v, want %d", sl.waits, tt.calls-1)
 			}
+			// get-thread-replies.md: exponential backoff from 1000 ms.
+			for i, w := range sl.waits {
+				if lo := time.Second << i; w < lo || w > lo*3/2 {
+					t.Errorf("retry %d waited %v, want %v plus at most half again", i+1, w, lo)
+				}
+			}
 			if tt.ok {
 				if err != nil {
 					t.Fatal(err)

@@ -33,6 +33,7 @@ type Recorder interface {
 // bots' are stored but answered only when they mention weft.
 type Conversations struct {
 	bots    Bots
+	names   Names // nil: authors by id
 	rec     Recorder
 	logger  *slog.Logger
 	allowed func(teamID string) bool
@@ -69,10 +70,19 @@ type Bots interface {
 	Identity(ctx context.Context, teamID string) (Identity, error)
 }
 
+// Names tells a person's name in a workspace, the id when it cannot.
+// *Workspaces is one.
+type Names interface {
+	UserName(ctx context.Context, teamID, userID string) string
+}
+
 // NewConversations returns Conversations recording through rec; bots tells
-// it who the bot is in each workspace.
+// it who the bot is in each workspace, and, when it is Names too, what
+// people are called, so that messages are stored under their authors'
+// names.
 func NewConversations(bots Bots, rec Recorder, logger *slog.Logger, opts ...ConversationsOption) *Conversations {
 	c := &Conversations{bots: bots, rec: rec, logger: logger.With("component", "slack_conversations")}
+	c.names, _ = bots.(Names)
 	for _, o := range opts {
 		o(c)
 	}
@@ -144,6 +154,9 @@ func (c *Conversations) Handle(ctx context.Context, body []byte) (challenge stri
 	e, err := c.event(env, head, bot)
 	if err != nil {
 		return "", err
+	}
+	if a := e.Message.Author; e.Action == thread.SlackMessage && a != nil && !a.Bot && c.names != nil {
+		a.Name = c.names.UserName(ctx, env.TeamID, a.ID)
 	}
 	if _, err := c.rec.SlackEvent(ctx, e); err != nil {
 		return "", err

@@ -36,8 +36,9 @@ type SlackChannelReader interface {
 	// TopLevel returns one page (conversations.history) of the channel's
 	// newest top-level messages, at most n, oldest first.
 	TopLevel(ctx context.Context, teamID, channelID string, n int) ([]discovery.ChannelMessage, error)
-	// Replies returns one page (conversations.replies) of a thread, parent
-	// first, at most n messages, only those before latest when it is set.
+	// Replies returns a thread's parent and newest replies
+	// (conversations.replies), at most n messages, oldest first, only
+	// those before latest when it is set.
 	Replies(ctx context.Context, teamID, channelID, threadTS, latest string, n int) ([]discovery.ChannelMessage, error)
 	// SetStatus sets the status line under a thread
 	// (assistant.threads.setStatus).
@@ -64,7 +65,8 @@ var _ SlackDiscoveryStore = (*db.Store)(nil)
 // left alone for as long as it asked (a minute if it did not say), so a
 // mention costs at most one conversations.history call per channel and
 // cache period and one conversations.replies call per relevant thread weft
-// has not stored. Reads stay in the mention's workspace, which must be the
+// has not stored (a few for a thread of more than 200 messages, read to
+// its newest). Reads stay in the mention's workspace, which must be the
 // token's, and stored threads in its organisation.
 type SlackChannels struct {
 	Reader SlackChannelReader

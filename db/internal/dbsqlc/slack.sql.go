@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -35,6 +36,54 @@ func (q *Queries) InsertSlackAttachment(ctx context.Context, arg InsertSlackAtta
 		arg.CreatedBy,
 	)
 	return err
+}
+
+const previousSlackThread = `-- name: PreviousSlackThread :one
+SELECT t.thread_id, t.thread_type, t.goal, t.status, t.waiting_reason, t.result, t.error, t.agent_name, t.head_stitch_id, t.stitch_count, t.lease_owner, t.lease_expires_at, t.created_at, t.updated_at, t.last_activity_at, t.finished_at FROM threads t
+JOIN slack_thread_metadata s ON s.thread_id = t.thread_id
+WHERE s.team_id = $1 AND s.channel_id = $2 AND s.thread_ts < $3
+  AND t.updated_at >= $4
+ORDER BY s.thread_ts DESC LIMIT 1
+`
+
+type PreviousSlackThreadParams struct {
+	TeamID    string
+	ChannelID string
+	BeforeTs  string
+	Since     time.Time
+}
+
+// PreviousSlackThread is the latest weft thread of a conversation (a DM)
+// opened before thread_ts and active since: the conversation a new
+// top-level message there continues. The attachments' unique key
+// (team_id, channel_id, thread_ts) serves it.
+func (q *Queries) PreviousSlackThread(ctx context.Context, arg PreviousSlackThreadParams) (Thread, error) {
+	row := q.db.QueryRow(ctx, previousSlackThread,
+		arg.TeamID,
+		arg.ChannelID,
+		arg.BeforeTs,
+		arg.Since,
+	)
+	var i Thread
+	err := row.Scan(
+		&i.ThreadID,
+		&i.ThreadType,
+		&i.Goal,
+		&i.Status,
+		&i.WaitingReason,
+		&i.Result,
+		&i.Error,
+		&i.AgentName,
+		&i.HeadStitchID,
+		&i.StitchCount,
+		&i.LeaseOwner,
+		&i.LeaseExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.LastActivityAt,
+		&i.FinishedAt,
+	)
+	return i, err
 }
 
 const setSlackActive = `-- name: SetSlackActive :execrows

@@ -111,6 +111,7 @@ type Server struct {
 	teams    map[string]Team
 	tokens   map[string]string // bot token → its team's id
 	channels map[string]*channel
+	users    map[string]User // by id: everyone who posted or was added
 	calls    fakekit.Log[Call]
 	statuses []Status
 	pageCap  int
@@ -126,6 +127,7 @@ type channel struct {
 	id       string
 	typ      string // channel, group, im, mpim
 	messages []*Message
+	members  []string // user ids, in the order they joined
 }
 
 // Status is one assistant.threads.setStatus call.
@@ -142,6 +144,7 @@ func NewServer(t fakekit.TB) *Server {
 		teams:    map[string]Team{TeamID: firstTeam},
 		tokens:   map[string]string{BotToken: TeamID},
 		channels: make(map[string]*channel),
+		users:    make(map[string]User),
 	}
 	s.events = newEvents(s)
 	s.socket = newSocketState()
@@ -280,6 +283,12 @@ func (s *Server) storeLocked(u User, channelID, threadTS, text string, md *Metad
 		if p := s.findLocked(channelID, threadTS); p != nil && p.ThreadTS == "" {
 			p.ThreadTS = p.TS
 		}
+	}
+	if u.ID != "" {
+		if _, ok := s.users[u.ID]; !ok || u.Name != "" {
+			s.users[u.ID] = u
+		}
+		ch.join(u.ID) // one posts where one is a member
 	}
 	m := &Message{Channel: channelID, TS: s.nextTSLocked(), ThreadTS: threadTS, User: u.ID, BotID: u.BotID, AppID: u.AppID, Text: text, Metadata: md}
 	if u.BotID != "" && u.AppID == "" {
@@ -432,6 +441,8 @@ func (s *Server) methods() map[string]handler {
 		"conversations.replies":       s.replies,
 		"conversations.history":       s.history,
 		"assistant.threads.setStatus": s.setStatus,
+		"users.info":                  s.usersInfo,
+		"conversations.members":       s.members,
 		"apps.connections.open":       s.connectionsOpen,
 	}
 }

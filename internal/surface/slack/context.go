@@ -15,12 +15,17 @@ import (
 )
 
 // maxSlackBackfill bounds what is read of a thread from before weft joined
-// it: the prompt keeps the thread's recent past, not all of it.
-const maxSlackBackfill = 200
+// it: the prompt keeps the thread's parent and recent past, not all of it.
+// maxBackfillPages bounds the walk to that past (Slack pages a thread
+// oldest first): 2,000 messages.
+const (
+	maxSlackBackfill = 200
+	maxBackfillPages = 10
+)
 
 // slackBackfill reads the part of a Slack thread weft did not see, through
-// conversations.replies with its workspace's token, newest kept when the
-// thread is longer.
+// conversations.replies with its workspace's token: the parent and the
+// newest messages when the thread is longer.
 type slackBackfill struct{ ws *slackapi.Workspaces }
 
 func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]history.Message, error) {
@@ -28,26 +33,19 @@ func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackA
 	if err != nil {
 		return nil, err
 	}
-	var out []history.Message
-	o := slackapi.ReadOptions{Latest: beforeTS, Limit: maxSlackBackfill}
-	for {
-		pg, err := c.Replies(ctx, att.ChannelID, att.ThreadTS, o)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range pg.Messages {
-			who := "User"
-			if m.BotID != "" {
-				who = "Bot"
-			}
-			out = append(out, history.Message{ID: m.TS, Author: who, Text: m.Text})
-		}
-		if pg.NextCursor == "" || len(out) >= maxSlackBackfill {
-			break
-		}
-		o.Cursor = pg.NextCursor
+	msgs, err := c.NewestReplies(ctx, att.ChannelID, att.ThreadTS, beforeTS, maxSlackBackfill, maxBackfillPages)
+	if err != nil {
+		return nil, err
 	}
-	return out[max(0, len(out)-maxSlackBackfill):], nil
+	out := make([]history.Message, 0, len(msgs))
+	for _, m := range msgs {
+		who := "Bot"
+		if m.BotID == "" {
+			who = c.UserName(ctx, m.User)
+		}
+		out = append(out, history.Message{ID: m.TS, Author: who, Text: m.Text})
+	}
+	return out, nil
 }
 
 // Backfill is Slack's history reader for the prompt; nil with Slack off.
@@ -88,24 +86,29 @@ func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID string, n
 			out = append(out, slackChannelMessage(m))
 		}
 	}
-	return out, nil
+	return named(ctx, c, out), nil
 }
 
-// Replies implements tools.SlackChannelReader.
+// maxDiscoveryPages bounds the walk to a relevant thread's newest
+// replies: discovery reads under a few seconds' timeout.
+const maxDiscoveryPages = 5
+
+// Replies implements tools.SlackChannelReader: the parent and the newest
+// replies.
 func (r slackChannels) Replies(ctx context.Context, teamID, channelID, threadTS, latest string, n int) ([]discovery.ChannelMessage, error) {
 	c, err := r.ws.Client(ctx, teamID)
 	if err != nil {
 		return nil, err
 	}
-	pg, err := c.Replies(ctx, channelID, threadTS, slackapi.ReadOptions{Limit: n, Latest: latest})
+	msgs, err := c.NewestReplies(ctx, channelID, threadTS, latest, n, maxDiscoveryPages)
 	if err != nil {
 		return nil, slackReadError(err)
 	}
-	out := make([]discovery.ChannelMessage, len(pg.Messages))
-	for i, m := range pg.Messages {
+	out := make([]discovery.ChannelMessage, len(msgs))
+	for i, m := range msgs {
 		out[i] = slackChannelMessage(m)
 	}
-	return out, nil
+	return named(ctx, c, out), nil
 }
 
 // SetStatus implements tools.SlackChannelReader.
@@ -127,6 +130,17 @@ func slackChannelMessage(m slackapi.Message) discovery.ChannelMessage {
 	noReplies := m.ThreadTS == "" && m.ReplyCount == 0 || m.ThreadTS != "" && m.ThreadTS != m.TS
 	return discovery.ChannelMessage{ID: m.TS, AuthorID: who, Author: who, Bot: m.BotID != "", Text: m.Text,
 		At: slackapi.ParseTS(m.TS), Edited: m.EditedTS != "", NoReplies: noReplies}
+}
+
+// named puts people's names (users.info, cached) where slackChannelMessage
+// put their ids.
+func named(ctx context.Context, c *slackapi.Client, msgs []discovery.ChannelMessage) []discovery.ChannelMessage {
+	for i := range msgs {
+		if !msgs[i].Bot {
+			msgs[i].Author = c.UserName(ctx, msgs[i].AuthorID)
+		}
+	}
+	return msgs
 }
 
 // slackReadError marks Slack's rate limits and missing conversations in

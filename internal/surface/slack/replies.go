@@ -56,6 +56,21 @@ func (r RepliesReader) Replies(ctx context.Context, q replies.SlackQuery) (repli
 	return out, nil
 }
 
+var _ replies.SlackMembers = RepliesReader{}
+
+// IsMember implements replies.SlackMembers with conversations.members.
+func (r RepliesReader) IsMember(ctx context.Context, q replies.SlackQuery, userID string) (bool, error) {
+	c, err := r.client(ctx, q)
+	if err != nil {
+		return false, err
+	}
+	ok, err := c.IsMember(ctx, q.ChannelID, userID)
+	if err != nil {
+		return false, Failure(err)
+	}
+	return ok, nil
+}
+
 // client is the client of the query's workspace: named, else the one weft
 // has a thread in that channel in, else SLACK_BOT_TOKEN's.
 func (r RepliesReader) client(ctx context.Context, q replies.SlackQuery) (*slackapi.Client, error) {
