@@ -155,7 +155,7 @@ func (c *Conversations) Handle(ctx context.Context, body []byte) (challenge stri
 	if err != nil {
 		return "", err
 	}
-	if a := e.Message.Author; e.Action == thread.SlackMessage && a != nil && !a.Bot && c.names != nil {
+	if a := e.Message.Author; e.Action == ActionMessage && a != nil && !a.Bot && c.names != nil {
 		a.Name = c.names.UserName(ctx, env.TeamID, a.ID)
 	}
 	if _, err := c.rec.SlackEvent(ctx, e); err != nil {
