@@ -13,6 +13,7 @@ import (
 	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/surface"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -26,8 +27,8 @@ import (
 func discordContext(c *discord.Client, store *db.Store, fast llm.Provider, fastModel string,
 	guilds []string, logger *slog.Logger) (discovery.Source, []tools.Tool) {
 	reader := discordReader{c}
-	src := &tools.DiscordChannels{Reader: reader, Store: store, Post: discoveryNotice(c, logger.With("component", "discovery"))}
-	search := &tools.DiscordSearch{Reader: reader, Store: store, Fast: fastModelOf(fast, fastModel), Guilds: guilds}
+	src := &surfacediscord.DiscordChannels{Reader: reader, Store: store, Post: discoveryNotice(c, logger.With("component", "discovery"))}
+	search := &surfacediscord.DiscordSearch{Reader: reader, Store: store, Fast: fastModelOf(fast, fastModel), Guilds: guilds}
 	return src, search.Tools()
 }
 
@@ -76,8 +77,8 @@ func loadDiscoveryConfig(getenv func(string) string) (discovery.Config, error) {
 // burst of mentions it is the asker's first sign that an answer is coming.
 // Its nonce comes from the mention, so a retried turn does not post it
 // twice.
-func discoveryNotice(c *discord.Client, logger *slog.Logger) func(context.Context, tools.DiscoveryNotice) {
-	return func(ctx context.Context, n tools.DiscoveryNotice) {
+func discoveryNotice(c *discord.Client, logger *slog.Logger) func(context.Context, surfacediscord.DiscoveryNotice) {
+	return func(ctx context.Context, n surfacediscord.DiscoveryNotice) {
 		if _, err := c.Send(discord.WithPriority(ctx, discord.PriorityUrgent), n.DiscordThreadID, n.Text, "discovery/"+n.MentionID); err != nil {
 			logger.WarnContext(ctx, "discovery notice not posted", slog.String("thread_id", n.ThreadID.String()), slog.Any("error", err))
 		}
@@ -112,30 +113,30 @@ func (f fastLLM) Ask(ctx context.Context, system, prompt string) (string, error)
 // clear answer for the model.
 type discordReader struct{ c *discord.Client }
 
-var _ tools.DiscordReader = discordReader{}
+var _ surfacediscord.DiscordReader = discordReader{}
 
-// Channel implements tools.DiscordReader.
-func (r discordReader) Channel(ctx context.Context, channelID string) (tools.DiscordChannel, error) {
+// Channel implements surfacediscord.DiscordReader.
+func (r discordReader) Channel(ctx context.Context, channelID string) (surfacediscord.DiscordChannel, error) {
 	ch, err := r.c.Channel(ctx, channelID)
 	if err != nil {
-		return tools.DiscordChannel{}, notFound(err)
+		return surfacediscord.DiscordChannel{}, notFound(err)
 	}
-	return tools.DiscordChannel{ID: ch.ID, GuildID: ch.GuildID, IsThread: ch.IsThread}, nil
+	return surfacediscord.DiscordChannel{ID: ch.ID, GuildID: ch.GuildID, IsThread: ch.IsThread}, nil
 }
 
-// MessagesBefore implements tools.DiscordReader.
+// MessagesBefore implements surfacediscord.DiscordReader.
 func (r discordReader) MessagesBefore(ctx context.Context, channelID, beforeID string, limit int) ([]discovery.ChannelMessage, error) {
 	msgs, err := r.c.MessagesBefore(ctx, channelID, beforeID, limit)
 	return channelMessages(msgs), notFound(err)
 }
 
-// MessagesAfter implements tools.DiscordReader.
+// MessagesAfter implements surfacediscord.DiscordReader.
 func (r discordReader) MessagesAfter(ctx context.Context, channelID, afterID string, limit int) ([]discovery.ChannelMessage, error) {
 	msgs, err := r.c.Messages(ctx, channelID, afterID, limit)
 	return channelMessages(msgs), notFound(err)
 }
 
-// Message implements tools.DiscordReader.
+// Message implements surfacediscord.DiscordReader.
 func (r discordReader) Message(ctx context.Context, channelID, messageID string) (discovery.ChannelMessage, error) {
 	m, err := r.c.Message(ctx, channelID, messageID)
 	if err != nil {
