@@ -43,7 +43,7 @@ func TestAFailedLiveMessageIsBackfilled(t *testing.T) {
 	require.NoError(t, err)
 	store := db.New(pool, testLogger(t))
 	rec := &failingOnce{Ingester: ingest.New(store, rc, nil, testLogger(t))}
-	conv := NewConversations(b.client, rec, 0, 1, testLogger(t))
+	conv := NewConversations(ConversationsDeps{REST: b.client, Recorder: rec, ShardID: 0, ShardCount: 1, Logger: testLogger(t)})
 	ctx := t.Context()
 
 	mention := b.server.PostUserMessage(b.channel, b.alice, "<@"+b.server.BotUser().ID+"> why is the build red?")
@@ -75,7 +75,7 @@ func TestBackfillReconcilesEditsAndDeletes(t *testing.T) {
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	store := db.New(pool, testLogger(t))
-	conv := NewConversations(b.client, ingest.New(store, rc, nil, testLogger(t)), 0, 1, testLogger(t))
+	conv := NewConversations(ConversationsDeps{REST: b.client, Recorder: ingest.New(store, rc, nil, testLogger(t)), ShardID: 0, ShardCount: 1, Logger: testLogger(t)})
 	ctx := t.Context()
 
 	mention := b.server.PostUserMessage(b.channel, b.alice, "<@"+b.server.BotUser().ID+"> why is the build red?")
