@@ -18,7 +18,7 @@ func linearFlow(logger *slog.Logger, o *LinearOAuth) *oauth.Flow[*linear.Token] 
 		AuthorizeURL: func(state string) string { return linear.AuthorizeURL(o.ClientID, o.RedirectURI, state, nil) },
 		Exchange:     o.Codes.ExchangeCode,
 		Save: func(ctx context.Context, tok *linear.Token) (oauth.Installed, error) {
-			v, err := linear.NewClient(o.Endpoint, o.HTTPClient, linear.StaticToken(tok.AccessToken)).Viewer(ctx)
+			v, err := linear.NewClient(linear.ClientDeps{Endpoint: o.Endpoint, HTTPClient: o.HTTPClient, Tokens: linear.StaticToken(tok.AccessToken)}).Viewer(ctx)
 			if err != nil {
 				return oauth.Installed{}, &oauth.Answer{Status: http.StatusBadGateway, Message: "could not reach Linear; try again", Err: err}
 			}
