@@ -149,7 +149,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	workers := cfg.Role != "api"
 	var runner *agent.Runner
 	if workers {
-		if runner, err = newRunner(cfg, logger, a.store, a.linear, a.discord, a.slack, rep, continuers, a.telemetry); err != nil {
+		if runner, err = newRunner(cfg, logger, a.store, a.platforms, a.linear, a.discord, a.slack, rep, continuers, a.telemetry); err != nil {
 			return nil, err
 		}
 	}
