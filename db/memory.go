@@ -27,6 +27,18 @@ type MemoryContext struct {
 	Discord *thread.DiscordAttachment // nil: none
 }
 
+// Starter is the person who started the thread on its platform, or ""
+// when the platform does not say.
+func (mc *MemoryContext) Starter() string {
+	switch {
+	case mc.Linear != nil:
+		return thread.PersonOn(thread.PlatformLinear, mc.Linear.CreatedByUserID)
+	case mc.Discord != nil:
+		return thread.PersonOn(thread.PlatformDiscord, mc.Discord.CreatedBy)
+	}
+	return ""
+}
+
 // MemoryContext reads a thread's memory context, with its latest recent
 // stitches, in one round trip: a memory tool's call is a step of a turn,
 // and the turn waits on it.

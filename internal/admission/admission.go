@@ -81,11 +81,19 @@ type Turns struct {
 	freed chan struct{}
 }
 
-// NewTurns returns a gate for at most max turns at once, at least floor of
-// them whatever the intake's pressure, looking at it every interval.
-func NewTurns(intake *Intake, maxTurns, floor int, interval time.Duration) *Turns {
-	maxTurns = max(1, maxTurns)
-	return &Turns{intake: intake, max: maxTurns, floor: min(max(1, floor), maxTurns), interval: interval, now: time.Now,
+// TurnsDeps is what a Turns gate is built from.
+type TurnsDeps struct {
+	Intake *Intake
+	// Max turns run at once, and at least Floor of them whatever the
+	// intake's pressure, which the gate looks at every Interval.
+	Max, Floor int
+	Interval   time.Duration
+}
+
+// NewTurns returns a gate for d.Max turns at once.
+func NewTurns(d TurnsDeps) *Turns {
+	maxTurns := max(1, d.Max)
+	return &Turns{intake: d.Intake, max: maxTurns, floor: min(max(1, d.Floor), maxTurns), interval: d.Interval, now: time.Now,
 		limit: maxTurns, adjusted: time.Now(), freed: make(chan struct{})}
 }
 

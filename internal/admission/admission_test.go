@@ -72,7 +72,7 @@ func TestIntakeSlowRequestPresses(t *testing.T) {
 // gate is a Turns on a hand-moved clock, its intake on the same clock.
 func gate(c *clock, maxTurns, floor int) (*Turns, *Intake) {
 	in := c.intake(4)
-	g := NewTurns(in, maxTurns, floor, 100*time.Millisecond)
+	g := NewTurns(TurnsDeps{Intake: in, Max: maxTurns, Floor: floor, Interval: 100 * time.Millisecond})
 	g.now, g.adjusted = c.now, c.t
 	return g, in
 }

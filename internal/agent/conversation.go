@@ -55,31 +55,31 @@ func conversation(chain []thread.Stitch) (system string, msgs []llm.Message) {
 	}
 
 	for _, s := range answerOrder(chain) {
-		switch s.Type {
-		case thread.StitchSystemPrompt:
+		switch t := s.Type; {
+		case t == thread.StitchSystemPrompt:
 			systems = append(systems, s.Content)
-		case thread.StitchInitialPrompt, thread.StitchLinearActivity:
-			user(asShown(s, s.Content))
-		case thread.StitchDiscordMessage, thread.StitchSlackMessage:
+		case t.IsChatMessage():
 			user(asShown(s, withAuthor(s)))
-		case thread.StitchError:
+		case t.IsInput():
+			user(asShown(s, s.Content))
+		case t == thread.StitchError:
 			// A post the platform refused: the model learns its words did
 			// not reach the person, and may say it another way.
 			if id := s.Meta().OutboxID; id != "" {
 				user(refusedPost(id, s.Content))
 			}
-		case thread.StitchLLMCall:
+		case t == thread.StitchLLMCall:
 			flushPending()
 			r := responseOf(s)
 			msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: r.Content, ToolCalls: r.ToolCalls})
 			for _, c := range r.ToolCalls {
 				pending = append(pending, c.ID)
 			}
-		case thread.StitchToolCall:
+		case t == thread.StitchToolCall:
 			resolve(s.Meta().ToolCallID, s.Content)
-		case thread.StitchClarificationRequest:
+		case t == thread.StitchClarificationRequest:
 			resolve(s.Meta().ToolCallID, "Your question was sent to the user. Their answer follows when they reply.")
-		case thread.StitchThreadResult:
+		case t == thread.StitchThreadResult:
 			resolve(s.Meta().ToolCallID, "The thread was marked complete.")
 		}
 	}

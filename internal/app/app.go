@@ -149,7 +149,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	workers := cfg.Role != "api"
 	var runner *agent.Runner
 	if workers {
-		if runner, err = newRunner(cfg, logger, a.store, a.linear, a.discord, a.slack, rep, continuers, a.telemetry); err != nil {
+		if runner, err = newRunner(cfg, logger, a.store, a.platforms, a.linear, a.discord, a.slack, rep, continuers, a.telemetry); err != nil {
 			return nil, err
 		}
 	}
@@ -171,7 +171,8 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	var gate processor.Gate
 	if cfg.Role == "all" {
 		// Turns yield to this replica's intake; a worker has none.
-		gate = admission.NewTurns(a.admitted, cfg.TurnWorkers, max(1, cfg.TurnWorkers/turnFloorShare), turnGateInterval)
+		gate = admission.NewTurns(admission.TurnsDeps{Intake: a.admitted, Max: cfg.TurnWorkers,
+			Floor: max(1, cfg.TurnWorkers/turnFloorShare), Interval: turnGateInterval})
 	}
 	// River's LISTEN/NOTIFY and leader election need a session: behind a
 	// transaction pooler they take the direct connection, or without one
@@ -183,7 +184,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		}
 		riverPool = a.directPool
 	}
-	a.proc, err = processor.New(riverPool, a.store, runner, senders, processor.Config{
+	a.proc, err = processor.New(processor.Deps{Pool: riverPool, Store: a.store, Runner: runner, Senders: senders, Logger: logger, Config: processor.Config{
 		Workers: workers, TurnWorkers: cfg.TurnWorkers, Gate: gate, LeaseTTL: cfg.LeaseTTL, SweepInterval: cfg.SweepInterval, TurnTimeout: cfg.TurnTimeout,
 		OnTurn: turnHooks(hooks...), Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer,
 		Echo: cfg.Echo, Observer: cfg.Observer,
@@ -193,7 +194,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 				add(w)
 			}
 		},
-	}, logger)
+	}})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -23,7 +24,7 @@ import (
 // searchTools returns the Discord search tools on the world's real client,
 // with the clock at now.
 func (w *toolsWorld) searchTools(now time.Time) map[string]tools.Tool {
-	s := &tools.DiscordSearch{Reader: discordReader{w.client}, Store: w.store, Fast: fastLLM{p: w.fast, model: "fast-model"},
+	s := &surfacediscord.DiscordSearch{Reader: surfacediscord.NewReader(w.client), Store: w.store, Fast: fastLLM{p: w.fast, model: "fast-model"},
 		Now: func() time.Time { return now }}
 	out := map[string]tools.Tool{}
 	for _, t := range s.Tools() {

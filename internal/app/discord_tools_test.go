@@ -20,6 +20,7 @@ import (
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/logtest"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -378,6 +379,6 @@ func TestLoadDiscoveryConfig(t *testing.T) {
 
 // discordDiscovery is discovery over Discord alone, as serve builds it.
 func discordDiscovery(t *testing.T, c *discord.Client, store *db.Store, fast llm.Provider) agent.ContextProvider {
-	src, _ := discordContext(c, store, fast, "fast-model", nil, logtest.New(t))
+	src := surfacediscord.NewDiscovery(c, store, logtest.New(t))
 	return newDiscovery(map[thread.Platform]discovery.Source{thread.PlatformDiscord: src}, fast, "fast-model", discovery.Config{}, logtest.New(t))
 }

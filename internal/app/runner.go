@@ -1,8 +1,6 @@
 package app
 
 import (
-	"context"
-
 	"log/slog"
 
 	"github.com/weft-dev/weft/db"
@@ -12,6 +10,7 @@ import (
 	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/surface"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
@@ -19,6 +18,14 @@ import (
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
+
+// contextual is a platform that adds to the agent's context: a source of
+// relevant thread discovery, tools of its own; each nil or empty when the
+// platform has none or is off.
+type contextual interface {
+	surface.Platform
+	Context(store *db.Store, fast discovery.FastModel, logger *slog.Logger) (discovery.Source, []tools.Tool)
+}
 
 // continuers continue conversations in Discord and in Slack; each nil when
 // its platform is off.
@@ -29,7 +36,8 @@ type continuers struct{ discord, slack *continuation.Continuer }
 // continuers, and Discord's search tools) and the context providers
 // (platform thread history and, with Discord or Slack on, relevant thread
 // discovery).
-func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *surfacelinear.App, dis *surfacediscord.App, sl *surfaceslack.App,
+func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []surface.Platform,
+	lin *surfacelinear.App, dis *surfacediscord.App, sl *surfaceslack.App,
 	rep *replies.Service, c continuers, tel *telemetry) (*agent.Runner, error) {
 	provider, err := llm.New(llm.Config{Provider: cfg.LLMProvider, APIKey: cfg.LLMAPIKey, BaseURL: cfg.LLMBaseURL})
 	if err != nil {
@@ -45,14 +53,7 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *surfaceli
 	if err != nil {
 		return nil, err
 	}
-	reach := &tenancy.Reach{Store: store, Guilds: cfg.Discord.AllowedGuilds}
-	if dis.On() {
-		reader := discordReader{dis.Client()}
-		reach.Guild = func(ctx context.Context, channelID string) (string, error) {
-			ch, err := reader.Channel(ctx, channelID)
-			return ch.GuildID, err
-		}
-	}
+	reach := &tenancy.Reach{Store: store, Guilds: cfg.Discord.AllowedGuilds, Guild: dis.Guild()}
 	if err := registry.Register(tools.Replies(rep, reach)); err != nil {
 		return nil, err
 	}
@@ -64,17 +65,20 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, lin *surfaceli
 	hist.Slack = sl.Backfill()
 	contexts := []agent.ContextProvider{hist}
 	sources := map[thread.Platform]discovery.Source{}
-	if dis.On() {
-		src, search := discordContext(dis.Client(), store, provider, cfg.FastModel, cfg.Discord.AllowedGuilds, logger)
-		sources[thread.PlatformDiscord] = src
-		for _, t := range search {
+	for _, p := range platforms {
+		pc, ok := p.(contextual)
+		if !ok {
+			continue
+		}
+		src, own := pc.Context(store, fastModelOf(provider, cfg.FastModel), logger)
+		if src != nil {
+			sources[p.Name()] = src
+		}
+		for _, t := range own {
 			if err := registry.Register(t); err != nil {
 				return nil, err
 			}
 		}
-	}
-	if sl.On() {
-		sources[thread.PlatformSlack] = sl.Discovery(store)
 	}
 	if len(sources) > 0 {
 		contexts = append(contexts, newDiscovery(sources, provider, cfg.FastModel, cfg.Discovery, logger))

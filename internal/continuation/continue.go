@@ -268,15 +268,7 @@ func (c *Continuer) Tool() tools.Tool {
 }
 
 // platformName is a platform as people write it.
-func platformName(p thread.Platform) string {
-	switch p {
-	case thread.PlatformDiscord:
-		return "Discord"
-	case thread.PlatformSlack:
-		return "Slack"
-	}
-	return string(p)
-}
+func platformName(p thread.Platform) string { return p.Title() }
 
 // Summary sizes: the stitches read, the turns shown, the length of each.
 const (

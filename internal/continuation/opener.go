@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/internal/tools"
 )
 
 // DiscordThreads opens Discord threads. *discord.Client implements it.
@@ -21,10 +20,16 @@ type DiscordThreads interface {
 	ChannelGuild(ctx context.Context, channelID string) (string, error)
 }
 
+// DiscordAttachments finds a thread's Discord attachment. *db.Store
+// implements it.
+type DiscordAttachments interface {
+	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
+}
+
 // DiscordOpener opens public Discord threads named for the conversation's
 // goal.
 type DiscordOpener struct {
-	Store   tools.DiscordAttachments
+	Store   DiscordAttachments
 	Discord DiscordThreads
 }
 

@@ -53,11 +53,20 @@ type Conversations struct {
 
 var _ Sink = (*Conversations)(nil)
 
-// NewConversations returns the Sink for shard shardID of shardCount; rest
-// makes the REST calls (threads, history).
-func NewConversations(rest *Client, rec Recorder, shardID, shardCount int, logger *slog.Logger) *Conversations {
-	return &Conversations{rest: rest, rec: rec, shardID: shardID, shardCount: max(shardCount, 1), open: make(map[string]chan struct{}),
-		logger: logger.With("component", "discord_conversations", "shard_id", shardID)}
+// ConversationsDeps is what Conversations are built from.
+type ConversationsDeps struct {
+	// REST makes the REST calls (threads, history).
+	REST     *Client
+	Recorder Recorder
+	// ShardID of ShardCount is the gateway shard the Sink serves.
+	ShardID, ShardCount int
+	Logger              *slog.Logger
+}
+
+// NewConversations returns the Sink for one gateway shard.
+func NewConversations(d ConversationsDeps) *Conversations {
+	return &Conversations{rest: d.REST, rec: d.Recorder, shardID: d.ShardID, shardCount: max(d.ShardCount, 1), open: make(map[string]chan struct{}),
+		logger: d.Logger.With("component", "discord_conversations", "shard_id", d.ShardID)}
 }
 
 // MessageCreated implements Sink.

@@ -98,7 +98,7 @@ func TestConversations(t *testing.T) {
 		t.Parallel()
 		b := setup(t, nil)
 		rec := newFakeRecorder()
-		conv := NewConversations(b.client, rec, 0, 1, testLogger(t))
+		conv := NewConversations(ConversationsDeps{REST: b.client, Recorder: rec, ShardID: 0, ShardCount: 1, Logger: testLogger(t)})
 		m := b.server.PostUserMessage(b.channel, b.alice, "<@"+b.server.BotUser().ID+"> why is the build red?")
 		msg := Message{ID: m.ID, ChannelID: b.channel, GuildID: b.guildID, Author: Author{ID: b.alice.ID, Name: "alice"},
 			Content: m.Content, MentionsBot: true}
@@ -126,7 +126,7 @@ func TestConversations(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			early <- id
 		}
-		shard, err := b.client.ForShard(0, 1, NewConversations(b.client, rec, 0, 1, testLogger(t)))
+		shard, err := b.client.ForShard(0, 1, NewConversations(ConversationsDeps{REST: b.client, Recorder: rec, ShardID: 0, ShardCount: 1, Logger: testLogger(t)}))
 		require.NoError(t, err)
 		require.NoError(t, shard.Start(t.Context()))
 		t.Cleanup(func() { require.NoError(t, shard.Stop(context.Background())) })
@@ -149,7 +149,7 @@ func TestConversations(t *testing.T) {
 		t.Parallel()
 		b := setup(t, nil)
 		rec := newFakeRecorder()
-		shard, err := b.client.ForShard(0, 1, NewConversations(b.client, rec, 0, 1, testLogger(t)))
+		shard, err := b.client.ForShard(0, 1, NewConversations(ConversationsDeps{REST: b.client, Recorder: rec, ShardID: 0, ShardCount: 1, Logger: testLogger(t)}))
 		require.NoError(t, err)
 		require.NoError(t, shard.Start(t.Context()))
 		t.Cleanup(func() { require.NoError(t, shard.Stop(context.Background())) })
@@ -176,7 +176,7 @@ func TestConversations(t *testing.T) {
 		t.Parallel()
 		b := setup(t, nil)
 		rec := newFakeRecorder()
-		conv := NewConversations(b.client, rec, 0, 1, testLogger(t))
+		conv := NewConversations(ConversationsDeps{REST: b.client, Recorder: rec, ShardID: 0, ShardCount: 1, Logger: testLogger(t)})
 		require.NoError(t, conv.MessageCreated(t.Context(), Message{ID: "1", ChannelID: b.channel, GuildID: b.guildID, Content: "hi"}))
 		require.NoError(t, conv.MessageCreated(t.Context(), Message{ID: "2", ChannelID: "123456789012345678", InThread: true, Content: "hi"}))
 		require.Zero(t, rec.convs)
@@ -187,7 +187,7 @@ func TestConversations(t *testing.T) {
 		t.Parallel()
 		b := setup(t, nil)
 		rec := newFakeRecorder()
-		conv := NewConversations(b.client, rec, 0, 1, testLogger(t))
+		conv := NewConversations(ConversationsDeps{REST: b.client, Recorder: rec, ShardID: 0, ShardCount: 1, Logger: testLogger(t)})
 		_, err := conv.backfillThread(t.Context(), "123456789012345678", "")
 		require.NoError(t, err)
 		require.Equal(t, []string{"123456789012345678"}, rec.inactive)
@@ -207,7 +207,7 @@ func TestTypist(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	th, other := uuid.New(), uuid.New()
-	typist := NewTypist(b.client, surfaces{th: b.channel}, time.Millisecond, testLogger(t))
+	typist := NewTypist(TypistDeps{Client: b.client, Surfaces: surfaces{th: b.channel}, Interval: time.Millisecond, Logger: testLogger(t)})
 
 	stop := typist.Typing(t.Context(), th)
 	require.Eventually(t, func() bool { return b.server.Typing(b.channel) >= 3 }, waitTimeout, time.Millisecond, "refreshed while the turn runs")

@@ -38,9 +38,19 @@ type Typist struct {
 	logger   *slog.Logger
 }
 
-// NewTypist returns a Typist refreshing every interval (0: TypingInterval)
-// once a turn has run for TypingDelay.
-func NewTypist(c *Client, surfaces Surfaces, interval time.Duration, logger *slog.Logger) *Typist {
+// TypistDeps is what a Typist is built from.
+type TypistDeps struct {
+	Client   *Client
+	Surfaces Surfaces
+	// Interval is how often the indicator is refreshed (0: TypingInterval).
+	Interval time.Duration
+	Logger   *slog.Logger
+}
+
+// NewTypist returns a Typist refreshing every d.Interval once a turn has
+// run for TypingDelay.
+func NewTypist(d TypistDeps) *Typist {
+	c, surfaces, interval, logger := d.Client, d.Surfaces, d.Interval, d.Logger
 	delay := TypingDelay
 	if interval <= 0 {
 		interval = TypingInterval

@@ -39,27 +39,33 @@ type Client struct {
 	maxWait     time.Duration
 }
 
-// Option configures a Client.
-type Option func(*Client)
-
-// WithRetry sets how many attempts one call makes (at least 1), the base of
-// the exponential backoff between attempts after server errors, and the
-// longest wait the client accepts inside a call: a rate limit that resets
-// later than maxWait is returned at once, for the caller to schedule.
-func WithRetry(maxAttempts int, backoff, maxWait time.Duration) Option {
-	return func(c *Client) {
-		c.maxAttempts = max(maxAttempts, 1)
-		c.backoff = backoff
-		c.maxWait = maxWait
-	}
+// Retry is how one call retries: how many attempts it makes (at least 1),
+// the base of the exponential backoff between attempts after server
+// errors, and the longest wait the client accepts inside a call: a rate
+// limit that resets later than MaxWait is returned at once, for the caller
+// to schedule. The zero Retry is the defaults.
+type Retry struct {
+	MaxAttempts      int
+	Backoff, MaxWait time.Duration
 }
 
-// NewClient returns a client for the GraphQL endpoint (DefaultEndpoint in
-// production, a lineartest server in tests). httpClient may be nil; its
-// Transport is wrapped, not modified, to add the bearer token that tokens
-// returns for each call's workspace. A nil tokens fails every call with
-// surface.KindAuth.
-func NewClient(endpoint string, httpClient *http.Client, tokens TokenSource, opts ...Option) *Client {
+// ClientDeps is what a Client is built from.
+type ClientDeps struct {
+	// Endpoint is the GraphQL endpoint: DefaultEndpoint in production, a
+	// lineartest server in tests.
+	Endpoint string
+	// HTTPClient may be nil; its Transport is wrapped, not modified, to add
+	// the bearer token that Tokens returns for each call's workspace.
+	HTTPClient *http.Client
+	// Tokens reads each workspace's token; nil fails every call with
+	// surface.KindAuth.
+	Tokens TokenSource
+	Retry  Retry
+}
+
+// NewClient returns a client for d.Endpoint.
+func NewClient(d ClientDeps) *Client {
+	httpClient, tokens := d.HTTPClient, d.Tokens
 	if tokens == nil {
 		tokens = StaticToken("")
 	}
@@ -74,13 +80,13 @@ func NewClient(endpoint string, httpClient *http.Client, tokens TokenSource, opt
 	}
 	hc.Transport = &authTransport{base: base, tokens: tokens}
 	c := &Client{
-		gql:         graphql.NewClient(endpoint, exchangeDoer{hc}),
+		gql:         graphql.NewClient(d.Endpoint, exchangeDoer{hc}),
 		maxAttempts: defaultMaxAttempts,
 		backoff:     defaultBackoff,
 		maxWait:     defaultMaxWait,
 	}
-	for _, opt := range opts {
-		opt(c)
+	if r := d.Retry; r != (Retry{}) {
+		c.maxAttempts, c.backoff, c.maxWait = max(r.MaxAttempts, 1), r.Backoff, r.MaxWait
 	}
 	return c
 }

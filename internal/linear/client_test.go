@@ -25,14 +25,17 @@ type testBundle struct {
 
 // setup starts a fake with one session and a client whose retries wait
 // milliseconds, not seconds.
-func setup(t *testing.T, opts ...linear.Option) *testBundle {
+func setup(t *testing.T, retry ...linear.Retry) *testBundle {
 	t.Helper()
 	srv := lineartest.NewServer(t)
 	srv.AddSession(testSession, "")
-	opts = append([]linear.Option{linear.WithRetry(3, time.Millisecond, 5*time.Second)}, opts...)
+	r := linear.Retry{MaxAttempts: 3, Backoff: time.Millisecond, MaxWait: 5 * time.Second}
+	if len(retry) > 0 {
+		r = retry[0]
+	}
 	return &testBundle{
 		srv:    srv,
-		client: linear.NewClient(srv.URL(), nil, linear.StaticToken(lineartest.AccessToken), opts...),
+		client: linear.NewClient(linear.ClientDeps{Endpoint: srv.URL(), Tokens: linear.StaticToken(lineartest.AccessToken), Retry: r}),
 	}
 }
 
@@ -262,7 +265,7 @@ func TestErrorKinds(t *testing.T) {
 func TestAuthErrorNotRetried(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	client := linear.NewClient(b.srv.URL(), nil, linear.StaticToken("lin_oauth_revoked"), linear.WithRetry(3, time.Millisecond, time.Second))
+	client := linear.NewClient(linear.ClientDeps{Endpoint: b.srv.URL(), Tokens: linear.StaticToken("lin_oauth_revoked"), Retry: linear.Retry{MaxAttempts: 3, Backoff: time.Millisecond, MaxWait: time.Second}})
 	_, err := client.Viewer(t.Context())
 	e := requireKind(t, err, surface.KindAuth)
 	require.False(t, e.Retryable())
@@ -276,14 +279,14 @@ func (f tokenFunc) Token(ctx context.Context, org string) (string, error) { retu
 func TestTokenSourceErrorIsAuth(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	client := linear.NewClient(b.srv.URL(), nil, tokenFunc(func(context.Context, string) (string, error) {
+	client := linear.NewClient(linear.ClientDeps{Endpoint: b.srv.URL(), Tokens: tokenFunc(func(context.Context, string) (string, error) {
 		return "", errors.New("workspace not installed")
-	}))
+	})})
 	_, err := client.Viewer(t.Context())
 	requireKind(t, err, surface.KindAuth)
 	require.ErrorContains(t, err, "workspace not installed")
 
-	_, err = linear.NewClient(b.srv.URL(), nil, nil).Viewer(t.Context())
+	_, err = linear.NewClient(linear.ClientDeps{Endpoint: b.srv.URL()}).Viewer(t.Context())
 	requireKind(t, err, surface.KindAuth)
 	require.Empty(t, b.srv.Requests())
 }
@@ -294,9 +297,9 @@ func TestTokenPerWorkspace(t *testing.T) {
 	b := setup(t)
 	b.srv.AddToken("tok-b", "org-b")
 	tokens := map[string]string{lineartest.OrganizationID: lineartest.AccessToken, "org-b": "tok-b"}
-	client := linear.NewClient(b.srv.URL(), nil, tokenFunc(func(_ context.Context, org string) (string, error) {
+	client := linear.NewClient(linear.ClientDeps{Endpoint: b.srv.URL(), Tokens: tokenFunc(func(_ context.Context, org string) (string, error) {
 		return tokens[org], nil
-	}))
+	})})
 	v, err := client.Viewer(linear.WithOrganization(t.Context(), "org-b"))
 	require.NoError(t, err)
 	require.Equal(t, "org-b", v.OrganizationID)
@@ -323,7 +326,7 @@ func TestSlowAnswerHonoursContext(t *testing.T) {
 // waiting could only end in the deadline.
 func TestRateLimitResetBeyondDeadlineIsReturned(t *testing.T) {
 	t.Parallel()
-	b := setup(t, linear.WithRetry(3, time.Millisecond, 2*time.Hour))
+	b := setup(t, linear.Retry{MaxAttempts: 3, Backoff: time.Millisecond, MaxWait: 2 * time.Hour})
 	b.srv.Fail("", 1, fakekit.RateLimited(time.Hour))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -349,7 +352,7 @@ func TestContextEndsWhileWaitingToRetry(t *testing.T) {
 		defer cancel()
 		return http.DefaultTransport.RoundTrip(r)
 	})}
-	client := linear.NewClient(srv.URL(), hc, linear.StaticToken(lineartest.AccessToken), linear.WithRetry(3, time.Millisecond, 2*time.Hour))
+	client := linear.NewClient(linear.ClientDeps{Endpoint: srv.URL(), HTTPClient: hc, Tokens: linear.StaticToken(lineartest.AccessToken), Retry: linear.Retry{MaxAttempts: 3, Backoff: time.Millisecond, MaxWait: 2 * time.Hour}})
 	_, err := client.Viewer(ctx)
 	require.ErrorIs(t, err, context.Canceled)
 	requireKind(t, err, surface.KindRateLimited)

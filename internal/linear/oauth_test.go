@@ -45,7 +45,7 @@ func TestOAuthExchangeAndRefresh(t *testing.T) {
 	require.True(t, tok.ExpiresAt.After(before.Add(23*time.Hour)), "expires at %v", tok.ExpiresAt)
 
 	// The new token works against the API.
-	client := linear.NewClient(srv.URL(), nil, linear.StaticToken(tok.AccessToken))
+	client := linear.NewClient(linear.ClientDeps{Endpoint: srv.URL(), Tokens: linear.StaticToken(tok.AccessToken)})
 	v, err := client.Viewer(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, lineartest.OrganizationID, v.OrganizationID)

@@ -54,13 +54,16 @@ type senderBundle struct {
 	threadID uuid.UUID
 }
 
-func setupSender(t *testing.T, opts ...linear.Option) *senderBundle {
+func setupSender(t *testing.T, retry ...linear.Retry) *senderBundle {
 	t.Helper()
 	srv := lineartest.NewServer(t)
 	srv.AddSession(testSession, "")
 	tokens := &orgTokens{}
-	opts = append([]linear.Option{linear.WithRetry(3, time.Millisecond, 5*time.Second)}, opts...)
-	client := linear.NewClient(srv.URL(), nil, tokens, opts...)
+	r := linear.Retry{MaxAttempts: 3, Backoff: time.Millisecond, MaxWait: 5 * time.Second}
+	if len(retry) > 0 {
+		r = retry[0]
+	}
+	client := linear.NewClient(linear.ClientDeps{Endpoint: srv.URL(), Tokens: tokens, Retry: r})
 	threadID := thread.NewID()
 	ws := workspaces{threadID: {ThreadID: threadID, SessionID: testSession, WorkspaceID: lineartest.OrganizationID}}
 	return &senderBundle{srv: srv, sender: linear.NewSender(client, ws), tokens: tokens, threadID: threadID}
@@ -161,7 +164,7 @@ func TestSenderRetriesPostOnce(t *testing.T) {
 	t.Run("LostResponseAcrossSends", func(t *testing.T) {
 		t.Parallel()
 		// One attempt per Send: the processor's retry is what sends again.
-		b := setupSender(t, linear.WithRetry(1, time.Millisecond, time.Second))
+		b := setupSender(t, linear.Retry{MaxAttempts: 1, Backoff: time.Millisecond, MaxWait: time.Second})
 		b.srv.Fail("agentActivityCreate", 1, fakekit.Fail(http.StatusBadGateway).AfterApplying())
 		o := b.row(t, thread.OutboxResponse, thread.OutboxBody{Text: "Done"}, uuid.Nil)
 		_, err := b.sender.Send(t.Context(), o)
@@ -198,7 +201,7 @@ func TestSenderErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := setupSender(t, linear.WithRetry(1, time.Millisecond, time.Second))
+			b := setupSender(t, linear.Retry{MaxAttempts: 1, Backoff: time.Millisecond, MaxWait: time.Second})
 			o := b.row(t, thread.OutboxResponse, thread.OutboxBody{Text: "Done"}, uuid.Nil)
 			tt.prepare(b, &o)
 			_, err := b.sender.Send(t.Context(), o)
@@ -275,7 +278,7 @@ func TestSenderCachesWorkspace(t *testing.T) {
 		t.Helper()
 		srv := lineartest.NewServer(t)
 		tokens := &orgTokens{}
-		client := linear.NewClient(srv.URL(), nil, tokens, linear.WithRetry(1, time.Millisecond, time.Second))
+		client := linear.NewClient(linear.ClientDeps{Endpoint: srv.URL(), Tokens: tokens, Retry: linear.Retry{MaxAttempts: 1, Backoff: time.Millisecond, MaxWait: time.Second}})
 		ws := newCountingWorkspaces()
 		return srv, tokens, ws, linear.NewSender(client, ws)
 	}
@@ -321,7 +324,7 @@ func TestSenderCachesWorkspace(t *testing.T) {
 		t.Parallel()
 		srv := lineartest.NewServer(t)
 		srv.AddSession(testSession, "")
-		sender := linear.NewSender(linear.NewClient(srv.URL(), nil, linear.StaticToken(lineartest.AccessToken)), nil)
+		sender := linear.NewSender(linear.NewClient(linear.ClientDeps{Endpoint: srv.URL(), Tokens: linear.StaticToken(lineartest.AccessToken)}), nil)
 		o := row(thread.NewID(), testSession, "no lookup")
 		ext, err := sender.Send(t.Context(), o)
 		require.NoError(t, err)

@@ -141,7 +141,7 @@ func TestPersonalAPIKey(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.srv.AddToken("lin_api_personal", lineartest.OrganizationID)
-	client := linear.NewClient(b.srv.URL(), nil, linear.StaticToken("lin_api_personal"), linear.WithRetry(1, time.Millisecond, time.Second))
+	client := linear.NewClient(linear.ClientDeps{Endpoint: b.srv.URL(), Tokens: linear.StaticToken("lin_api_personal"), Retry: linear.Retry{MaxAttempts: 1, Backoff: time.Millisecond, MaxWait: time.Second}})
 	_, err := client.Viewer(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, "lin_api_personal", b.srv.Requests()[0].Authorization)

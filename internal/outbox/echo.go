@@ -22,15 +22,10 @@ type Echo struct {
 	Idle     time.Duration
 }
 
-// DefaultEcho is weft's default: a Linear session hears one summary once
-// the conversation goes quiet (its issue shows how it ended without an
-// activity per chat message), a Discord or Slack thread each answer (a
-// chat thread reads as a conversation; answers without their questions
-// keep it short).
+// DefaultEcho is weft's default: each platform's default policy
+// (thread.DefaultEchoPolicies), summaries after ten idle minutes.
 func DefaultEcho() Echo {
-	return Echo{Idle: 10 * time.Minute, Policies: map[thread.Platform]thread.EchoPolicy{
-		thread.PlatformLinear: thread.EchoSummary, thread.PlatformDiscord: thread.EchoAnswers, thread.PlatformSlack: thread.EchoAnswers,
-	}}
+	return Echo{Idle: 10 * time.Minute, Policies: thread.DefaultEchoPolicies()}
 }
 
 // policy is p's policy; a platform without one hears nothing.
@@ -81,7 +76,7 @@ func (x Echo) Mirror(surface *Surface, attached []Surface, chain []thread.Stitch
 }
 
 // askedIn is the platform the newest input came from: surface's, or, when
-// the answer goes nowhere (an archived Discord thread), the input's own.
+// the answer goes nowhere (an archived chat thread), the input's own.
 func askedIn(chain []thread.Stitch, surface *Surface) thread.Platform {
 	if surface != nil {
 		return surface.Platform
@@ -244,23 +239,14 @@ func authorName(s thread.Stitch) string {
 }
 
 func placeName(p thread.Platform) string {
-	switch p {
-	case thread.PlatformLinear:
-		return "Linear"
-	case thread.PlatformDiscord:
-		return "Discord"
-	case thread.PlatformSlack:
-		return "Slack"
-	case thread.PlatformAPI:
-		return "the API"
-	case thread.PlatformCLI:
-		return "the CLI"
+	if !p.Valid() {
+		return "another place"
 	}
-	return "another place"
+	return p.Title()
 }
 
-// quote marks text as quoted, line by line (Markdown, which Linear,
-// Discord and Slack's mrkdwn all read).
+// quote marks text as quoted, line by line (Markdown's quote, which every
+// platform's markup reads).
 func quote(text string) string {
 	return "> " + strings.ReplaceAll(strings.TrimSpace(text), "\n", "\n> ")
 }

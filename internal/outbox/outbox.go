@@ -42,28 +42,8 @@ func SurfaceOf(p thread.Platform, target string) *Surface {
 	return &Surface{Platform: p, Target: target}
 }
 
-// posts says whether a surface shows an output of kind k: Linear's activity
-// timeline shows every kind, a Discord or Slack thread only the conversation.
-func posts(p thread.Platform, k thread.OutboxKind) bool {
-	if p == thread.PlatformDiscord || p == thread.PlatformSlack {
-		return k == thread.OutboxResponse || k == thread.OutboxElicitation || k == thread.OutboxError || k == thread.OutboxMessage ||
-			k == thread.OutboxNotice
-	}
-	return true
-}
-
-// sessionStatus is the Linear session's state after an activity of each kind.
-var sessionStatus = map[thread.OutboxKind]thread.SessionStatus{
-	thread.OutboxThought:     thread.SessionActive,
-	thread.OutboxAction:      thread.SessionActive,
-	thread.OutboxNotice:      thread.SessionActive,
-	thread.OutboxElicitation: thread.SessionAwaitingInput,
-	thread.OutboxResponse:    thread.SessionComplete,
-	thread.OutboxError:       thread.SessionError,
-}
-
 // Write records e on the thread in tx: its stitches, an outbox row and a
-// delivery job per output its surface shows, the Linear session's status,
+// delivery job per output its surface shows, the surface's session status,
 // and the status change. The caller holds the thread's row lock when the
 // order of its appends matters. The writes go in one round trip and the
 // jobs in one more.
@@ -91,7 +71,7 @@ func Write(ctx context.Context, tx *db.Tx, ins job.Inserter, threadID uuid.UUID,
 // Plan is the write that records e on the thread when its outputs go to
 // surface (nil: nowhere): the stitches, with their ids set so the outbox
 // rows can name them, an outbox row per output the surface shows, and the
-// Linear session's status after them.
+// surface's session status after them (thread.Platform.SessionAfter).
 func Plan(threadID uuid.UUID, surface *Surface, e thread.Effects) db.Write {
 	w := db.Write{ThreadID: threadID, Stitches: make([]thread.Stitch, len(e.Stitches)), Status: e.Status}
 	for i, s := range e.Stitches {
@@ -130,12 +110,12 @@ func Commit(ctx context.Context, store *db.Store, ins job.Inserter, w db.Write, 
 }
 
 // outputs are the outbox rows for the outputs surface shows, each naming
-// the stitch it comes from, and the Linear session status the last leaves.
+// the stitch it comes from, and the session status the last leaves.
 func outputs(surface *Surface, outs []thread.Output, stitches []thread.Stitch) ([]thread.Outbox, *db.SessionChange) {
 	var rows []thread.Outbox
 	var last thread.OutboxKind
 	for _, o := range outs {
-		if !posts(surface.Platform, o.Kind) {
+		if !surface.Platform.Shows(o.Kind) {
 			continue
 		}
 		var stitchID uuid.UUID
@@ -146,8 +126,8 @@ func outputs(surface *Surface, outs []thread.Output, stitches []thread.Stitch) (
 			Target: surface.Target, Kind: o.Kind, Body: o.OutboxBody.JSON()})
 		last = o.Kind
 	}
-	st, ok := sessionStatus[last]
-	if !ok || surface.Platform != thread.PlatformLinear {
+	st, ok := surface.Platform.SessionAfter(last)
+	if !ok {
 		return rows, nil
 	}
 	return rows, &db.SessionChange{SessionID: surface.Target, Status: st}

@@ -44,8 +44,8 @@ func expressOnly(t *testing.T, pool *pgxpool.Pool, slots int) (*db.Store, *inges
 	logger := dbtest.Logger(t)
 	store := db.New(pool, logger)
 	sender := newRecordingSender()
-	proc, err := processor.New(pool, store, nil, map[thread.Platform]processor.Sender{thread.PlatformLinear: sender},
-		processor.Config{Workers: false}, logger)
+	proc, err := processor.New(processor.Deps{Pool: pool, Store: store, Logger: logger,
+		Senders: map[thread.Platform]processor.Sender{thread.PlatformLinear: sender}, Config: processor.Config{Workers: false}})
 	require.NoError(t, err)
 	express := proc.Express(store, slots)
 	in := ingest.New(ingest.Deps{Store: store, Jobs: proc.Inserter(), Express: express, Logger: logger})

@@ -101,7 +101,7 @@ func newHarnessSending(t *testing.T, provider string, linear processor.Sender, c
 	if config != nil {
 		config(&cfg)
 	}
-	h.proc, err = processor.New(pool, store, runner, senders, cfg, logger)
+	h.proc, err = processor.New(processor.Deps{Pool: pool, Store: store, Runner: runner, Senders: senders, Config: cfg, Logger: logger})
 	require.NoError(t, err)
 	require.NoError(t, h.proc.Start(context.Background()))
 	t.Cleanup(func() {

@@ -35,7 +35,7 @@ func TestLinearOutageCostsOneRequestPerAttempt(t *testing.T) {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	// The client's default retries, as weft serve builds it.
-	client := linear.NewClient(lin.URL(), &http.Client{Transport: tr}, linear.StaticToken(lineartest.AccessToken))
+	client := linear.NewClient(linear.ClientDeps{Endpoint: lin.URL(), HTTPClient: &http.Client{Transport: tr}, Tokens: linear.StaticToken(lineartest.AccessToken)})
 	h := newHarnessSending(t, "openai", linear.NewSender(client, nil), nil)
 
 	th := dbtest.Thread(ctx, t, h.store, &dbtest.ThreadOpts{Linear: dbtest.LinearAttachment()})

@@ -166,9 +166,22 @@ type Processor struct {
 	heartbeat  *heartbeat
 }
 
-// New builds the processor. runner and senders may be nil on an API-only
-// replica.
-func New(pool *pgxpool.Pool, store *db.Store, runner *agent.Runner, senders map[thread.Platform]Sender, cfg Config, logger *slog.Logger) (*Processor, error) {
+// Deps is what a Processor is built from.
+type Deps struct {
+	// Pool is River's: a direct connection, or a session pooler.
+	Pool  *pgxpool.Pool
+	Store *db.Store
+	// Runner works turns and Senders deliver outbox rows, by platform;
+	// both may be nil on an API-only replica.
+	Runner  *agent.Runner
+	Senders map[thread.Platform]Sender
+	Config  Config
+	Logger  *slog.Logger
+}
+
+// New builds the processor.
+func New(d Deps) (*Processor, error) {
+	pool, store, runner, senders, cfg, logger := d.Pool, d.Store, d.Runner, d.Senders, d.Config, d.Logger
 	cfg.defaults()
 	host, _ := os.Hostname()
 	p := &Processor{

@@ -2,9 +2,9 @@
 // failure another try may fix, a bounded number of times, waiting an
 // exponential backoff with jitter or what the server asked for
 // (Retry-After), never longer than the caller allows or its context lasts.
-// The LLM providers, the Linear client, get-thread-replies and the Discord
-// transport retry through Do; the delivery jobs, which River retries, take
-// their schedule from Backoff.
+// The LLM providers, the platform clients and get-thread-replies retry
+// through Do; the delivery jobs, which River retries, take their schedule
+// from Backoff.
 package retry
 
 import (

@@ -1,4 +1,4 @@
-// Package secret encrypts values weft keeps at rest (Linear OAuth tokens)
+// Package secret encrypts values weft keeps at rest (platforms' OAuth tokens)
 // with AES-256-GCM under a key from the environment (WEFT_ENCRYPTION_KEY).
 // The database only ever sees ciphertext, so a leaked dump or backup
 // carries no usable token.

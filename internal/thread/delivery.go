@@ -86,3 +86,35 @@ type Outbox struct {
 	CreatedAt     time.Time
 	SentAt        time.Time
 }
+
+// Shows says whether a surface on p shows an output of kind k: Linear's
+// activity timeline shows every kind, a Discord or Slack thread only the
+// conversation.
+func (p Platform) Shows(k OutboxKind) bool {
+	if p == PlatformDiscord || p == PlatformSlack {
+		return k == OutboxResponse || k == OutboxElicitation || k == OutboxError || k == OutboxMessage ||
+			k == OutboxNotice
+	}
+	return true
+}
+
+// sessionStatus is the Linear session's state after an activity of each kind.
+var sessionStatus = map[OutboxKind]SessionStatus{
+	OutboxThought:     SessionActive,
+	OutboxAction:      SessionActive,
+	OutboxNotice:      SessionActive,
+	OutboxElicitation: SessionAwaitingInput,
+	OutboxResponse:    SessionComplete,
+	OutboxError:       SessionError,
+}
+
+// SessionAfter is the state a surface on p is in after an output of kind
+// k, for a platform whose surfaces have one (a Linear session's); ok is
+// false when there is none to set.
+func (p Platform) SessionAfter(k OutboxKind) (st SessionStatus, ok bool) {
+	if p != PlatformLinear {
+		return "", false
+	}
+	st, ok = sessionStatus[k]
+	return st, ok
+}

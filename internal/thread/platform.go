@@ -28,6 +28,24 @@ func (p Platform) Valid() bool {
 	return false
 }
 
+// Title is the platform as people write it in a sentence ("Linear", "the
+// API"); an unknown one is its own name.
+func (p Platform) Title() string {
+	switch p {
+	case PlatformLinear:
+		return "Linear"
+	case PlatformDiscord:
+		return "Discord"
+	case PlatformSlack:
+		return "Slack"
+	case PlatformAPI:
+		return "the API"
+	case PlatformCLI:
+		return "the CLI"
+	}
+	return string(p)
+}
+
 // DiscordAttachment ties a thread to a Discord thread.
 type DiscordAttachment struct {
 	ThreadID        uuid.UUID

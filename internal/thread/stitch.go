@@ -47,6 +47,14 @@ func (t StitchType) IsInput() bool {
 	return t == StitchInitialPrompt || t == StitchDiscordMessage || t == StitchLinearActivity || t == StitchSlackMessage
 }
 
+// IsChatMessage reports whether a stitch of this type is a message in a
+// chat, where several people write and each message says who wrote it.
+// The other inputs (a prompt, an issue's activity) come from the one
+// person the thread is with.
+func (t StitchType) IsChatMessage() bool {
+	return t == StitchDiscordMessage || t == StitchSlackMessage
+}
+
 // Author is who wrote a stitch that came from a person (or another bot).
 type Author struct {
 	ID   string

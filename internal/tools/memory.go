@@ -164,11 +164,6 @@ func memoryScope(ctx context.Context, store MemoryStore, c Call) (thread.MemoryS
 			return scope, nil
 		}
 	}
-	switch {
-	case mc.Linear != nil:
-		scope.Person = thread.PersonOn(thread.PlatformLinear, mc.Linear.CreatedByUserID)
-	case mc.Discord != nil:
-		scope.Person = thread.PersonOn(thread.PlatformDiscord, mc.Discord.CreatedBy)
-	}
+	scope.Person = mc.Starter()
 	return scope, nil
 }

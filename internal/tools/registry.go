@@ -1,8 +1,6 @@
 // Package tools is the agent's tool registry (Registry, Tool, Call) and its
-// own tools: memory (save_memory, read_memory), get_thread_replies and the
-// Discord read and search tools. Until the platform seam takes them it also
-// holds the Discord and Slack sources of package discovery. Platform tools
-// reach their platform through small interfaces declared beside them.
+// own tools: memory (save_memory, read_memory) and get_thread_replies. A
+// platform's own tools live in its seam folder and register here as Tools.
 package tools
 
 import (

@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// CreateAnchorTable creates the table of the linear benchmark's anchor, a
+// CreateAnchorTable creates the table of the webhook benchmark's anchor, a
 // minimal webhook handler: a ledger of deliveries and nothing else.
 func CreateAnchorTable(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS bench_anchor_deliveries (

@@ -36,7 +36,7 @@ type Result struct {
 }
 
 // Load sends deliveries open-loop: each at its scheduled time, whether or
-// not earlier ones were answered, as Linear does.
+// not earlier ones were answered, as a platform sending webhooks does.
 type Load struct {
 	Client *http.Client
 	URL    string
@@ -47,7 +47,7 @@ type Load struct {
 
 // NewLoad returns a Load posting to url with a client that keeps enough
 // idle connections for thousands of requests a second, and gives up on an
-// answer after timeout (Linear's is 5 s).
+// answer after timeout (the platform's own).
 func NewLoad(url string, timeout time.Duration, maxInFlight int) *Load {
 	tr := &http.Transport{MaxIdleConns: maxInFlight, MaxIdleConnsPerHost: maxInFlight, IdleConnTimeout: 30 * time.Second}
 	return &Load{Client: &http.Client{Transport: tr, Timeout: timeout}, URL: url, MaxInFlight: maxInFlight}

@@ -67,7 +67,7 @@ func TestAFailedLiveMessageIsBackfilled(t *testing.T) {
 	require.NoError(t, err)
 	store := db.New(pool, dbtest.Logger(t))
 	rec := &failingOnce{Recorder: surfacediscord.NewRecorder(ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: dbtest.Logger(t)}), store, nil, nil)}
-	conv := discord.NewConversations(b.client, rec, 0, 1, dbtest.Logger(t))
+	conv := discord.NewConversations(discord.ConversationsDeps{REST: b.client, Recorder: rec, ShardID: 0, ShardCount: 1, Logger: dbtest.Logger(t)})
 	ctx := t.Context()
 
 	mention := b.server.PostUserMessage(b.channel, b.alice, "<@"+b.server.BotUser().ID+"> why is the build red?")
@@ -99,7 +99,7 @@ func TestBackfillReconcilesEditsAndDeletes(t *testing.T) {
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	store := db.New(pool, dbtest.Logger(t))
-	conv := discord.NewConversations(b.client, surfacediscord.NewRecorder(ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: dbtest.Logger(t)}), store, nil, nil), 0, 1, dbtest.Logger(t))
+	conv := discord.NewConversations(discord.ConversationsDeps{REST: b.client, Recorder: surfacediscord.NewRecorder(ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: dbtest.Logger(t)}), store, nil, nil), ShardID: 0, ShardCount: 1, Logger: dbtest.Logger(t)})
 	ctx := t.Context()
 
 	mention := b.server.PostUserMessage(b.channel, b.alice, "<@"+b.server.BotUser().ID+"> why is the build red?")

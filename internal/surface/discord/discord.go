@@ -82,7 +82,7 @@ func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
 	}
 	app.client = client
 	app.sender = discordapi.NewSender(client)
-	app.typist = discordapi.NewTypist(client, store, 0, logger)
+	app.typist = discordapi.NewTypist(discordapi.TypistDeps{Client: client, Surfaces: store, Logger: logger})
 	return app, nil
 }
 
@@ -185,7 +185,8 @@ func (a *App) Elect(store *db.Store, events surface.Recorder, m *metrics.Metrics
 	a.el = discordapi.NewElector(discordapi.ElectorConfig{
 		Shards: a.cfg.ShardCount, Owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8]), Leases: store,
 		NewGateway: func(shardID, shardCount int) (discordapi.Gateway, error) {
-			return a.client.ForShard(shardID, shardCount, discordapi.NewConversations(a.client, rec, shardID, shardCount, a.logger))
+			return a.client.ForShard(shardID, shardCount, discordapi.NewConversations(discordapi.ConversationsDeps{
+				REST: a.client, Recorder: rec, ShardID: shardID, ShardCount: shardCount, Logger: a.logger}))
 		},
 		Logger: a.logger,
 	})

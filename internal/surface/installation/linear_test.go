@@ -65,7 +65,7 @@ func (b *bundle) install(t *testing.T) *linear.Token {
 	b.srv.AddAuthCode("code-1", redirectURI)
 	tok, err := b.refresh.oauth.ExchangeCode(ctx, "code-1")
 	require.NoError(t, err)
-	v, err := linear.NewClient(b.srv.URL(), nil, linear.StaticToken(tok.AccessToken)).Viewer(ctx)
+	v, err := linear.NewClient(linear.ClientDeps{Endpoint: b.srv.URL(), Tokens: linear.StaticToken(tok.AccessToken)}).Viewer(ctx)
 	require.NoError(t, err)
 	require.NoError(t, b.tokens.Save(ctx, tok, v))
 	return tok
@@ -97,7 +97,7 @@ func TestSaveSealsTokens(t *testing.T) {
 	require.Zero(t, b.refresh.n.Load(), "a fresh token is not refreshed")
 
 	// The Linear client authenticates with it.
-	v, err := linear.NewClient(b.srv.URL(), nil, b.tokens).Viewer(linear.WithOrganization(t.Context(), lineartest.OrganizationID))
+	v, err := linear.NewClient(linear.ClientDeps{Endpoint: b.srv.URL(), Tokens: b.tokens}).Viewer(linear.WithOrganization(t.Context(), lineartest.OrganizationID))
 	require.NoError(t, err)
 	require.Equal(t, lineartest.OrganizationID, v.OrganizationID)
 }
@@ -182,7 +182,7 @@ func TestTokenErrors(t *testing.T) {
 	require.ErrorIs(t, err, installation.ErrRevoked)
 
 	// The client reports it as an auth failure, which the outbox gives up on.
-	_, err = linear.NewClient(b.srv.URL(), &http.Client{}, b.tokens).Viewer(linear.WithOrganization(t.Context(), lineartest.OrganizationID))
+	_, err = linear.NewClient(linear.ClientDeps{Endpoint: b.srv.URL(), HTTPClient: &http.Client{}, Tokens: b.tokens}).Viewer(linear.WithOrganization(t.Context(), lineartest.OrganizationID))
 	var le *surface.Error
 	require.True(t, errors.As(err, &le))
 	require.Equal(t, surface.KindAuth, le.Kind)

@@ -95,7 +95,7 @@ func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
 	default:
 		return app, nil
 	}
-	client := linearapi.NewClient(c.APIURL, nil, tokens)
+	client := linearapi.NewClient(linearapi.ClientDeps{Endpoint: c.APIURL, Tokens: tokens})
 	var workspaces linearapi.Workspaces = store
 	if c.AccessToken != "" {
 		workspaces = nil // one token for every workspace: a send needs no lookup

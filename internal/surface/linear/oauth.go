@@ -18,7 +18,7 @@ func linearFlow(logger *slog.Logger, o *OAuth) *oauth.Flow[*linearapi.Token] {
 		AuthorizeURL: func(state string) string { return linearapi.AuthorizeURL(o.ClientID, o.RedirectURI, state, nil) },
 		Exchange:     o.Codes.ExchangeCode,
 		Save: func(ctx context.Context, tok *linearapi.Token) (oauth.Installed, error) {
-			v, err := linearapi.NewClient(o.Endpoint, o.HTTPClient, linearapi.StaticToken(tok.AccessToken)).Viewer(ctx)
+			v, err := linearapi.NewClient(linearapi.ClientDeps{Endpoint: o.Endpoint, HTTPClient: o.HTTPClient, Tokens: linearapi.StaticToken(tok.AccessToken)}).Viewer(ctx)
 			if err != nil {
 				return oauth.Installed{}, &oauth.Answer{Status: http.StatusBadGateway, Message: "could not reach Linear; try again", Err: err}
 			}

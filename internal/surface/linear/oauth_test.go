@@ -84,7 +84,7 @@ func TestLinearInstallCallback(t *testing.T) {
 		require.False(t, bytes.Contains(row.RefreshTokenEnc, []byte("lin_refresh_")), "tokens are stored encrypted")
 
 		// The stored token is the one Linear issued: it works.
-		v, err := linear.NewClient(b.linear.URL(), nil, b.tokens).Viewer(linear.WithOrganization(t.Context(), lineartest.OrganizationID))
+		v, err := linear.NewClient(linear.ClientDeps{Endpoint: b.linear.URL(), Tokens: b.tokens}).Viewer(linear.WithOrganization(t.Context(), lineartest.OrganizationID))
 		require.NoError(t, err)
 		require.Equal(t, lineartest.AppUserID, v.ID)
 	})

@@ -19,8 +19,8 @@ const StateTTL = 15 * time.Minute
 // Flow is one platform's install: GET Path()+"/install" and
 // Path()+"/callback". T is what the platform's code exchange returns.
 type Flow[T any] struct {
-	// Name is the platform's name in paths, cookies and logs ("linear");
-	// Title is how an admin reads it ("Linear").
+	// Name is the platform's name in paths, cookies and logs, lower case;
+	// Title is how an admin reads it, capitalised.
 	Name, Title string
 	// RedirectURI is this server's callback as the platform knows it; an
 	// https one makes the state cookie Secure.

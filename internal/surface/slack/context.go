@@ -11,7 +11,6 @@ import (
 	slackapi "github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/internal/tools"
 )
 
 // maxSlackBackfill bounds what is read of a thread from before weft joined
@@ -57,17 +56,17 @@ func (a *App) Backfill() history.SlackBackfill {
 }
 
 // Discovery is Slack's source for relevant thread discovery.
-func (a *App) Discovery(store *db.Store) *tools.SlackChannels {
-	return &tools.SlackChannels{Reader: slackChannels{a.ws}, Store: store, Logger: a.logger.With("component", "discovery")}
+func (a *App) Discovery(store *db.Store) *SlackChannels {
+	return &SlackChannels{Reader: slackChannels{a.ws}, Store: store, Logger: a.logger.With("component", "discovery")}
 }
 
 // slackChannels adapts *slackapi.Workspaces to discovery's reader: each
 // workspace is read with its own token.
 type slackChannels struct{ ws *slackapi.Workspaces }
 
-var _ tools.SlackChannelReader = slackChannels{}
+var _ SlackChannelReader = slackChannels{}
 
-// TopLevel implements tools.SlackChannelReader. History pages come newest
+// TopLevel implements SlackChannelReader. History pages come newest
 // first; messages that are no one's words (joins, topic changes) are left
 // out.
 func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID string, n int) ([]discovery.ChannelMessage, error) {
@@ -93,7 +92,7 @@ func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID string, n
 // replies: discovery reads under a few seconds' timeout.
 const maxDiscoveryPages = 5
 
-// Replies implements tools.SlackChannelReader: the parent and the newest
+// Replies implements SlackChannelReader: the parent and the newest
 // replies.
 func (r slackChannels) Replies(ctx context.Context, teamID, channelID, threadTS, latest string, n int) ([]discovery.ChannelMessage, error) {
 	c, err := r.ws.Client(ctx, teamID)
@@ -111,7 +110,7 @@ func (r slackChannels) Replies(ctx context.Context, teamID, channelID, threadTS,
 	return named(ctx, c, out), nil
 }
 
-// SetStatus implements tools.SlackChannelReader.
+// SetStatus implements SlackChannelReader.
 func (r slackChannels) SetStatus(ctx context.Context, teamID, channelID, threadTS, status string) error {
 	c, err := r.ws.Client(ctx, teamID)
 	if err != nil {
@@ -148,7 +147,7 @@ func named(ctx context.Context, c *slackapi.Client, msgs []discovery.ChannelMess
 func slackReadError(err error) error {
 	switch {
 	case surface.IsKind(err, surface.KindRateLimited):
-		return fmt.Errorf("%w: %w", tools.ErrSlackRateLimited, err)
+		return fmt.Errorf("%w: %w", ErrSlackRateLimited, err)
 	case surface.IsKind(err, surface.KindNotFound):
 		return fmt.Errorf("%w: %w", thread.ErrNotFound, err)
 	}

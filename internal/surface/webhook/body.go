@@ -13,13 +13,13 @@ import (
 	"time"
 )
 
-// MaxBody caps a webhook body. Linear's agent events carry an issue, a
-// comment thread and guidance, well under this, as do Slack's and
-// Discord's; anything larger is not the platform.
+// MaxBody caps a webhook body. The largest platform event weft takes (an
+// issue with its comment thread and guidance) is well under this; anything
+// larger is not the platform.
 const MaxBody = 1 << 20
 
-// bodyReadTimeout bounds reading a webhook's body. Linear and Discord send
-// a few kilobytes at once and give up on an answer within seconds, so a
+// bodyReadTimeout bounds reading a webhook's body. Platforms send a few
+// kilobytes at once and give up on an answer within seconds, so a
 // body still arriving after this is not theirs to wait for.
 const bodyReadTimeout = 2 * time.Second
 
@@ -62,7 +62,7 @@ func ReadBody(w http.ResponseWriter, r *http.Request, reject Reject) ([]byte, bo
 	// request's context while the handler still works on it. (net/http
 	// starts reading ahead at the body's end, so a body that ends within
 	// microseconds of the deadline may still see its context cancelled,
-	// and gets a 503 that Linear retries.)
+	// and gets a 503 that the platform retries.)
 	_ = rc.SetReadDeadline(time.Time{})
 	return body, true
 }

@@ -1,4 +1,4 @@
-package tools
+package slack
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package tools_test
+package discord_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/discovery"
+	"github.com/weft-dev/weft/internal/surface/discord"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -63,9 +64,9 @@ func TestDiscordSearchFormat(t *testing.T) {
 			t.Parallel()
 			tc.msg.ID = fmt.Sprintf("1100000000000001%02d", i)
 			dc := newMemDiscord()
-			dc.channels[channelID] = tools.DiscordChannel{ID: channelID, GuildID: "120000000000000000", IsThread: true}
+			dc.channels[channelID] = discord.DiscordChannel{ID: channelID, GuildID: "120000000000000000", IsThread: true}
 			dc.msgs[channelID] = []discovery.ChannelMessage{tc.msg}
-			s := &tools.DiscordSearch{Reader: dc, Store: archive{}, Now: func() time.Time { return now }}
+			s := &discord.DiscordSearch{Reader: dc, Store: archive{}, Now: func() time.Time { return now }}
 			i := slices.IndexFunc(s.Tools(), func(t tools.Tool) bool { return t.Name == "search_thread_messages" })
 			got, err := s.Tools()[i].Handler(context.Background(), tools.Call{ThreadID: uuid.New(), Arguments: []byte(`{"thread_id":"` + channelID + `"}`)})
 			require.NoError(t, err)

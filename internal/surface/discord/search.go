@@ -1,4 +1,4 @@
-package tools
+package discord
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/internal/toolschema"
 )
 
@@ -34,8 +35,8 @@ type DiscordSearch struct {
 
 // Tools returns search_channel_messages, search_user_messages,
 // get_message_context, search_thread_messages and get_channel_summary.
-func (s *DiscordSearch) Tools() []Tool {
-	return []Tool{s.searchChannelTool(), s.searchUserTool(), s.messageContextTool(), s.searchThreadTool(), s.channelSummaryTool()}
+func (s *DiscordSearch) Tools() []tools.Tool {
+	return []tools.Tool{s.searchChannelTool(), s.searchUserTool(), s.messageContextTool(), s.searchThreadTool(), s.channelSummaryTool()}
 }
 
 // The search tools' arguments. channelArg and threadArg are the optional
@@ -83,14 +84,14 @@ func (s *DiscordSearch) now() time.Time {
 	return time.Now()
 }
 
-func (s *DiscordSearch) searchChannelTool() Tool {
-	return Tool{
+func (s *DiscordSearch) searchChannelTool() tools.Tool {
+	return tools.Tool{
 		Name: "search_channel_messages",
 		Description: "Search recent Discord channel messages for a keyword or topic (case-insensitive substring). " +
 			`Use for RECENT channel activity: "what did I say about X?", "what happened earlier about Y?".`,
 		Schema: toolschema.For[searchChannelArgs](),
-		Handler: func(ctx context.Context, c Call) (string, error) {
-			args, err := Decode[searchChannelArgs](c)
+		Handler: func(ctx context.Context, c tools.Call) (string, error) {
+			args, err := tools.Decode[searchChannelArgs](c)
 			if err != nil {
 				return "", err
 			}
@@ -107,13 +108,13 @@ func (s *DiscordSearch) searchChannelTool() Tool {
 	}
 }
 
-func (s *DiscordSearch) searchUserTool() Tool {
-	return Tool{
+func (s *DiscordSearch) searchUserTool() tools.Tool {
+	return tools.Tool{
 		Name:        "search_user_messages",
 		Description: `Find recent messages from a specific person in a Discord channel: "what has Sarah said today?", "find Mark's last message".`,
 		Schema:      toolschema.For[searchUserArgs](),
-		Handler: func(ctx context.Context, c Call) (string, error) {
-			args, err := Decode[searchUserArgs](c)
+		Handler: func(ctx context.Context, c tools.Call) (string, error) {
+			args, err := tools.Decode[searchUserArgs](c)
 			if err != nil {
 				return "", err
 			}
@@ -137,13 +138,13 @@ func (s *DiscordSearch) searchUserTool() Tool {
 	}
 }
 
-func (s *DiscordSearch) searchThreadTool() Tool {
-	return Tool{
+func (s *DiscordSearch) searchThreadTool() tools.Tool {
+	return tools.Tool{
 		Name:        "search_thread_messages",
 		Description: `Search within a Discord thread, this conversation's by default: "what was discussed in this thread?". Without a query it lists the latest messages.`,
 		Schema:      toolschema.For[searchThreadArgs](),
-		Handler: func(ctx context.Context, c Call) (string, error) {
-			args, err := Decode[searchThreadArgs](c)
+		Handler: func(ctx context.Context, c tools.Call) (string, error) {
+			args, err := tools.Decode[searchThreadArgs](c)
 			if err != nil {
 				return "", err
 			}
@@ -162,7 +163,7 @@ func (s *DiscordSearch) searchThreadTool() Tool {
 
 // read opens what a call names (or its default) and returns up to n of its
 // latest messages, newest first.
-func (s *DiscordSearch) read(ctx context.Context, c Call, named string, wantThread bool, n int, who user) ([]discovery.ChannelMessage, error) {
+func (s *DiscordSearch) read(ctx context.Context, c tools.Call, named string, wantThread bool, n int, who user) ([]discovery.ChannelMessage, error) {
 	id, err := s.target(ctx, c, named, wantThread)
 	if err != nil {
 		return nil, err
@@ -192,13 +193,13 @@ func (s *DiscordSearch) list(msgs []discovery.ChannelMessage, keep func(discover
 	return strings.Join(lines, "\n")
 }
 
-func (s *DiscordSearch) messageContextTool() Tool {
-	return Tool{
+func (s *DiscordSearch) messageContextTool() tools.Tool {
+	return tools.Tool{
 		Name:        "get_message_context",
 		Description: "Get the Discord messages around a specific message, to see what led up to it and what followed. The message is marked with >>>.",
 		Schema:      toolschema.For[messageContextArgs](),
-		Handler: func(ctx context.Context, c Call) (string, error) {
-			args, err := Decode[messageContextArgs](c)
+		Handler: func(ctx context.Context, c tools.Call) (string, error) {
+			args, err := tools.Decode[messageContextArgs](c)
 			if err != nil {
 				return "", err
 			}
@@ -228,7 +229,7 @@ func (s *DiscordSearch) messageContextTool() Tool {
 // both oldest first. A message weft stored is read with its thread's
 // stored messages; otherwise Discord is asked, in the channel named, else
 // the conversation's thread, then the channel that thread is in.
-func (s *DiscordSearch) around(ctx context.Context, c Call, id, named string, before, after int) (older []discovery.ChannelMessage, target discovery.ChannelMessage, newer []discovery.ChannelMessage, err error) {
+func (s *DiscordSearch) around(ctx context.Context, c tools.Call, id, named string, before, after int) (older []discovery.ChannelMessage, target discovery.ChannelMessage, newer []discovery.ChannelMessage, err error) {
 	att, err := s.attachment(ctx, c)
 	if err != nil {
 		return nil, target, nil, err
@@ -301,14 +302,14 @@ var timeframes = map[string]struct {
 // summarySystem frames the fast model's job.
 const summarySystem = "You summarize Discord conversations for an assistant that was not there. Be concise and factual; name who said what when it matters."
 
-func (s *DiscordSearch) channelSummaryTool() Tool {
-	return Tool{
+func (s *DiscordSearch) channelSummaryTool() tools.Tool {
+	return tools.Tool{
 		Name: "get_channel_summary",
 		Description: `Get a summary of recent activity in a Discord channel: "catch me up on what I missed", "what's been happening here?". ` +
 			"It costs a model call; for a specific question prefer the search tools.",
 		Schema: toolschema.For[channelSummaryArgs](),
-		Handler: func(ctx context.Context, c Call) (string, error) {
-			args, err := Decode[channelSummaryArgs](c)
+		Handler: func(ctx context.Context, c tools.Call) (string, error) {
+			args, err := tools.Decode[channelSummaryArgs](c)
 			if err != nil {
 				return "", err
 			}

@@ -1,4 +1,4 @@
-package tools
+package discord
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tools"
 )
 
 // DiscordChannel is a Discord channel or thread as the Discord tools see it.
@@ -68,7 +69,7 @@ type source struct {
 }
 
 // attachment is the conversation's Discord thread; nil outside Discord.
-func (s *DiscordSearch) attachment(ctx context.Context, c Call) (*thread.DiscordAttachment, error) {
+func (s *DiscordSearch) attachment(ctx context.Context, c tools.Call) (*thread.DiscordAttachment, error) {
 	att, err := s.Store.DiscordAttachment(ctx, c.ThreadID)
 	if errors.Is(err, thread.ErrNotFound) {
 		return nil, nil
@@ -81,7 +82,7 @@ func (s *DiscordSearch) attachment(ctx context.Context, c Call) (*thread.Discord
 
 // target names what a call reads: named, else the conversation's Discord
 // thread (wantThread) or the channel that thread is in.
-func (s *DiscordSearch) target(ctx context.Context, c Call, named string, wantThread bool) (string, error) {
+func (s *DiscordSearch) target(ctx context.Context, c tools.Call, named string, wantThread bool) (string, error) {
 	att, err := s.attachment(ctx, c)
 	switch {
 	case err != nil:
@@ -101,7 +102,7 @@ func (s *DiscordSearch) target(ctx context.Context, c Call, named string, wantTh
 // open decides how to read id. A tracked thread comes from Postgres when
 // useStore allows; anything else must exist on Discord, be in a server (not
 // a DM) and be in a server the conversation may read.
-func (s *DiscordSearch) open(ctx context.Context, c Call, id string, useStore bool) (source, error) {
+func (s *DiscordSearch) open(ctx context.Context, c tools.Call, id string, useStore bool) (source, error) {
 	if !thread.IsSnowflake(id) {
 		return source{}, fmt.Errorf("%q is not a Discord channel id", id)
 	}
@@ -143,7 +144,7 @@ var errOtherServer = errors.New("it is in a Discord server of another organisati
 // allowed checks the conversation of c may read guildID: an allowed server
 // of the conversation's organisation, or any allowed server for the
 // operator's conversations (on no platform).
-func (s *DiscordSearch) allowed(ctx context.Context, c Call, guildID string) error {
+func (s *DiscordSearch) allowed(ctx context.Context, c tools.Call, guildID string) error {
 	if len(s.Guilds) > 0 && !slices.Contains(s.Guilds, guildID) {
 		return errOtherServer
 	}

@@ -1,4 +1,4 @@
-package tools_test
+package discord_test
 
 import (
 	"context"
@@ -16,22 +16,22 @@ import (
 
 	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/logtest"
+	"github.com/weft-dev/weft/internal/surface/discord"
 	"github.com/weft-dev/weft/internal/thread"
-	"github.com/weft-dev/weft/internal/tools"
 )
 
 // memDiscord is an in-memory Discord for what the fake server cannot do
 // on demand, such as a read that hangs.
 type memDiscord struct {
 	mu       sync.Mutex
-	channels map[string]tools.DiscordChannel
+	channels map[string]discord.DiscordChannel
 	msgs     map[string][]discovery.ChannelMessage // oldest first
 	hang     map[string]bool                       // reads wait for their context
 	slow     time.Duration                         // every read takes this long
 	reads    map[string]int
 }
 
-func (m *memDiscord) Channel(_ context.Context, id string) (tools.DiscordChannel, error) {
+func (m *memDiscord) Channel(_ context.Context, id string) (discord.DiscordChannel, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ch, ok := m.channels[id]
@@ -88,8 +88,8 @@ func (conversation) DiscordAttachment(_ context.Context, id uuid.UUID) (*thread.
 }
 
 // discordSource is Discovery's sources with Discord's on dc alone.
-func discordSource(dc *memDiscord, post func(context.Context, tools.DiscoveryNotice)) map[thread.Platform]discovery.Source {
-	return map[thread.Platform]discovery.Source{thread.PlatformDiscord: &tools.DiscordChannels{Reader: dc, Store: conversation{}, Post: post}}
+func discordSource(dc *memDiscord, post func(context.Context, discord.DiscoveryNotice)) map[thread.Platform]discovery.Source {
+	return map[thread.Platform]discovery.Source{thread.PlatformDiscord: &discord.DiscordChannels{Reader: dc, Store: conversation{}, Post: post}}
 }
 
 func mentionChain() []thread.Stitch {
@@ -102,7 +102,7 @@ func mentionChain() []thread.Stitch {
 func newMemDiscord() *memDiscord {
 	at := time.Date(2025, 3, 1, 9, 30, 0, 0, time.UTC)
 	return &memDiscord{
-		channels: map[string]tools.DiscordChannel{},
+		channels: map[string]discord.DiscordChannel{},
 		msgs: map[string][]discovery.ChannelMessage{
 			channelID: {
 				{ID: rootA, Author: "alice", Text: "builds are slow on runner-3", At: at},
@@ -187,16 +187,16 @@ func TestDiscoveryRankingAnswers(t *testing.T) {
 func TestDiscoveryNotifiesOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	var notices []tools.DiscoveryNotice
+	var notices []discord.DiscoveryNotice
 	var ranked atomic.Int32
 	d := &discovery.Discovery{Logger: logtest.New(t),
-		Sources: discordSource(newMemDiscord(), func(_ context.Context, n tools.DiscoveryNotice) { notices = append(notices, n) }),
+		Sources: discordSource(newMemDiscord(), func(_ context.Context, n discord.DiscoveryNotice) { notices = append(notices, n) }),
 		Fast:    fastFunc(func(string, string) (string, error) { ranked.Add(1); return `[]`, nil })}
 	th := &thread.Thread{ID: uuid.New()}
 	first := d.PromptSections(ctx, th, mentionChain())
 	require.Equal(t, first, d.PromptSections(ctx, th, mentionChain()))
 	require.Len(t, notices, 1)
-	require.Equal(t, tools.DiscoveryNotice{ThreadID: th.ID, DiscordThreadID: mentionID, MentionID: mentionID,
+	require.Equal(t, discord.DiscoveryNotice{ThreadID: th.ID, DiscordThreadID: mentionID, MentionID: mentionID,
 		Text: "🔎 Searching this channel's recent threads for context…"}, notices[0])
 	require.EqualValues(t, 1, ranked.Load())
 }
@@ -209,7 +209,7 @@ func TestDiscoveryChannelUnreadable(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the read fails with the turn's context
 	d := &discovery.Discovery{Logger: logtest.New(t),
-		Sources: discordSource(dc, func(context.Context, tools.DiscoveryNotice) { panic("no notice without a search") }),
+		Sources: discordSource(dc, func(context.Context, discord.DiscoveryNotice) { panic("no notice without a search") }),
 		Fast:    fastFunc(func(string, string) (string, error) { panic("no ranking without a channel") })}
 	require.Empty(t, d.PromptSections(ctx, &thread.Thread{ID: uuid.New()}, mentionChain()))
 }

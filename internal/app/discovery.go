@@ -1,0 +1,74 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/weft-dev/weft/internal/discovery"
+	"github.com/weft-dev/weft/internal/llm"
+	"github.com/weft-dev/weft/internal/thread"
+)
+
+// newDiscovery is relevant thread discovery over the platforms' sources,
+// ranking with the fast model (keywords only with a nil fast).
+func newDiscovery(sources map[thread.Platform]discovery.Source, fast llm.Provider, fastModel string,
+	cfg discovery.Config, logger *slog.Logger) *discovery.Discovery {
+	return &discovery.Discovery{Sources: sources, Fast: fastModelOf(fast, fastModel), Config: cfg, Logger: logger.With("component", "discovery")}
+}
+
+// fastModelOf is the fast model as the tools ask it; nil without one.
+func fastModelOf(fast llm.Provider, model string) discovery.FastModel {
+	if fast == nil {
+		return nil
+	}
+	return fastLLM{p: fast, model: model}
+}
+
+// loadDiscoveryConfig reads the origin design's settings:
+// MAX_RELEVANT_THREADS, RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS.
+func loadDiscoveryConfig(getenv func(string) string) (discovery.Config, error) {
+	c := discovery.Config{ScoreThreshold: discovery.DefaultRelevanceScoreThreshold}
+	var err error
+	if c.MaxThreads, err = intEnv(getenv, "MAX_RELEVANT_THREADS", discovery.DefaultMaxRelevantThreads); err != nil {
+		return c, err
+	}
+	ms, err := intEnv(getenv, "THREAD_FETCH_TIMEOUT_MS", int(discovery.DefaultThreadFetchTimeout/time.Millisecond))
+	if err != nil {
+		return c, err
+	}
+	c.FetchTimeout = time.Duration(ms) * time.Millisecond
+	if v := getenv("RELEVANCE_SCORE_THRESHOLD"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || f > 1 {
+			return c, fmt.Errorf("RELEVANCE_SCORE_THRESHOLD: %q is not a number above 0 and at most 1", v)
+		}
+		c.ScoreThreshold = f
+	}
+	return c, nil
+}
+
+// fastMaxTokens caps the fast model's answers: a ranking of ten messages
+// or a short summary.
+const fastMaxTokens = 2048
+
+// fastLLM is the fast model as the tools ask it: one system prompt, one
+// user message, the text back.
+type fastLLM struct {
+	p     llm.Provider
+	model string
+}
+
+var _ discovery.FastModel = fastLLM{}
+
+// Ask implements discovery.FastModel.
+func (f fastLLM) Ask(ctx context.Context, system, prompt string) (string, error) {
+	resp, err := f.p.Complete(ctx, llm.Request{Model: f.model, System: system, MaxTokens: fastMaxTokens,
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: prompt}}})
+	if err != nil {
+		return "", err
+	}
+	return resp.Content, nil
+}
