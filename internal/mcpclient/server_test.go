@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -107,4 +108,10 @@ func faultServer(f *faults) *mcp.Server {
 			return text("grown"), nil
 		})
 	return s
+}
+
+// execCommand is a child process the test stops at its end.
+func execCommand(t *testing.T, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	return exec.CommandContext(t.Context(), name, args...)
 }
