@@ -28,6 +28,7 @@ Usage:
                               create an autonomous thread and work it here until it finishes
   weft thread show ID         print a thread's stitches as a timeline
   weft mcp                    serve the MCP server over stdin/stdout
+  weft tools check            connect to WEFT_MCP_CONFIG's MCP servers and list their tools
   weft bench store|turns|linear|replies|discord|console|soak [flags]
                               run a benchmark (the weft-bench command)
   weft version                print the version weft was built as
@@ -65,6 +66,7 @@ Serves the MCP tools (get-thread-replies, list-threads, get-thread,
 search-threads) over stdin and stdout, for an MCP client that starts weft
 as a subprocess. Logs go to stderr. Needs no API token.
 `,
+	"tools":   toolsUsage,
 	"bench":   benchUsage,
 	"demo":    demoUsage,
 	"version": versionUsage,
@@ -128,6 +130,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return threadCmd(ctx, cfg, logger, rest, stdout, stderr)
 	case "tenant":
 		return tenantCmd(ctx, cfg, logger, rest, stdout, stderr)
+	case "tools":
+		return toolsCmd(ctx, cfg, logger, rest, stdout, stderr)
 	default: // mcp
 		return app.RunMCP(ctx, cfg, logger, os.Stdin, stdout)
 	}

@@ -318,6 +318,13 @@ func (r *Runner) runTool(ctx context.Context, th *thread.Thread, c llm.ToolCall)
 		r.Metrics.ToolCall(unknownTool, metrics.Error, 0)
 		return fmt.Sprintf("error: no tool named %q", c.Name), true
 	}
+	if tool.NeedsApproval {
+		// Until a turn can wait for a person's approval, a call that
+		// needs one is not made at all.
+		r.Metrics.ToolCall(tool.Name, metrics.Error, 0)
+		return fmt.Sprintf("error: %s needs a person's approval before it runs, and weft cannot ask for approval yet; "+
+			"tell the user what you would have done instead", tool.Name), true
+	}
 	start := time.Now()
 	spanCtx, span := tracing.Child(ctx, tracing.Tracer(r.Tracer), "tool "+tool.Name, trace.WithAttributes(attribute.String("gen_ai.tool.name", tool.Name)))
 	out, err := callSafely(spanCtx, tool, tools.Call{ThreadID: th.ID, AgentName: th.AgentName, Arguments: c.Arguments})

@@ -23,6 +23,7 @@ import (
 	"github.com/weft-dev/weft/internal/admission"
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/ingest"
+	"github.com/weft-dev/weft/internal/mcpclient"
 	"github.com/weft-dev/weft/internal/metrics"
 	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/surface"
@@ -65,6 +66,8 @@ type App struct {
 	// telemetry is the registry /metrics exports, with weft's series, and
 	// the tracer provider.
 	telemetry *telemetry
+	// mcpTools are the MCP servers' tools (WEFT_MCP_CONFIG); nil without.
+	mcpTools *mcpclient.Manager
 	// handler is the HTTP surface; nil on a worker.
 	handler http.Handler
 	// admitted bounds the webhooks worked at once; turns yield to it.
@@ -151,6 +154,10 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if workers {
 		if runner, err = newRunner(cfg, logger, a.store, a.platforms, a.linear, a.discord, a.slack, rep, continuers, a.telemetry); err != nil {
 			return nil, err
+		}
+		if cfg.MCP != nil {
+			a.mcpTools = mcpclient.New(mcpclient.Deps{Config: cfg.MCP, Logger: logger.With("component", "mcp_client")})
+			runner.Tools.AddSource(a.mcpTools.Tools)
 		}
 	}
 	senders := map[thread.Platform]processor.Sender{}
@@ -242,6 +249,9 @@ func (a *App) Run(ctx context.Context) error {
 	defer stopMetrics()
 	if err := a.proc.Start(ctx); err != nil {
 		return err
+	}
+	if a.mcpTools != nil {
+		go a.mcpTools.Run(ctx)
 	}
 	for _, p := range a.platforms {
 		if r, ok := p.(surface.Running); ok {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/llm"
+	"github.com/weft-dev/weft/internal/mcpclient"
 	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/processor"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
@@ -63,6 +64,9 @@ type Config struct {
 	Model       string
 	FastModel   string
 	MaxSteps    int
+	// MCP are the MCP servers whose tools the agent may call
+	// (WEFT_MCP_CONFIG); nil without.
+	MCP         *mcpclient.Config
 	TurnWorkers int
 	// LeaseTTL and SweepInterval bound how soon a crashed replica's turns
 	// resume elsewhere: after the lease lapses, at the next sweep.
@@ -185,6 +189,11 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		cfg.FastModel = cmp.Or(cfg.FastModel, d[1])
 	}
 	cfg.FastModel = cmp.Or(cfg.FastModel, cfg.Model)
+	if f := getenv("WEFT_MCP_CONFIG"); f != "" {
+		if cfg.MCP, err = mcpclient.Load(f, getenv); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.MaxSteps, err = intEnv(getenv, "WEFT_MAX_STEPS", 20); err != nil {
 		return nil, err
 	}

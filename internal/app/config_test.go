@@ -108,3 +108,22 @@ func TestConfigEcho(t *testing.T) {
 		})
 	}
 }
+
+func TestConfigMCP(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.json"), filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(good, []byte(`{"mcpServers": {"gh": {"url": "https://x/mcp", "headers": {"A": "${TOKEN}"}}}}`), 0o600))
+	require.NoError(t, os.WriteFile(bad, []byte("{\"mcpServers\": {\n \"gh\": {\"url\": \"x\" \"oops\"}}}"), 0o600))
+	env := map[string]string{"WEFT_MCP_CONFIG": good, "TOKEN": "t"}
+	cfg, err := LoadConfig(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.Equal(t, "t", cfg.MCP.Servers["gh"].Headers["A"])
+	env["WEFT_MCP_CONFIG"] = bad
+	_, err = LoadConfig(func(k string) string { return env[k] })
+	require.ErrorContains(t, err, "bad.json: line 2:", "a bad file stops weft at start with the line")
+	delete(env, "WEFT_MCP_CONFIG")
+	cfg, err = LoadConfig(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.Nil(t, cfg.MCP)
+}

@@ -29,12 +29,24 @@ type Tool struct {
 	Description string
 	Schema      json.RawMessage // JSON Schema of the arguments object
 	Handler     Handler
+	// SideEffects marks a call that may change something outside weft
+	// (an MCP tool not annotated read-only): it is never made twice.
+	SideEffects bool
+	// NeedsApproval marks a call that waits for a person's approval.
+	NeedsApproval bool
 }
 
 // Registry is the set of tools a turn offers the model, in registration order.
 type Registry struct {
-	tools []Tool
+	tools   []Tool
+	sources []func() []Tool
 }
+
+// AddSource adds tools that come and go, such as an MCP server's: src is
+// asked for them each time the registry is read, after the registered
+// tools. Its names must not clash with registered ones; a clash is
+// shadowed by the registered tool.
+func (r *Registry) AddSource(src func() []Tool) { r.sources = append(r.sources, src) }
 
 // NewRegistry returns a registry holding tools.
 func NewRegistry(tools ...Tool) (*Registry, error) {
@@ -64,15 +76,31 @@ func (r *Registry) Register(t Tool) error {
 
 // Get returns the tool named name.
 func (r *Registry) Get(name string) (Tool, bool) {
-	i := slices.IndexFunc(r.tools, func(t Tool) bool { return t.Name == name })
-	if i < 0 {
-		return Tool{}, false
+	match := func(t Tool) bool { return t.Name == name }
+	if i := slices.IndexFunc(r.tools, match); i >= 0 {
+		return r.tools[i], true
 	}
-	return r.tools[i], true
+	for _, src := range r.sources {
+		ts := src()
+		if i := slices.IndexFunc(ts, match); i >= 0 {
+			return ts[i], true
+		}
+	}
+	return Tool{}, false
 }
 
-// All returns the tools in registration order.
-func (r *Registry) All() []Tool { return slices.Clone(r.tools) }
+// All returns the tools in registration order, then the sources' tools.
+func (r *Registry) All() []Tool {
+	out := slices.Clone(r.tools)
+	for _, src := range r.sources {
+		for _, t := range src() {
+			if !slices.ContainsFunc(out, func(o Tool) bool { return o.Name == t.Name }) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
 
 // Decode unmarshals a call's arguments into a T, for handlers.
 func Decode[T any](c Call) (T, error) {
