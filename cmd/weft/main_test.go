@@ -165,7 +165,8 @@ func TestDemoHelp(t *testing.T) {
 // TestImportRules keeps the package map's rules (docs/architecture.md): the
 // domain imports nothing of weft, the seam's shared shapes only the
 // domain, and a platform client only the domain, the seam's shapes (its
-// error kind) and the retry helper, never another client.
+// error kind and webhook reading), the retry helper and the cache,
+// never another client.
 func TestImportRules(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../../...").Output()
@@ -176,7 +177,8 @@ func TestImportRules(t *testing.T) {
 		"internal/surface": {"internal/thread"},
 		"internal/linear":  {"internal/thread", "internal/surface", "internal/retry"},
 		"internal/discord": {"internal/thread", "internal/surface", "internal/retry"},
-		"internal/slack":   {"internal/thread", "internal/surface", "internal/retry"},
+		"internal/slack":   {"internal/thread", "internal/surface", "internal/retry", "internal/ttlcache"},
+		"internal/github":  {"internal/thread", "internal/surface", "internal/surface/webhook"},
 		"internal/llm":     {"internal/retry"},
 	}
 	seen := 0
