@@ -28,7 +28,6 @@ import (
 	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/surface"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
-	"github.com/weft-dev/weft/internal/surface/installation"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/surface/webhook"
@@ -58,7 +57,7 @@ type App struct {
 	// slackOAuth is the Slack install flow, slackTokens its workspaces'
 	// bot tokens; both nil without SLACK_CLIENT_ID.
 	slackOAuth  *surfaceslack.OAuth
-	slackTokens *installation.Slack
+	slackTokens *surfaceslack.Installations
 	proc        *processor.Processor
 	// express sends acknowledgements as they commit, ahead of the queue.
 	express *processor.Express

@@ -17,7 +17,6 @@ import (
 	linearapi "github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/surface"
-	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -88,7 +87,7 @@ func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
 			return nil, err
 		}
 		oauth := linearapi.NewOAuthClient(c.ClientID, c.ClientSecret, c.RedirectURI, c.tokenURL(), nil)
-		inst := installation.NewLinear(store, cipher, oauth, logger) // names its component itself
+		inst := NewInstallations(store, cipher, oauth, logger) // names its component itself
 		tokens = inst
 		app.oauth = &OAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI,
 			StateSecret: []byte(c.ClientSecret), Codes: oauth, Endpoint: c.APIURL, Installations: inst}
