@@ -5,9 +5,8 @@
 // when it is about to expire. It is the one place that sees both the
 // database and a platform's OAuth, so neither depends on the other.
 //
-// Each platform keeps its own table (linear_installations,
-// slack_installations): their columns differ, and a sealed token is bound
-// to its table's name, so one table would mean re-sealing every token.
+// Each platform keeps its own table: their columns differ, and a sealed
+// token is bound to its table's name, so one table would mean re-sealing every token.
 // A platform gives its Table and its refresh (NewTokens) from its seam
 // folder, which also saves and revokes its installations.
 package installation
@@ -95,8 +94,8 @@ type Refresher[T any] interface {
 
 // Platform is what Tokens needs of a platform.
 type Platform struct {
-	// Name names the platform in logs ("linear"); WorkspaceKey is the log
-	// attribute a workspace's id goes under ("organization_id").
+	// Name names the platform in logs (its thread.Platform); WorkspaceKey
+	// is the log attribute a workspace's id goes under ("organization_id").
 	Name, WorkspaceKey string
 	Table              Table
 	// Refresh trades a refresh token for a new pair.
@@ -160,7 +159,7 @@ func (t *Tokens) Token(ctx context.Context, workspace string) (string, error) {
 }
 
 // refresh refreshes the workspace's pair under the installation's row
-// lock. Linear and Slack rotate the refresh token on each use, so
+// lock. The platforms rotate the refresh token on each use, so
 // refreshes must be single-flight across replicas: the second to take the
 // lock finds the row fresh and uses the token the first stored.
 func (t *Tokens) refresh(ctx context.Context, workspace string) (string, error) {
