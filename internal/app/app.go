@@ -127,8 +127,12 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.telemetry, err = newTelemetry(ctx, cfg, a.intake, logger); err != nil {
 		return nil, err
 	}
-	if err := metrics.WatchShards(a.telemetry.registry, a.discord.Shards(), a.shardsHeld); err != nil {
-		return nil, err
+	for _, p := range a.platforms {
+		if c, ok := p.(metrics.Collected); ok {
+			if err := metrics.Register(a.telemetry.registry, c.Collectors()...); err != nil {
+				return nil, err
+			}
+		}
 	}
 	rep, err := newReplies(a.store, a.discord, a.slack, a.telemetry.registry, logger)
 	if err != nil {
@@ -331,14 +335,6 @@ func (a *App) Stop(ctx context.Context) error {
 		a.logger.WarnContext(ctx, "flush traces", slog.Any("error", err))
 	}
 	return nil
-}
-
-// shardsHeld counts the gateway shards this replica runs, for /metrics.
-func (a *App) shardsHeld() int {
-	if a.discord.Elector() == nil {
-		return 0
-	}
-	return len(a.discord.Elector().Held())
 }
 
 // Close closes the pools. Run closes them itself.
