@@ -166,9 +166,13 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	senders := map[thread.Platform]processor.Sender{}
 	var hooks []surface.TurnHook
 	var adders []func(*river.Workers)
+	var sweeps []processor.Sweep
 	for _, p := range a.platforms {
 		if w, ok := p.(workerAdder); ok {
 			adders = append(adders, w.AddWorkers)
+		}
+		if s, ok := p.(sweeper); ok {
+			sweeps = append(sweeps, s.Sweep())
 		}
 		if s, ok := p.(surface.Sending); ok && s.Sender() != nil {
 			senders[p.Name()] = s.Sender()
@@ -204,6 +208,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 				add(w)
 			}
 		},
+		Sweeps: sweeps,
 	}})
 	if err != nil {
 		return nil, err
@@ -352,12 +357,18 @@ type workerAdder interface {
 	AddWorkers(*river.Workers)
 }
 
+// sweeper is a platform with upkeep of its own for the processor's sweep.
+type sweeper interface {
+	Sweep() processor.Sweep
+}
+
 // The platforms' capabilities, found by type assertion in New, Run and
 // Stop: checked here so that a renamed method cannot drop one silently.
 var (
 	_ surface.Sending = (*surfacelinear.App)(nil)
 	_ surface.Routed  = (*surfacelinear.App)(nil)
 	_ workerAdder     = (*surfacelinear.App)(nil)
+	_ sweeper         = (*surfacelinear.App)(nil)
 	_ surface.Sending = (*surfacediscord.App)(nil)
 	_ surface.Hooking = (*surfacediscord.App)(nil)
 	_ surface.Routed  = (*surfacediscord.App)(nil)

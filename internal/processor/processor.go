@@ -113,6 +113,16 @@ type Config struct {
 	// AddWorkers, when set, registers the platforms' own job workers (Linear
 	// moving a delegated issue to started) beside the processor's.
 	AddWorkers func(*river.Workers)
+	// Sweeps are the platforms' own upkeep, run by each sweep after weft's.
+	Sweeps []Sweep
+}
+
+// Sweep is upkeep a platform needs done periodically on the leader (its
+// conversations marked as the platform itself shows them). Run returns
+// how many rows it changed, which the sweep logs under Name.
+type Sweep struct {
+	Name string
+	Run  func(ctx context.Context) (int64, error)
 }
 
 // Gate admits turns; release gives the slot back.

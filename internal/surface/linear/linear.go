@@ -65,6 +65,7 @@ type App struct {
 	sender        *linearapi.Sender
 	history       history.Fetcher
 	oauth         *OAuth
+	store         *db.Store
 	logger        *slog.Logger
 }
 
@@ -72,7 +73,7 @@ type App struct {
 // token for one workspace, or OAuth installations. Without either, Linear is
 // off (logDoors says so).
 func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
-	app := &App{webhookSecret: c.WebhookSecret, logger: logger}
+	app := &App{webhookSecret: c.WebhookSecret, store: store, logger: logger}
 	var tokens linearapi.TokenSource
 	switch {
 	case c.AccessToken != "":
