@@ -28,7 +28,6 @@ import (
 	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/surface"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
-	"github.com/weft-dev/weft/internal/surface/installation"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/surface/webhook"
@@ -58,7 +57,7 @@ type App struct {
 	// slackOAuth is the Slack install flow, slackTokens its workspaces'
 	// bot tokens; both nil without SLACK_CLIENT_ID.
 	slackOAuth  *surfaceslack.OAuth
-	slackTokens *installation.Slack
+	slackTokens *surfaceslack.Installations
 	proc        *processor.Processor
 	// express sends acknowledgements as they commit, ahead of the queue.
 	express *processor.Express
@@ -128,8 +127,12 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.telemetry, err = newTelemetry(ctx, cfg, a.intake, logger); err != nil {
 		return nil, err
 	}
-	if err := metrics.WatchShards(a.telemetry.registry, a.discord.Shards(), a.shardsHeld); err != nil {
-		return nil, err
+	for _, p := range a.platforms {
+		if c, ok := p.(metrics.Collected); ok {
+			if err := metrics.Register(a.telemetry.registry, c.Collectors()...); err != nil {
+				return nil, err
+			}
+		}
 	}
 	rep, err := newReplies(a.store, a.discord, a.slack, a.telemetry.registry, logger)
 	if err != nil {
@@ -163,9 +166,13 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	senders := map[thread.Platform]processor.Sender{}
 	var hooks []surface.TurnHook
 	var adders []func(*river.Workers)
+	var sweeps []processor.Sweep
 	for _, p := range a.platforms {
 		if w, ok := p.(workerAdder); ok {
 			adders = append(adders, w.AddWorkers)
+		}
+		if s, ok := p.(sweeper); ok {
+			sweeps = append(sweeps, s.Sweep())
 		}
 		if s, ok := p.(surface.Sending); ok && s.Sender() != nil {
 			senders[p.Name()] = s.Sender()
@@ -201,6 +208,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 				add(w)
 			}
 		},
+		Sweeps: sweeps,
 	}})
 	if err != nil {
 		return nil, err
@@ -334,14 +342,6 @@ func (a *App) Stop(ctx context.Context) error {
 	return nil
 }
 
-// shardsHeld counts the gateway shards this replica runs, for /metrics.
-func (a *App) shardsHeld() int {
-	if a.discord.Elector() == nil {
-		return 0
-	}
-	return len(a.discord.Elector().Held())
-}
-
 // Close closes the pools. Run closes them itself.
 func (a *App) Close() {
 	for _, p := range []*pgxpool.Pool{a.intakePool, a.directPool, a.pool} {
@@ -357,12 +357,18 @@ type workerAdder interface {
 	AddWorkers(*river.Workers)
 }
 
+// sweeper is a platform with upkeep of its own for the processor's sweep.
+type sweeper interface {
+	Sweep() processor.Sweep
+}
+
 // The platforms' capabilities, found by type assertion in New, Run and
 // Stop: checked here so that a renamed method cannot drop one silently.
 var (
 	_ surface.Sending = (*surfacelinear.App)(nil)
 	_ surface.Routed  = (*surfacelinear.App)(nil)
 	_ workerAdder     = (*surfacelinear.App)(nil)
+	_ sweeper         = (*surfacelinear.App)(nil)
 	_ surface.Sending = (*surfacediscord.App)(nil)
 	_ surface.Hooking = (*surfacediscord.App)(nil)
 	_ surface.Routed  = (*surfacediscord.App)(nil)

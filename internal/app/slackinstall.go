@@ -9,7 +9,6 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/slack"
-	"github.com/weft-dev/weft/internal/surface/installation"
 	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 )
 
@@ -51,7 +50,7 @@ func (c SlackInstallConfig) TeamAllowed(teamID string) bool {
 
 // newSlackOAuth builds the install flow and the installations' tokens;
 // both nil without SLACK_CLIENT_ID.
-func newSlackOAuth(c SlackInstallConfig, store *db.Store, logger *slog.Logger) (*surfaceslack.OAuth, *installation.Slack, error) {
+func newSlackOAuth(c SlackInstallConfig, store *db.Store, logger *slog.Logger) (*surfaceslack.OAuth, *surfaceslack.Installations, error) {
 	if c.ClientID == "" {
 		return nil, nil, nil
 	}
@@ -67,7 +66,7 @@ func newSlackOAuth(c SlackInstallConfig, store *db.Store, logger *slog.Logger) (
 		return nil, nil, err
 	}
 	oauth := &slack.OAuth{ClientID: c.ClientID, ClientSecret: c.ClientSecret, RedirectURI: c.RedirectURI, APIURL: c.APIURL}
-	tokens := installation.NewSlack(store, cipher, oauth, logger)
+	tokens := surfaceslack.NewInstallations(store, cipher, oauth, logger)
 	return &surfaceslack.OAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI, StateSecret: []byte(c.ClientSecret),
 		Codes: oauth, Installations: tokens, Allowed: c.TeamAllowed}, tokens, nil
 }

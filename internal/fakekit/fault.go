@@ -12,7 +12,7 @@ import (
 
 // Fault is how a fake misbehaves for one request, named by what the
 // client sees. Each fake renders a failing Fault in its platform's own
-// words (Linear's GraphQL errors, Discord's JSON codes, Slack's ok:false),
+// words (GraphQL errors, JSON error codes, an ok:false body),
 // so a test says what happens, and the fake says it faithfully.
 //
 // The zero Fault fails with the platform's HTTP 500.
@@ -24,7 +24,7 @@ type Fault struct {
 	// is told, in the platform's headers and body, to wait this long.
 	RetryAfter time.Duration
 	// Code is the platform's error code (a GraphQL extensions.code, a
-	// Discord JSON code, a Slack error string), and Message its text.
+	// JSON error code, an error string), and Message its text.
 	Code, Message string
 	// Body, when set, is sent as it is with Header and Status, instead of
 	// the platform's error: an answer from a proxy in front of the API.

@@ -1,5 +1,5 @@
-// Package fakekit holds what every wire-level fake of a platform
-// (lineartest, discordtest, slacktest) shares: the TB a fake takes from a
+// Package fakekit holds what every wire-level fake of a platform (the
+// <platform>test packages) shares: the TB a fake takes from a
 // test, one vocabulary of faults and the rules that schedule them, the
 // recorded traffic tests read and wait on, and the HMAC signing webhook
 // deliveries carry. The fakes speak their platform's protocol; this
@@ -84,7 +84,7 @@ func (l *Log[T]) Wait(ctx context.Context, done func([]T) bool) ([]T, error) {
 }
 
 // HMACHex is the hex HMAC-SHA256 of the message parts under secret, the
-// signature Linear and Slack put on their webhook deliveries.
+// signature most platforms put on their webhook deliveries.
 func HMACHex(secret []byte, parts ...[]byte) string {
 	m := hmac.New(sha256.New, secret)
 	for _, p := range parts {

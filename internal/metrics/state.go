@@ -82,23 +82,18 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.stuck, prometheus.GaugeValue, float64(s.StuckThreads))
 }
 
-// WatchShards registers weft_discord_shards_held, read through held at
-// each scrape, and weft_discord_shards, the shards configured (0 with
-// Discord off), which an alert compares the held ones across replicas to.
-func WatchShards(reg prometheus.Registerer, shards int, held func() int) error {
-	for _, c := range []prometheus.Collector{
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "weft_discord_shards_held", Help: "Discord gateway shards this replica holds and runs.",
-		}, func() float64 { return float64(held()) }),
-		prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "weft_discord_shards", Help: "Discord gateway shards configured (DISCORD_SHARD_COUNT; 0 with Discord off).",
-		}),
-	} {
+// Collected is a platform with gauges of its own (its connections, say),
+// which internal/app registers with weft's; declared here, where the
+// collector type belongs, so that internal/surface stays free of it.
+type Collected interface {
+	Collectors() []prometheus.Collector
+}
+
+// Register registers each of cs with reg.
+func Register(reg prometheus.Registerer, cs ...prometheus.Collector) error {
+	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
 			return err
-		}
-		if g, ok := c.(prometheus.Gauge); ok {
-			g.Set(float64(shards))
 		}
 	}
 	return nil

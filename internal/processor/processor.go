@@ -30,8 +30,8 @@ import (
 )
 
 // Sender posts one outbox row on its platform. The row's ID is the
-// idempotency key: sending the same row twice must post once (a Linear
-// activity id, a Discord nonce). It returns the platform's id for the post.
+// idempotency key: sending the same row twice must post once (the
+// platform's activity id or message nonce). It returns the platform's id for the post.
 type Sender interface {
 	Send(ctx context.Context, o thread.Outbox) (externalID string, err error)
 }
@@ -101,7 +101,7 @@ type Config struct {
 	Gate Gate
 	// OnTurn, when set, is called once a turn has its lease and input to
 	// answer, with the turn's context; the func it returns is called as the
-	// turn ends. The Discord typing indicator hangs on it.
+	// turn ends. A platform's typing indicator hangs on it.
 	OnTurn func(ctx context.Context, threadID uuid.UUID) (done func())
 	// Echo is what a thread's other surfaces hear of an answer; the zero
 	// value echoes nothing.
@@ -113,6 +113,16 @@ type Config struct {
 	// AddWorkers, when set, registers the platforms' own job workers (Linear
 	// moving a delegated issue to started) beside the processor's.
 	AddWorkers func(*river.Workers)
+	// Sweeps are the platforms' own upkeep, run by each sweep after weft's.
+	Sweeps []Sweep
+}
+
+// Sweep is upkeep a platform needs done periodically on the leader (its
+// conversations marked as the platform itself shows them). Run returns
+// how many rows it changed, which the sweep logs under Name.
+type Sweep struct {
+	Name string
+	Run  func(ctx context.Context) (int64, error)
 }
 
 // Gate admits turns; release gives the slot back.

@@ -447,6 +447,26 @@ func TestSweepSendsAStrandedRow(t *testing.T) {
 	require.Equal(t, []thread.OutboxKind{thread.OutboxResponse}, h.sender.kinds(th.ID), "posted once")
 }
 
+// Each sweep runs the platforms' own sweeps (Config.Sweeps).
+func TestSweepRunsThePlatformsSweeps(t *testing.T) {
+	t.Parallel()
+	ran := make(chan struct{}, 10)
+	newHarnessConfig(t, func(c *processor.Config) {
+		c.Sweeps = []processor.Sweep{{Name: "upkept", Run: func(context.Context) (int64, error) {
+			select {
+			case ran <- struct{}{}:
+			default:
+			}
+			return 1, nil
+		}}}
+	})
+	select {
+	case <-ran:
+	case <-time.After(time.Minute):
+		t.Fatal("the platform's sweep never ran")
+	}
+}
+
 // leftRunning inserts args as a job that a replica which died age ago left
 // running, before the harness's processor starts.
 func leftRunning(t *testing.T, store *db.Store, args river.JobArgs, age time.Duration) int64 {

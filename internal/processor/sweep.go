@@ -19,10 +19,6 @@ import (
 // sweepBatch bounds the work one sweep enqueues.
 const sweepBatch = 500
 
-// linearStaleAfter is how long Linear lets a session go without an activity
-// before it shows the session as stale.
-const linearStaleAfter = 30 * time.Minute
-
 // strandedGrace is how long a due outbox row may wait for its job before the
 // sweeper assumes the job was lost.
 const strandedGrace = time.Minute
@@ -38,7 +34,7 @@ type sweepWorker struct {
 
 // Work enqueues turns for threads whose turn job a dead replica left
 // running before it took the lease, and deliveries for due outbox rows
-// whose job was lost, and marks Linear sessions stale as Linear does.
+// whose job was lost, and runs the platforms' own sweeps (Config.Sweeps).
 // Threads whose lease lapsed are the reclaim's, every second.
 func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[job.Sweep]) (err error) {
 	p := w.p
@@ -75,13 +71,18 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[job.Sweep]) (err er
 	if err != nil {
 		return err
 	}
-	stale, err := p.store.MarkStaleLinearSessions(ctx, linearStaleAfter)
-	if err != nil {
-		return err
+	swept := int64(len(lapsed) + len(stranded))
+	attrs := []any{slog.Int("threads", len(lapsed)), slog.Int("deliveries", len(stranded))}
+	for _, s := range p.cfg.Sweeps {
+		n, err := s.Run(ctx)
+		if err != nil {
+			return fmt.Errorf("sweep %s: %w", s.Name, err)
+		}
+		swept += n
+		attrs = append(attrs, slog.Int64(s.Name, n))
 	}
-	if len(lapsed)+len(stranded)+int(stale) > 0 {
-		p.logger.InfoContext(ctx, "swept", slog.Int("threads", len(lapsed)), slog.Int("deliveries", len(stranded)),
-			slog.Int64("stale_linear_sessions", stale))
+	if swept > 0 {
+		p.logger.InfoContext(ctx, "swept", attrs...)
 	}
 	return nil
 }

@@ -52,7 +52,7 @@ func WithAllowedTeams(allowed func(teamID string) bool) ConversationsOption {
 
 // Revoker forgets a workspace's installation once Slack says the app was
 // uninstalled or its bot token revoked; repeating it is harmless.
-// *installation.Slack is one.
+// The Slack seam's *Installations is one.
 type Revoker interface {
 	Revoke(ctx context.Context, teamID string) error
 }

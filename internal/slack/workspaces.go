@@ -13,7 +13,7 @@ var ErrNotInstalled = errors.New("slack: weft is not installed in this workspace
 
 // TokenSource hands out an installed workspace's bot token, refreshed when
 // near expiry; an error wrapping ErrNotInstalled means it has none.
-// *installation.Slack is one.
+// The Slack seam's *Installations is one.
 type TokenSource interface {
 	Token(ctx context.Context, teamID string) (string, error)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/surface/installation"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -42,7 +43,7 @@ type bundle struct {
 	store   *db.Store
 	cipher  *secret.Cipher
 	refresh *countingRefresher
-	tokens  *installation.Linear
+	tokens  *surfacelinear.Installations
 }
 
 func setup(t *testing.T) *bundle {
@@ -54,7 +55,7 @@ func setup(t *testing.T) *bundle {
 	oauth := linear.NewOAuthClient(lineartest.ClientID, lineartest.ClientSecret, redirectURI, srv.TokenURL(), nil)
 	r := &countingRefresher{oauth: oauth}
 	return &bundle{srv: srv, store: store, cipher: cipher, refresh: r,
-		tokens: installation.NewLinear(store, cipher, r, dbtest.Logger(t))}
+		tokens: surfacelinear.NewInstallations(store, cipher, r, dbtest.Logger(t))}
 }
 
 // install runs the OAuth code exchange against the fake and saves the

@@ -16,6 +16,7 @@ import (
 	"github.com/weft-dev/weft/internal/slack/slacktest"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/surface/installation"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 )
 
 const slackRedirectURI = "https://weft.example/oauth/slack/callback"
@@ -24,7 +25,7 @@ type slackBundle struct {
 	fake   *slacktest.OAuth
 	oauth  *slack.OAuth
 	store  *db.Store
-	tokens *installation.Slack
+	tokens *surfaceslack.Installations
 }
 
 func setupSlack(t *testing.T, rotate bool) *slackBundle {
@@ -34,7 +35,7 @@ func setupSlack(t *testing.T, rotate bool) *slackBundle {
 	cipher, err := secret.NewCipher(bytes.Repeat([]byte{7}, secret.KeySize))
 	require.NoError(t, err)
 	o := &slack.OAuth{ClientID: slacktest.ClientID, ClientSecret: slacktest.ClientSecret, RedirectURI: slackRedirectURI, APIURL: fake.APIURL()}
-	return &slackBundle{fake: fake, oauth: o, store: store, tokens: installation.NewSlack(store, cipher, o, dbtest.Logger(t))}
+	return &slackBundle{fake: fake, oauth: o, store: store, tokens: surfaceslack.NewInstallations(store, cipher, o, dbtest.Logger(t))}
 }
 
 func (b *slackBundle) install(t *testing.T) *slack.Install {

@@ -5,10 +5,10 @@
 // when it is about to expire. It is the one place that sees both the
 // database and a platform's OAuth, so neither depends on the other.
 //
-// Each platform keeps its own table (linear_installations,
-// slack_installations): their columns differ, and a sealed token is bound
-// to its table's name, so one table would mean re-sealing every token.
-// A platform gives its Table and its refresh; Linear's and Slack's are here.
+// Each platform keeps its own table: their columns differ, and a sealed
+// token is bound to its table's name, so one table would mean re-sealing every token.
+// A platform gives its Table and its refresh (NewTokens) from its seam
+// folder, which also saves and revokes its installations.
 package installation
 
 import (
@@ -56,9 +56,9 @@ type Table struct {
 	Update    func(ctx context.Context, q *db.Queries, workspace string, token, refresh []byte, expiresAt time.Time) error
 }
 
-// tableOf is the Table over a platform's queries of rows R, which sealed
+// TableOf is the Table over a platform's queries of rows R, which sealed
 // reads the tokens of.
-func tableOf[R any](name, tokenColumn string, get, lock func(*db.Queries, context.Context, string) (*R, error),
+func TableOf[R any](name, tokenColumn string, get, lock func(*db.Queries, context.Context, string) (*R, error),
 	update func(*db.Queries, context.Context, string, []byte, []byte, time.Time) error, sealed func(*R) Sealed) Table {
 	read := func(f func(*db.Queries, context.Context, string) (*R, error)) func(context.Context, *db.Queries, string) (Sealed, error) {
 		return func(ctx context.Context, q *db.Queries, workspace string) (Sealed, error) {
@@ -75,9 +75,9 @@ func tableOf[R any](name, tokenColumn string, get, lock func(*db.Queries, contex
 		}}
 }
 
-// refresher is Platform.Refresh over a platform's refresh call, whose
+// RefreshWith is Platform.Refresh over a platform's refresh call, whose
 // token pair pair reads.
-func refresher[T any](refresh func(context.Context, string) (T, error), pair func(T) Pair) func(context.Context, string) (Pair, error) {
+func RefreshWith[T any](refresh func(context.Context, string) (T, error), pair func(T) Pair) func(context.Context, string) (Pair, error) {
 	return func(ctx context.Context, refreshToken string) (Pair, error) {
 		tok, err := refresh(ctx, refreshToken)
 		if err != nil {
@@ -94,8 +94,8 @@ type Refresher[T any] interface {
 
 // Platform is what Tokens needs of a platform.
 type Platform struct {
-	// Name names the platform in logs ("linear"); WorkspaceKey is the log
-	// attribute a workspace's id goes under ("organization_id").
+	// Name names the platform in logs (its thread.Platform); WorkspaceKey
+	// is the log attribute a workspace's id goes under ("organization_id").
 	Name, WorkspaceKey string
 	Table              Table
 	// Refresh trades a refresh token for a new pair.
@@ -118,7 +118,9 @@ type Tokens struct {
 	now    func() time.Time
 }
 
-func newTokens(p Platform, store *db.Store, cipher *secret.Cipher, logger *slog.Logger) *Tokens {
+// NewTokens returns the tokens of platform p's installations in store,
+// sealed with cipher.
+func NewTokens(p Platform, store *db.Store, cipher *secret.Cipher, logger *slog.Logger) *Tokens {
 	return &Tokens{p: p, store: store, cipher: cipher, logger: logger.With("component", p.Name+"_tokens"), now: time.Now}
 }
 
@@ -157,7 +159,7 @@ func (t *Tokens) Token(ctx context.Context, workspace string) (string, error) {
 }
 
 // refresh refreshes the workspace's pair under the installation's row
-// lock. Linear and Slack rotate the refresh token on each use, so
+// lock. The platforms rotate the refresh token on each use, so
 // refreshes must be single-flight across replicas: the second to take the
 // lock finds the row fresh and uses the token the first stored.
 func (t *Tokens) refresh(ctx context.Context, workspace string) (string, error) {
@@ -188,7 +190,7 @@ func (t *Tokens) refresh(ctx context.Context, workspace string) (string, error) 
 		if next.Refresh == "" {
 			next.Refresh = rt // both platforms rotate it; keep the old one if not
 		}
-		token, refresh, err := t.seal(workspace, next)
+		token, refresh, err := t.Seal(workspace, next)
 		if err != nil {
 			return err
 		}
@@ -211,9 +213,9 @@ func (t *Tokens) due(in Sealed) bool {
 	return !in.ExpiresAt.IsZero() && t.now().Add(t.p.Margin).After(in.ExpiresAt)
 }
 
-// seal encrypts a token pair, each bound to its table, workspace and
+// Seal encrypts a token pair, each bound to its table, workspace and
 // column so that a ciphertext moved elsewhere does not decrypt.
-func (t *Tokens) seal(workspace string, p Pair) (token, refresh []byte, err error) {
+func (t *Tokens) Seal(workspace string, p Pair) (token, refresh []byte, err error) {
 	if token, err = t.cipher.Seal([]byte(p.Token), t.associated(workspace, t.p.Table.TokenColumn)); err != nil {
 		return nil, nil, err
 	}

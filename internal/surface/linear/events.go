@@ -1,7 +1,6 @@
 package linear
 
 import (
-	"github.com/weft-dev/weft/internal/job"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -101,7 +100,7 @@ func opening(d thread.Inbound, s Session, ack bool) surface.Event {
 			Kind: thread.OutboxThought, Body: thread.OutboxBody{Text: Ack}.JSON()}
 	}
 	if s.StartIssue && att.IssueID != "" {
-		ev.Jobs = []surface.Job{job.StartLinearIssue{OrganizationID: att.WorkspaceID, IssueID: att.IssueID}}
+		ev.Jobs = []surface.Job{StartIssueArgs{OrganizationID: att.WorkspaceID, IssueID: att.IssueID}}
 	}
 	return ev
 }

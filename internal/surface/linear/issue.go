@@ -6,8 +6,6 @@ import (
 	"log/slog"
 
 	"github.com/riverqueue/river"
-
-	"github.com/weft-dev/weft/internal/job"
 )
 
 // IssueStarter moves a delegated Linear issue to its team's first started
@@ -16,11 +14,11 @@ type IssueStarter interface {
 	StartIssue(ctx context.Context, organizationID, issueID string) (moved bool, err error)
 }
 
-// StartIssueWorker works job.StartLinearIssue, which ingest enqueues when a
+// StartIssueWorker works StartIssueArgs, which ingest enqueues when a
 // person delegates an issue to the agent. The Linear platform registers it
 // (Config.AddWorkers) on its sender, which is an IssueStarter.
 type StartIssueWorker struct {
-	river.WorkerDefaults[job.StartLinearIssue]
+	river.WorkerDefaults[StartIssueArgs]
 	starter IssueStarter
 	logger  *slog.Logger
 }
@@ -33,7 +31,7 @@ func NewStartIssueWorker(starter IssueStarter, logger *slog.Logger) *StartIssueW
 // Work moves the issue. Failures that a retry cannot fix (no access, no
 // such issue) cancel the job: the issue simply stays where it is, which
 // costs the user a click, not an answer.
-func (w *StartIssueWorker) Work(ctx context.Context, j *river.Job[job.StartLinearIssue]) error {
+func (w *StartIssueWorker) Work(ctx context.Context, j *river.Job[StartIssueArgs]) error {
 	moved, err := w.starter.StartIssue(ctx, j.Args.OrganizationID, j.Args.IssueID)
 	if err != nil {
 		var r interface{ Retryable() bool }

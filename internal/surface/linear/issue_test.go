@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db/dbtest"
-	"github.com/weft-dev/weft/internal/job"
 	linearapi "github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/processor"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
@@ -30,7 +29,7 @@ func (e retryErr) Retryable() bool { return bool(e) }
 
 func TestStartIssueWorker(t *testing.T) {
 	t.Parallel()
-	args := job.StartLinearIssue{OrganizationID: "org-1", IssueID: "issue-1"}
+	args := surfacelinear.StartIssueArgs{OrganizationID: "org-1", IssueID: "issue-1"}
 	tests := []struct {
 		name       string
 		err        error
@@ -45,12 +44,12 @@ func TestStartIssueWorker(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var got job.StartLinearIssue
+			var got surfacelinear.StartIssueArgs
 			w := surfacelinear.NewStartIssueWorker(starterFunc(func(_ context.Context, org, issue string) (bool, error) {
-				got = job.StartLinearIssue{OrganizationID: org, IssueID: issue}
+				got = surfacelinear.StartIssueArgs{OrganizationID: org, IssueID: issue}
 				return tt.err == nil, tt.err
 			}), dbtest.Logger(t))
-			err := w.Work(t.Context(), &river.Job[job.StartLinearIssue]{Args: args})
+			err := w.Work(t.Context(), &river.Job[surfacelinear.StartIssueArgs]{Args: args})
 			require.Equal(t, args, got)
 			if !tt.wantErr {
 				require.NoError(t, err)

@@ -17,7 +17,6 @@ import (
 	linearapi "github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/surface"
-	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -66,6 +65,7 @@ type App struct {
 	sender        *linearapi.Sender
 	history       history.Fetcher
 	oauth         *OAuth
+	store         *db.Store
 	logger        *slog.Logger
 }
 
@@ -73,7 +73,7 @@ type App struct {
 // token for one workspace, or OAuth installations. Without either, Linear is
 // off (logDoors says so).
 func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
-	app := &App{webhookSecret: c.WebhookSecret, logger: logger}
+	app := &App{webhookSecret: c.WebhookSecret, store: store, logger: logger}
 	var tokens linearapi.TokenSource
 	switch {
 	case c.AccessToken != "":
@@ -88,7 +88,7 @@ func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
 			return nil, err
 		}
 		oauth := linearapi.NewOAuthClient(c.ClientID, c.ClientSecret, c.RedirectURI, c.tokenURL(), nil)
-		inst := installation.NewLinear(store, cipher, oauth, logger) // names its component itself
+		inst := NewInstallations(store, cipher, oauth, logger) // names its component itself
 		tokens = inst
 		app.oauth = &OAuth{ClientID: c.ClientID, RedirectURI: c.RedirectURI,
 			StateSecret: []byte(c.ClientSecret), Codes: oauth, Endpoint: c.APIURL, Installations: inst}

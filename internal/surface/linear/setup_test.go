@@ -22,7 +22,6 @@ import (
 	"github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/secret"
-	"github.com/weft-dev/weft/internal/surface/installation"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	"github.com/weft-dev/weft/internal/surface/webhook"
 )
@@ -40,7 +39,7 @@ type bundle struct {
 	server http.Handler
 	signer lineartest.Signer
 	linear *lineartest.Server
-	tokens *installation.Linear
+	tokens *surfacelinear.Installations
 }
 
 // setup serves the webhook handler the way weft serve does: mounted on the
@@ -67,7 +66,7 @@ func setupIntake(t testing.TB, pool *pgxpool.Pool, logger *slog.Logger, intake *
 	cipher, err := secret.NewCipher(bytes.Repeat([]byte{1}, secret.KeySize))
 	require.NoError(t, err)
 	oauth := linear.NewOAuthClient(lineartest.ClientID, lineartest.ClientSecret, redirectURI, fake.TokenURL(), nil)
-	tokens := installation.NewLinear(store, cipher, oauth, logger)
+	tokens := surfacelinear.NewInstallations(store, cipher, oauth, logger)
 	doors := surfacelinear.Doors{
 		WebhookSecret: webhookSecret,
 		OAuth: &surfacelinear.OAuth{

@@ -63,7 +63,7 @@ type OAuth struct {
 	// a new token asks which app user and workspace it belongs to.
 	Endpoint   string
 	HTTPClient *http.Client // nil: a default client
-	// Installations stores the result; *installation.Linear.
+	// Installations stores the result; *Installations.
 	Installations InstallationSaver
 }
 

@@ -22,7 +22,7 @@ type OAuth struct {
 	Codes interface {
 		Exchange(ctx context.Context, code string) (*slackapi.Install, error)
 	}
-	// Installations stores the result; *installation.Slack.
+	// Installations stores the result; *Installations.
 	Installations interface {
 		Save(ctx context.Context, in *slackapi.Install) error
 	}

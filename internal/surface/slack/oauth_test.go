@@ -17,7 +17,6 @@ import (
 	"github.com/weft-dev/weft/internal/secret"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
-	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/internal/surface/oauth"
 	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
@@ -29,7 +28,7 @@ type slackOAuthBundle struct {
 	handler http.Handler
 	fake    *slacktest.OAuth
 	store   *db.Store
-	tokens  *installation.Slack
+	tokens  *surfaceslack.Installations
 }
 
 func setupSlackOAuth(t *testing.T, allowed ...string) *slackOAuthBundle {
@@ -39,7 +38,7 @@ func setupSlackOAuth(t *testing.T, allowed ...string) *slackOAuthBundle {
 	cipher, err := secret.NewCipher(bytes.Repeat([]byte{3}, secret.KeySize))
 	require.NoError(t, err)
 	o := &slack.OAuth{ClientID: slacktest.ClientID, ClientSecret: slacktest.ClientSecret, RedirectURI: slackRedirectURI, APIURL: fake.APIURL()}
-	tokens := installation.NewSlack(store, cipher, o, logtest.New(t))
+	tokens := surfaceslack.NewInstallations(store, cipher, o, logtest.New(t))
 	so := &surfaceslack.OAuth{ClientID: slacktest.ClientID, RedirectURI: slackRedirectURI, StateSecret: []byte(slacktest.ClientSecret),
 		Codes: o, Installations: tokens}
 	if len(allowed) > 0 {

@@ -16,7 +16,6 @@ import (
 	"github.com/weft-dev/weft/internal/continuation"
 	slackapi "github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/surface"
-	"github.com/weft-dev/weft/internal/surface/installation"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -56,7 +55,7 @@ type App struct {
 	store *db.Store
 	ws    *slackapi.Workspaces
 	// installs are the OAuth installations; nil without OAuth.
-	installs *installation.Slack
+	installs *Installations
 	sender   *slackapi.Sender
 	conv     *slackapi.Conversations
 	socket   *slackapi.Socket
@@ -69,7 +68,7 @@ type App struct {
 
 // New builds Slack on SLACK_BOT_TOKEN and the OAuth installs'
 // tokens (installs; nil without OAuth): off with neither.
-func New(cfg Config, store *db.Store, installs *installation.Slack, logger *slog.Logger) (*App, error) {
+func New(cfg Config, store *db.Store, installs *Installations, logger *slog.Logger) (*App, error) {
 	a := &App{cfg: cfg, logger: logger.With("component", "slack"), store: store, installs: installs}
 	var src slackapi.TokenSource
 	if installs != nil {

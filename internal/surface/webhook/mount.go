@@ -16,7 +16,7 @@ import (
 
 // Intake defaults: more slots than the intake pool's connections, so a
 // delivery's reads and its write overlap others', few enough that the
-// admitted ones are answered well within Linear's deadline. A delivery
+// admitted ones are answered well within a platform's deadline. A delivery
 // slower than IntakeSlow presses the intake, and turns yield.
 const (
 	DefaultIntakeLimit = 64
@@ -56,8 +56,8 @@ func NewMount(d MountDeps) surface.Mount {
 }
 
 // Admit works a delivery only when in has a slot for it, and refuses it
-// at once otherwise: a 503 with Retry-After, which Linear retries, rather
-// than a wait that would take its answer past Linear's deadline.
+// at once otherwise: a 503 with Retry-After, which the platform retries,
+// rather than a wait that would take its answer past its deadline.
 func Admit(in *admission.Intake) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

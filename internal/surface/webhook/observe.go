@@ -20,7 +20,7 @@ type outcomeKey struct{}
 // shed unread.
 //
 // It also starts the delivery's trace: the root span of everything the
-// delivery causes, its turn and posts included. Linear and Discord send no
+// delivery causes, its turn and posts included. The platforms send no
 // trace context, so none is read from the request.
 func Count(m *metrics.Metrics, tracer trace.Tracer, platform string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
