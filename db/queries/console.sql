@@ -16,7 +16,7 @@ WITH page AS (
             AND t.last_activity_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond') AS lease_lapsed,
         (t.status <> 'running' AND t.last_activity_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond'
             AND EXISTS (SELECT 1 FROM stitches h WHERE h.stitch_id = t.head_stitch_id
-                AND h.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message') AND h.author_is_bot IS NOT TRUE)) AS unanswered,
+                AND h.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message') AND h.author_is_bot IS NOT TRUE)) AS unanswered,
         EXISTS (SELECT 1 FROM platform_deliveries p WHERE p.thread_id = t.thread_id
             AND p.status = 'pending' AND p.next_attempt_at < now() - sqlc.arg(grace_ms)::bigint * interval '1 millisecond') AS stranded
     ) stuck
