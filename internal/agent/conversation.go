@@ -60,7 +60,7 @@ func conversation(chain []thread.Stitch) (system string, msgs []llm.Message) {
 			systems = append(systems, s.Content)
 		case thread.StitchInitialPrompt, thread.StitchLinearActivity:
 			user(asShown(s, s.Content))
-		case thread.StitchDiscordMessage, thread.StitchSlackMessage:
+		case thread.StitchDiscordMessage, thread.StitchSlackMessage, thread.StitchGitHubMessage:
 			user(asShown(s, withAuthor(s)))
 		case thread.StitchError:
 			// A post the platform refused: the model learns its words did

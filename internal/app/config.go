@@ -17,6 +17,7 @@ import (
 	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/processor"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfacegithub "github.com/weft-dev/weft/internal/surface/github"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
@@ -84,6 +85,8 @@ type Config struct {
 	Slack   surfaceslack.Config
 	// SlackInstall is the Slack OAuth install and SLACK_ALLOWED_TEAMS.
 	SlackInstall SlackInstallConfig
+	// GitHub is the GitHub App (GITHUB_*).
+	GitHub surfacegithub.Config
 	// Discovery tunes relevant thread discovery (MAX_RELEVANT_THREADS,
 	// RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS).
 	Discovery discovery.Config
@@ -155,6 +158,9 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		return nil, err
 	}
 	if cfg.Discord, err = loadDiscord(getenv); err != nil {
+		return nil, err
+	}
+	if cfg.GitHub, err = surfacegithub.Load(getenv); err != nil {
 		return nil, err
 	}
 	if cfg.Discovery, err = loadDiscoveryConfig(getenv); err != nil {
