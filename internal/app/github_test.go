@@ -187,3 +187,80 @@ func TestGitHubRefusals(t *testing.T) {
 	require.Zero(t, threads)
 	require.Equal(t, http.StatusOK, post(good), "the genuine delivery still goes through")
 }
+
+// TestGitHubReviewDelegationEdits: a review comment's thread is its own
+// conversation, answered in that thread; an issue assigned to the app is
+// worked and acknowledged with 👀 on the issue; an edit and a delete
+// change the kept comment without a turn.
+func TestGitHubReviewDelegationEdits(t *testing.T) {
+	t.Parallel()
+	w := newGitHubWorld(t)
+	ctx := context.Background()
+
+	pr := w.gh.AddIssue(githubRepo, w.bob, "Speed up", "Makes it faster", true)
+	root := w.gh.AddReviewComment(githubRepo, pr, w.bob, "main.go", "@weft-test is this loop safe?", 0)
+	d := w.gh.Deliver(githubapi.EventReviewComment, w.gh.ReviewCommentPayload(w.inst, "created", githubRepo, pr, root))
+	require.Equal(t, http.StatusOK, d.Status)
+	got := w.answers(t, pr, 1)
+	require.Equal(t, root.ID, got[0].InReplyTo, "answered in the review thread")
+	require.Contains(t, got[0].Body, "is this loop safe?")
+	var roots int
+	require.NoError(t, w.store.Pool().QueryRow(ctx,
+		"SELECT count(*) FROM github_thread_metadata WHERE number = $1 AND review_root_id = $2", pr, root.ID).Scan(&roots))
+	require.Equal(t, 1, roots)
+
+	n := w.gh.AddIssue(githubRepo, w.bob, "Rename the flag", "Call it --fast", false)
+	bot := githubtest.Bot
+	d = w.gh.Deliver(githubapi.EventIssues, w.gh.IssuesPayload(w.inst, "assigned", githubRepo, n, w.bob, &bot))
+	require.Equal(t, http.StatusOK, d.Status)
+	got = w.answers(t, n, 1)
+	require.Contains(t, got[0].Body, "Call it --fast")
+	require.Eventually(t, func() bool {
+		rs := w.gh.Issue(githubRepo, n).Reactions
+		return len(rs) == 1 && rs[0].Content == githubapi.ReactionEyes
+	}, 30*time.Second, 10*time.Millisecond, "no 👀 on the delegated issue")
+	th := w.thread(t, n)
+	waitSettled(t, w.store, th.ID)
+
+	c := w.comment(t, n, "a typo: --fsat")
+	calls := w.llm.Calls()
+	c.Body = "a typo: --fast"
+	d = w.gh.Deliver(githubapi.EventIssueComment, w.gh.CommentPayload(w.inst, "edited", githubRepo, n, c))
+	require.Equal(t, http.StatusOK, d.Status)
+	s, err := w.store.StitchByExternalID(ctx, thread.PlatformGitHub, thread.GitHubCommentID(false, c.ID))
+	require.NoError(t, err)
+	require.Equal(t, "a typo: --fast", s.Content)
+	d = w.gh.Deliver(githubapi.EventIssueComment, w.gh.CommentPayload(w.inst, "deleted", githubRepo, n, c))
+	require.Equal(t, http.StatusOK, d.Status)
+	s, err = w.store.StitchByExternalID(ctx, thread.PlatformGitHub, thread.GitHubCommentID(false, c.ID))
+	require.NoError(t, err)
+	require.False(t, s.DeletedAt.IsZero())
+	waitSettled(t, w.store, th.ID)
+	require.Equal(t, calls, w.llm.Calls(), "an edit or a delete runs no turn")
+}
+
+// TestGitHubUninstall: once the account uninstalls the app, its later
+// deliveries are acknowledged and dropped.
+func TestGitHubUninstall(t *testing.T) {
+	t.Parallel()
+	w := newGitHubWorld(t)
+	ctx := context.Background()
+	d := w.gh.Deliver(githubapi.EventInstallation, w.gh.InstallationPayload(w.inst, "created", w.bob))
+	require.Equal(t, http.StatusOK, d.Status)
+	d = w.gh.Deliver(githubapi.EventInstallation, w.gh.InstallationPayload(w.inst, "deleted", w.bob))
+	require.Equal(t, http.StatusOK, d.Status)
+	var removed bool
+	require.NoError(t, w.store.Pool().QueryRow(ctx,
+		"SELECT removed_at IS NOT NULL FROM github_installations WHERE installation_id = $1", w.inst).Scan(&removed))
+	require.True(t, removed)
+
+	n := w.gh.AddIssue(githubRepo, w.bob, "t", "", false)
+	w.comment(t, n, "@weft-test still there?")
+	var outcome string
+	require.NoError(t, w.store.Pool().QueryRow(ctx,
+		"SELECT outcome FROM webhook_deliveries WHERE platform = 'github' AND delivery_id = $1", w.gh.Deliveries().All()[2].ID).Scan(&outcome))
+	require.Equal(t, string(thread.InboundIgnored), outcome)
+	var threads int
+	require.NoError(t, w.store.Pool().QueryRow(ctx, "SELECT count(*) FROM github_thread_metadata").Scan(&threads))
+	require.Zero(t, threads)
+}

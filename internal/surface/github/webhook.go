@@ -86,7 +86,13 @@ func (d Door) event(ctx context.Context, e githubapi.Event) (surface.Event, erro
 			}
 		}
 	}
-	return Event(in, e), nil
+	ev := Event(in, e)
+	if (ev.Kind == surface.Edit || ev.Kind == surface.Delete) && ev.At.IsZero() {
+		// A deletion's payload carries no time of its own: it happened
+		// about now.
+		ev.At = time.Now()
+	}
+	return ev, nil
 }
 
 // Event maps a parsed delivery, its ledger entry in, to a surface event:
