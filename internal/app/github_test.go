@@ -118,6 +118,9 @@ func TestGitHubConversation(t *testing.T) {
 	require.True(t, strings.HasPrefix(got[0].Body, "Answer to: "), got[0].Body)
 	require.Contains(t, got[0].Body, "why does it fail?")
 	require.Len(t, githubapi.Markers(got[0].Body), 1)
+	first := w.llm.Requests()[0]
+	require.Contains(t, first.System, `<github_issue repository="acme/api" number="`, "the issue is in the prompt")
+	require.Contains(t, first.System, "It fails on Tuesdays")
 
 	th := w.thread(t, n)
 	waitSettled(t, w.store, th.ID)
@@ -204,6 +207,7 @@ func TestGitHubReviewDelegationEdits(t *testing.T) {
 	got := w.answers(t, pr, 1)
 	require.Equal(t, root.ID, got[0].InReplyTo, "answered in the review thread")
 	require.Contains(t, got[0].Body, "is this loop safe?")
+	require.Contains(t, w.llm.Requests()[0].System, "<github_pull_request", "the pull request is in the prompt")
 	var roots int
 	require.NoError(t, w.store.Pool().QueryRow(ctx,
 		"SELECT count(*) FROM github_thread_metadata WHERE number = $1 AND review_root_id = $2", pr, root.ID).Scan(&roots))
