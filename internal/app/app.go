@@ -157,9 +157,6 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		if runner, err = newRunner(cfg, logger, a.store, a.linear, a.discord, a.slack, rep, continuers, a.telemetry); err != nil {
 			return nil, err
 		}
-		if c := github.Context(a.store); c != nil {
-			runner.Context = append(runner.Context, c)
-		}
 	}
 	senders := map[thread.Platform]processor.Sender{}
 	var hooks []surface.TurnHook
@@ -174,6 +171,9 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		if h, ok := p.(surface.Hooking); ok {
 			hooks = append(hooks, h.OnTurn())
 		}
+	}
+	if c := github.PromptContext(a.store); c != nil && runner != nil {
+		runner.Context = append(runner.Context, c)
 	}
 	a.admitted = admission.NewIntake(webhook.DefaultIntakeLimit, webhook.IntakeSlow)
 	var gate processor.Gate

@@ -74,9 +74,9 @@ func (c Context) read(ctx context.Context, att *thread.GitHubAttachment) (github
 	return c.Client.ReadContext(ctx, att.InstallationID, repo, att.Number, promptBudgets, path)
 }
 
-// Context is GitHub's context provider for turns, reading attachments
-// from store; nil with GitHub off.
-func (a *App) Context(store Attachments) *Context {
+// PromptContext is GitHub's context provider for turns, reading
+// attachments from store; nil with GitHub off.
+func (a *App) PromptContext(store Attachments) *Context {
 	if !a.On() {
 		return nil
 	}
