@@ -13,7 +13,7 @@ import (
 
 func queueAttachGitHub(ctx context.Context, p *pipeline, g *thread.GitHubAttachment) {
 	arg := dbsqlc.InsertGitHubAttachmentParams{
-		ThreadID: g.ThreadID, InstallationID: g.InstallationID, RepoID: g.RepoID, RepoOwner: g.Owner, RepoName: g.Repo,
+		ThreadID: g.ThreadID, InstallationID: g.InstallationID, AccountID: g.AccountID, RepoID: g.RepoID, RepoOwner: g.Owner, RepoName: g.Repo,
 		Number: int32(g.Number), IsPullRequest: g.PullRequest, CreatedBy: g.CreatedBy,
 	}
 	if g.ReviewRoot != 0 {
@@ -30,7 +30,7 @@ func (q *Queries) GitHubAttachment(ctx context.Context, threadID uuid.UUID) (*th
 		return nil, fmt.Errorf("github attachment: %w", translate(err))
 	}
 	g := &thread.GitHubAttachment{
-		ThreadID: r.ThreadID, InstallationID: r.InstallationID, RepoID: r.RepoID, Owner: r.RepoOwner, Repo: r.RepoName,
+		ThreadID: r.ThreadID, InstallationID: r.InstallationID, AccountID: r.AccountID, RepoID: r.RepoID, Owner: r.RepoOwner, Repo: r.RepoName,
 		Number: int(r.Number), PullRequest: r.IsPullRequest, CreatedBy: r.CreatedBy, Active: r.IsActive,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}

@@ -17,6 +17,8 @@ CREATE TABLE github_installations (
 CREATE TABLE github_thread_metadata (
     thread_id       uuid PRIMARY KEY REFERENCES threads (thread_id) ON DELETE CASCADE,
     installation_id bigint NOT NULL,
+    -- The installation's account, the thread's tenant (github:ACCOUNT_ID).
+    account_id      bigint NOT NULL,
     repo_id         bigint NOT NULL,
     repo_owner      text NOT NULL,
     repo_name       text NOT NULL,
@@ -30,7 +32,7 @@ CREATE TABLE github_thread_metadata (
     created_at      timestamptz NOT NULL DEFAULT now(),
     updated_at      timestamptz NOT NULL DEFAULT now(),
 
-    CONSTRAINT github_thread_metadata_ids_valid CHECK (installation_id > 0 AND repo_id > 0 AND number > 0
+    CONSTRAINT github_thread_metadata_ids_valid CHECK (installation_id > 0 AND account_id > 0 AND repo_id > 0 AND number > 0
         AND repo_owner <> '' AND repo_name <> '' AND (review_root_id IS NULL OR review_root_id > 0)),
     CONSTRAINT github_thread_metadata_review_on_pr CHECK (review_root_id IS NULL OR is_pull_request)
 );

@@ -1,7 +1,7 @@
 -- name: InsertGitHubAttachment :exec
-INSERT INTO github_thread_metadata (thread_id, installation_id, repo_id, repo_owner, repo_name, number,
+INSERT INTO github_thread_metadata (thread_id, installation_id, account_id, repo_id, repo_owner, repo_name, number,
     is_pull_request, review_root_id, created_by)
-VALUES (@thread_id, @installation_id, @repo_id, @repo_owner, @repo_name, @number,
+VALUES (@thread_id, @installation_id, @account_id, @repo_id, @repo_owner, @repo_name, @number,
     @is_pull_request, sqlc.narg(review_root_id), @created_by);
 
 -- name: GitHubAttachment :one

@@ -14,8 +14,7 @@ import (
 type GitHubAttachment struct {
 	ThreadID       uuid.UUID
 	InstallationID int64
-	// AccountID is the installation's account, the thread's tenant; it is
-	// not stored with the attachment (the installation has it).
+	// AccountID is the installation's account, the thread's tenant.
 	AccountID   int64
 	RepoID      int64
 	Owner, Repo string
@@ -30,8 +29,8 @@ type GitHubAttachment struct {
 
 // Validate checks the ids GitHub always sends.
 func (g *GitHubAttachment) Validate() error {
-	if g.InstallationID <= 0 || g.RepoID <= 0 || g.Number <= 0 || g.Owner == "" || g.Repo == "" {
-		return newError(ErrInvalid, "github attachment needs an installation, a repository and a number")
+	if g.InstallationID <= 0 || g.AccountID <= 0 || g.RepoID <= 0 || g.Number <= 0 || g.Owner == "" || g.Repo == "" {
+		return newError(ErrInvalid, "github attachment needs an installation, its account, a repository and a number")
 	}
 	if g.ReviewRoot < 0 || (g.ReviewRoot != 0 && !g.PullRequest) {
 		return newError(ErrInvalid, "a github review thread belongs to a pull request")

@@ -12,7 +12,7 @@ import (
 )
 
 const gitHubAttachment = `-- name: GitHubAttachment :one
-SELECT thread_id, installation_id, repo_id, repo_owner, repo_name, number, is_pull_request, review_root_id, created_by, is_active, created_at, updated_at FROM github_thread_metadata WHERE thread_id = $1
+SELECT thread_id, installation_id, account_id, repo_id, repo_owner, repo_name, number, is_pull_request, review_root_id, created_by, is_active, created_at, updated_at FROM github_thread_metadata WHERE thread_id = $1
 `
 
 func (q *Queries) GitHubAttachment(ctx context.Context, threadID uuid.UUID) (GitHubAttachment, error) {
@@ -21,6 +21,7 @@ func (q *Queries) GitHubAttachment(ctx context.Context, threadID uuid.UUID) (Git
 	err := row.Scan(
 		&i.ThreadID,
 		&i.InstallationID,
+		&i.AccountID,
 		&i.RepoID,
 		&i.RepoOwner,
 		&i.RepoName,
@@ -50,15 +51,16 @@ func (q *Queries) GitHubInstallationGone(ctx context.Context, installationID int
 }
 
 const insertGitHubAttachment = `-- name: InsertGitHubAttachment :exec
-INSERT INTO github_thread_metadata (thread_id, installation_id, repo_id, repo_owner, repo_name, number,
+INSERT INTO github_thread_metadata (thread_id, installation_id, account_id, repo_id, repo_owner, repo_name, number,
     is_pull_request, review_root_id, created_by)
-VALUES ($1, $2, $3, $4, $5, $6,
-    $7, $8, $9)
+VALUES ($1, $2, $3, $4, $5, $6, $7,
+    $8, $9, $10)
 `
 
 type InsertGitHubAttachmentParams struct {
 	ThreadID       uuid.UUID
 	InstallationID int64
+	AccountID      int64
 	RepoID         int64
 	RepoOwner      string
 	RepoName       string
@@ -72,6 +74,7 @@ func (q *Queries) InsertGitHubAttachment(ctx context.Context, arg InsertGitHubAt
 	_, err := q.db.Exec(ctx, insertGitHubAttachment,
 		arg.ThreadID,
 		arg.InstallationID,
+		arg.AccountID,
 		arg.RepoID,
 		arg.RepoOwner,
 		arg.RepoName,

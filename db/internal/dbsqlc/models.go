@@ -26,6 +26,7 @@ type DiscordAttachment struct {
 type GitHubAttachment struct {
 	ThreadID       uuid.UUID
 	InstallationID int64
+	AccountID      int64
 	RepoID         int64
 	RepoOwner      string
 	RepoName       string
