@@ -51,7 +51,11 @@ func (s Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 		return "", fmt.Errorf("github: send %s: %w: nothing to post for a %s", o.ID, thread.ErrInvalid, o.Kind)
 	}
 	ids, err := s.Client.PostComment(ctx, t.InstallationID, githubapi.Post{Repo: repo, Number: t.Number, ReplyTo: t.ReviewRoot,
-		OutboxID: o.ID.String(), Text: text})
+		OutboxID: o.ID.String(), Text: text,
+		// A row's attempts count its claims, this one included: on the
+		// first, no earlier attempt can have posted, and the marker
+		// lookup is skipped.
+		Fresh: o.Attempts == 1})
 	if err != nil {
 		return "", err
 	}

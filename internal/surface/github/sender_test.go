@@ -28,10 +28,14 @@ func TestSenderPostsOnce(t *testing.T) {
 	target := thread.GitHubTarget{InstallationID: r.inst, Owner: "acme", Repo: "api", Number: n}
 
 	answer := thread.Outbox{ID: thread.NewID(), Platform: thread.PlatformGitHub, Target: target.String(), Kind: thread.OutboxResponse,
-		Body: thread.OutboxBody{Text: "Because."}.JSON()}
+		Body: thread.OutboxBody{Text: "Because."}.JSON(), Attempts: 1}
 	id, err := s.Send(ctx, answer)
 	require.NoError(t, err)
 	require.NotEmpty(t, id)
+	for _, c := range r.gh.Calls() {
+		require.NotEqual(t, "GET", c.Method, "a first attempt posts without looking for its marker: %s", c.URL)
+	}
+	answer.Attempts = 2 // a retry, after a crash between the post and its record
 	again, err := s.Send(ctx, answer)
 	require.NoError(t, err)
 	require.Equal(t, id, again)
