@@ -14,6 +14,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/fakekit"
 	githubapi "github.com/weft-dev/weft/internal/github"
 	"github.com/weft-dev/weft/internal/github/githubtest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
@@ -267,4 +268,61 @@ func TestGitHubUninstall(t *testing.T) {
 	var threads int
 	require.NoError(t, w.store.Pool().QueryRow(ctx, "SELECT count(*) FROM github_thread_metadata").Scan(&threads))
 	require.Zero(t, threads)
+}
+
+// TestGitHubCrashBeforePostPostsOnce kills `weft serve` with SIGKILL while
+// the answer's comment is posted on GitHub but before weft heard back: a
+// new process sends the row again, finds its marker among the newest
+// comments, and GitHub shows the answer exactly once.
+func TestGitHubCrashBeforePostPostsOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := dbtest.URL(t)
+	model := llmtest.NewServer(t)
+	model.SetDefault(func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: "Here is the answer."} })
+	fake := githubtest.NewServer(t)
+	bob := githubtest.User{ID: 501, Login: "bob", Type: "User"}
+	inst := fake.Install(githubtest.User{ID: 77, Login: "acme", Type: "Organization"}, githubRepo)
+	// The first answer is posted, then its response hangs until the
+	// process dies.
+	fake.Fail("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", 1, fakekit.Fault{Apply: true, Delay: time.Hour})
+	addr := servetest.Addr(t)
+	weftEnv := map[string]string{
+		"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
+		"OPENAI_BASE_URL": model.OpenAIBaseURL(), "WEFT_LEASE_TTL": "2s", "WEFT_SWEEP_INTERVAL": "500ms",
+		"GITHUB_APP_ID": "424242", "GITHUB_PRIVATE_KEY": string(fake.PrivateKeyPEM()), "GITHUB_WEBHOOK_SECRET": githubtest.WebhookSecret,
+		"GITHUB_APP_SLUG": githubtest.AppSlug, "GITHUB_API_URL": fake.URL(),
+	}
+	store, pool, err := Open(ctx, &Config{DatabaseURL: url}, dbtest.Logger(t))
+	require.NoError(t, err)
+	defer pool.Close()
+	first := startWeft(t, weftEnv)
+	servetest.WaitReady(t, "http://"+addr)
+	fake.DeliverTo("http://" + addr + "/webhooks/github")
+
+	n := fake.AddIssue(githubRepo, bob, "t", "", false)
+	c := fake.AddComment(githubRepo, n, bob, "@weft-test what is the answer?")
+	d := fake.Deliver(githubapi.EventIssueComment, fake.CommentPayload(inst, "created", githubRepo, n, c))
+	require.Equal(t, http.StatusOK, d.Status)
+	require.Eventually(t, func() bool { return len(fake.BotComments(githubRepo, n)) == 1 },
+		time.Minute, 20*time.Millisecond, "the answer was never posted")
+	first.kill(t)
+	startWeft(t, weftEnv)
+
+	var id uuid.UUID
+	require.NoError(t, store.Pool().QueryRow(ctx, "SELECT thread_id FROM github_thread_metadata WHERE number = $1", n).Scan(&id))
+	require.Eventually(t, func() bool {
+		rows, err := store.ThreadOutbox(ctx, id)
+		require.NoError(t, err)
+		for _, o := range rows {
+			if o.Kind == thread.OutboxResponse && o.Status == thread.OutboxSent {
+				return true
+			}
+		}
+		return false
+	}, 2*time.Minute, 50*time.Millisecond, "the answer's row was never completed")
+	got := fake.BotComments(githubRepo, n)
+	require.Len(t, got, 1, "exactly one comment")
+	require.Contains(t, got[0].Body, "Here is the answer.")
+	require.Equal(t, 1, model.Calls(), "the recorded answer was not asked for again")
 }
