@@ -260,6 +260,7 @@ func loadEcho(getenv func(string) string) (outbox.Echo, error) {
 	echo := outbox.DefaultEcho()
 	for key, p := range map[string]thread.Platform{
 		"WEFT_ECHO_LINEAR": thread.PlatformLinear, "WEFT_ECHO_DISCORD": thread.PlatformDiscord, "WEFT_ECHO_SLACK": thread.PlatformSlack,
+		"WEFT_ECHO_GITHUB": thread.PlatformGitHub,
 	} {
 		if v := getenv(key); v != "" {
 			policy, err := thread.ParseEchoPolicy(v)
