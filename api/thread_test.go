@@ -101,6 +101,9 @@ func TestThreadsAPI(t *testing.T) {
 		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads?platform=github", "", &list))
 		require.Len(t, list.Threads, 1)
 		require.Equal(t, gh.ID, list.Threads[0].ID)
+		var got threadview.Detail
+		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads/"+gh.ID.String(), "", &got))
+		require.Equal(t, &threadview.GitHub{InstallationID: 1, Owner: "acme", Repo: "api", Number: 3, Active: true}, got.GitHub)
 	})
 
 	t.Run("GetWithSlack", func(t *testing.T) {
