@@ -90,6 +90,22 @@ func TestThreadsAPI(t *testing.T) {
 		require.Equal(t, slack.ID, list.Threads[0].ID)
 	})
 
+	t.Run("ListGitHub", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		gh, err := thread.NewBuilder(nil).WithGoal("acme/api#3").InteractiveGitHub(&thread.GitHubAttachment{InstallationID: 1, AccountID: 2,
+			RepoID: 3, Owner: "acme", Repo: "api", Number: 3, CreatedBy: "bob"}).Build(ctx, b.store)
+		require.NoError(t, err)
+		dbtest.Thread(ctx, t, b.store, &dbtest.ThreadOpts{Slack: slackAttachment()})
+		var list threadList
+		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads?platform=github", "", &list))
+		require.Len(t, list.Threads, 1)
+		require.Equal(t, gh.ID, list.Threads[0].ID)
+		var got threadview.Detail
+		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads/"+gh.ID.String(), "", &got))
+		require.Equal(t, &threadview.GitHub{InstallationID: 1, Owner: "acme", Repo: "api", Number: 3, Active: true}, got.GitHub)
+	})
+
 	t.Run("GetWithSlack", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

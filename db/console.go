@@ -43,7 +43,7 @@ type ConsoleFilter struct {
 // ConsoleThread is a thread as the console lists it.
 type ConsoleThread struct {
 	thread.Thread
-	OnLinear, OnDiscord, OnSlack bool
+	OnLinear, OnDiscord, OnSlack, OnGitHub bool
 	// LeaseLapsed: running, but its turn's lease lapsed (or it has none).
 	LeaseLapsed bool
 	// Unanswered: input from a person is the newest stitch and no turn
@@ -87,7 +87,7 @@ func (q *Queries) ConsoleThreads(ctx context.Context, f ConsoleFilter) ([]Consol
 		if err != nil {
 			return nil, err
 		}
-		return &ConsoleThread{Thread: *t, OnLinear: r.OnLinear, OnDiscord: r.OnDiscord, OnSlack: r.OnSlack,
+		return &ConsoleThread{Thread: *t, OnLinear: r.OnLinear, OnDiscord: r.OnDiscord, OnSlack: r.OnSlack, OnGitHub: r.OnGithub,
 			LeaseLapsed: r.LeaseLapsed, Unanswered: r.Unanswered, Stranded: r.Stranded}, nil
 	})
 	if err != nil {

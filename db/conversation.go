@@ -23,6 +23,8 @@ func (q *Queries) ThreadByAttachment(ctx context.Context, a thread.Attachment) (
 		return q.ThreadByDiscordThread(ctx, a.DiscordThreadID)
 	case *thread.SlackAttachment:
 		return q.ThreadBySlackThread(ctx, a.TeamID, a.ChannelID, a.ThreadTS)
+	case *thread.GitHubAttachment:
+		return q.ThreadByGitHubConversation(ctx, a.RepoID, a.Number, a.ReviewRoot)
 	}
 	return nil, unknownAttachment("thread by attachment", a)
 }
@@ -42,16 +44,21 @@ func (q *Queries) ActivateAttachment(ctx context.Context, threadID uuid.UUID, a 
 		return q.SetDiscordActive(ctx, a.DiscordThreadID, true)
 	case *thread.SlackAttachment:
 		return nil
+	case *thread.GitHubAttachment:
+		return q.setGitHubActive(ctx, a, true)
 	}
 	return unknownAttachment("activate attachment", a)
 }
 
 // SetAttachmentActive records that a conversation was closed on its
-// platform (a Discord thread archived or deleted) or came back; only
-// Discord threads have that state.
+// platform (a Discord thread archived or deleted, a GitHub issue closed)
+// or came back.
 func (q *Queries) SetAttachmentActive(ctx context.Context, a thread.Attachment, active bool) error {
-	if d, ok := a.(*thread.DiscordAttachment); ok {
-		return q.SetDiscordActive(ctx, d.DiscordThreadID, active)
+	switch a := a.(type) {
+	case *thread.DiscordAttachment:
+		return q.SetDiscordActive(ctx, a.DiscordThreadID, active)
+	case *thread.GitHubAttachment:
+		return q.setGitHubActive(ctx, a, active)
 	}
 	return unknownAttachment("set attachment active", a)
 }
@@ -66,11 +73,14 @@ func (q *Queries) SetSeenThrough(ctx context.Context, a thread.Attachment, messa
 }
 
 // RevokeTenant marks a tenant's installation revoked, and reports whether
-// an active one was; only Linear's installations are revoked by an event
-// recorded here (Slack's revoke themselves, internal/surface/installation).
+// an active one was; only Linear's and GitHub's installations are revoked by
+// an event recorded here (Slack's revoke themselves, internal/surface/installation).
 func (q *Queries) RevokeTenant(ctx context.Context, t thread.Tenant) (bool, error) {
-	if t.Kind == thread.TenantLinear {
+	switch t.Kind {
+	case thread.TenantLinear:
 		return q.DeactivateLinearInstallation(ctx, t.ID)
+	case thread.TenantGitHub:
+		return q.removeGitHubInstallations(ctx, t.ID)
 	}
 	return false, fmt.Errorf("revoke tenant: %w: %s installations are not revoked here", thread.ErrInvalid, t.Kind)
 }

@@ -37,6 +37,8 @@ var constraintErrors = map[string]error{
 	"linear_thread_metadata_pkey":                   thread.ErrAlreadyAttached,
 	"slack_thread_metadata_thread_key":              thread.ErrSlackThreadAttached,
 	"slack_thread_metadata_pkey":                    thread.ErrAlreadyAttached,
+	"github_thread_metadata_conversation_key":       thread.ErrGitHubThreadAttached,
+	"github_thread_metadata_pkey":                   thread.ErrAlreadyAttached,
 	"webhook_deliveries_pkey":                       thread.ErrDuplicateDelivery,
 	"webhook_deliveries_event_key":                  thread.ErrDuplicateDelivery,
 }

@@ -151,6 +151,8 @@ func inputSurfaceOf(r dbsqlc.InputSurfaceRow, err error) (thread.Platform, strin
 		return thread.PlatformDiscord, *r.DiscordThreadID, nil
 	case src == thread.PlatformSlack && r.SlackTeamID != nil && r.SlackActive != nil && *r.SlackActive:
 		return thread.PlatformSlack, thread.SlackTarget{TeamID: *r.SlackTeamID, ChannelID: *r.SlackChannelID, ThreadTS: *r.SlackThreadTs}.String(), nil
+	case src == thread.PlatformGitHub && r.GithubInstallationID != nil && r.GithubActive != nil && *r.GithubActive:
+		return thread.PlatformGitHub, githubTargetOf(r).String(), nil
 	}
 	return "", "", nil
 }
@@ -168,5 +170,19 @@ func attachedOf(r dbsqlc.InputSurfaceRow) []thread.Surface {
 		out = append(out, thread.Surface{Platform: thread.PlatformSlack,
 			Target: thread.SlackTarget{TeamID: *r.SlackTeamID, ChannelID: *r.SlackChannelID, ThreadTS: *r.SlackThreadTs}.String()})
 	}
+	if r.GithubInstallationID != nil && r.GithubActive != nil && *r.GithubActive {
+		out = append(out, thread.Surface{Platform: thread.PlatformGitHub, Target: githubTargetOf(r).String()})
+	}
 	return out
+}
+
+// githubTargetOf is the GitHub attachment's outbox target in
+// InputSurface's row, which has one.
+func githubTargetOf(r dbsqlc.InputSurfaceRow) thread.GitHubTarget {
+	t := thread.GitHubTarget{InstallationID: *r.GithubInstallationID, Owner: *r.GithubOwner, Repo: *r.GithubRepo,
+		Number: int(*r.GithubNumber)}
+	if r.GithubReviewRoot != nil {
+		t.ReviewRoot = *r.GithubReviewRoot
+	}
+	return t
 }

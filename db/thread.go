@@ -113,7 +113,7 @@ func (q *Queries) SetStatus(ctx context.Context, id uuid.UUID, c thread.StatusCh
 type ThreadFilter struct {
 	Status       thread.Status
 	Type         thread.Type
-	Platform     thread.Platform // discord, linear or slack: threads attached there
+	Platform     thread.Platform // discord, linear, slack or github: threads attached there
 	UpdatedSince time.Time
 	// After continues a listing (newest first) after the thread last seen.
 	AfterUpdated time.Time

@@ -14,7 +14,7 @@ import (
 func Views() []string {
 	return []string{
 		"thread_overview", "active_linear_threads", "active_discord_threads", "active_slack_threads",
-		"cross_platform_threads", "stuck_threads", "linear_session_health", "delivery_backlog", "daily_thread_stats", "llm_usage_daily",
+		"active_github_threads", "cross_platform_threads", "stuck_threads", "linear_session_health", "delivery_backlog", "daily_thread_stats", "llm_usage_daily",
 	}
 }
 

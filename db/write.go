@@ -145,6 +145,9 @@ func queueWrite(ctx context.Context, p *pipeline, w Write, out *Written) error {
 		if d.Slack != nil {
 			queueAttachSlack(ctx, p, d.Slack)
 		}
+		if d.GitHub != nil {
+			queueAttachGitHub(ctx, p, d.GitHub)
+		}
 		for i := range d.Stitches {
 			arg := insertStitchParams(&d.Stitches[i])
 			p.add(func(q *dbsqlc.Queries) error { return translate(q.InsertStitch(ctx, arg)) })

@@ -16,7 +16,7 @@ ORDER BY length(discord_thread_id), discord_thread_id LIMIT @max_rows;
 SELECT d.discord_thread_id FROM discord_thread_metadata d
 WHERE d.thread_id = @thread_id AND d.is_active AND (
     SELECT s.source_platform FROM stitches s
-    WHERE s.thread_id = @thread_id AND s.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message')
+    WHERE s.thread_id = @thread_id AND s.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message')
     ORDER BY s.seq DESC LIMIT 1) = 'discord';
 
 -- name: StoredDiscordMessagesNewest :many

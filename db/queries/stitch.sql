@@ -77,7 +77,7 @@ RETURNING *;
 SELECT * FROM stitches
 WHERE thread_id = @thread_id AND (sqlc.arg(after)::bigint = 0 OR seq > @after) AND (sqlc.arg(before)::bigint = 0 OR seq < @before)
   AND (NOT sqlc.arg(messages_only)::boolean OR
-    stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'agent_thought', 'clarification_request', 'error')
+    stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message', 'agent_thought', 'clarification_request', 'error')
     OR (stitch_type = 'llm_call' AND coalesce(content, '') <> '' AND coalesce(llm_response->'tool_calls', '[]') IN ('[]', 'null'))
     OR (stitch_type = 'thread_result' AND tool_name IS NOT NULL))
 ORDER BY seq ASC LIMIT @max_rows;
@@ -86,7 +86,7 @@ ORDER BY seq ASC LIMIT @max_rows;
 SELECT * FROM stitches
 WHERE thread_id = @thread_id AND (sqlc.arg(after)::bigint = 0 OR seq > @after) AND (sqlc.arg(before)::bigint = 0 OR seq < @before)
   AND (NOT sqlc.arg(messages_only)::boolean OR
-    stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'agent_thought', 'clarification_request', 'error')
+    stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message', 'agent_thought', 'clarification_request', 'error')
     OR (stitch_type = 'llm_call' AND coalesce(content, '') <> '' AND coalesce(llm_response->'tool_calls', '[]') IN ('[]', 'null'))
     OR (stitch_type = 'thread_result' AND tool_name IS NOT NULL))
 ORDER BY seq DESC LIMIT @max_rows;
@@ -95,20 +95,23 @@ ORDER BY seq DESC LIMIT @max_rows;
 -- ThreadParent is a thread's first input stitch: its initial prompt, or the
 -- first message people wrote.
 SELECT * FROM stitches
-WHERE thread_id = @thread_id AND stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message')
+WHERE thread_id = @thread_id AND stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message')
 ORDER BY seq LIMIT 1;
 
 -- name: InputSurface :one
 -- InputSurface is where the thread's newest input came from, and its
 -- attachments there.
 SELECT s.source_platform, l.session_id, d.discord_thread_id, d.is_active,
-       sl.team_id AS slack_team_id, sl.channel_id AS slack_channel_id, sl.thread_ts AS slack_thread_ts, sl.is_active AS slack_active
+       sl.team_id AS slack_team_id, sl.channel_id AS slack_channel_id, sl.thread_ts AS slack_thread_ts, sl.is_active AS slack_active,
+       gh.installation_id AS github_installation_id, gh.repo_owner AS github_owner, gh.repo_name AS github_repo,
+       gh.number AS github_number, gh.review_root_id AS github_review_root, gh.is_active AS github_active
 FROM (SELECT i.source_platform FROM stitches i
-      WHERE i.thread_id = @thread_id AND i.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message')
+      WHERE i.thread_id = @thread_id AND i.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message')
       ORDER BY i.seq DESC LIMIT 1) s
 LEFT JOIN linear_thread_metadata l ON l.thread_id = @thread_id
 LEFT JOIN discord_thread_metadata d ON d.thread_id = @thread_id
-LEFT JOIN slack_thread_metadata sl ON sl.thread_id = @thread_id;
+LEFT JOIN slack_thread_metadata sl ON sl.thread_id = @thread_id
+LEFT JOIN github_thread_metadata gh ON gh.thread_id = @thread_id;
 
 -- name: SearchStitches :many
 -- SearchStitches finds the threads whose messages (see StitchWindowAsc)
@@ -121,7 +124,7 @@ SELECT sqlc.embed(s), m.matches FROM (
         SELECT DISTINCT ON (thread_id) stitch_id, thread_id, created_at, count(*) OVER (PARTITION BY thread_id) AS matches
         FROM stitches
         WHERE content ILIKE sqlc.arg(pattern)::text ESCAPE '\' AND deleted_at IS NULL AND stitch_type <> 'system_prompt'
-          AND (stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'agent_thought', 'clarification_request', 'error')
+          AND (stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message', 'agent_thought', 'clarification_request', 'error')
             OR (stitch_type = 'llm_call' AND coalesce(content, '') <> '' AND coalesce(llm_response->'tool_calls', '[]') IN ('[]', 'null'))
             OR (stitch_type = 'thread_result' AND tool_name IS NOT NULL))
         ORDER BY thread_id, seq DESC

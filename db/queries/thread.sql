@@ -71,7 +71,8 @@ WHERE (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status))
   AND (sqlc.narg(platform)::text IS NULL
        OR (sqlc.narg(platform) = 'discord' AND EXISTS (SELECT 1 FROM discord_thread_metadata d WHERE d.thread_id = t.thread_id))
        OR (sqlc.narg(platform) = 'linear' AND EXISTS (SELECT 1 FROM linear_thread_metadata l WHERE l.thread_id = t.thread_id))
-       OR (sqlc.narg(platform) = 'slack' AND EXISTS (SELECT 1 FROM slack_thread_metadata s WHERE s.thread_id = t.thread_id)))
+       OR (sqlc.narg(platform) = 'slack' AND EXISTS (SELECT 1 FROM slack_thread_metadata s WHERE s.thread_id = t.thread_id))
+       OR (sqlc.narg(platform) = 'github' AND EXISTS (SELECT 1 FROM github_thread_metadata g WHERE g.thread_id = t.thread_id)))
   AND (sqlc.narg(updated_since)::timestamptz IS NULL OR updated_at >= sqlc.narg(updated_since))
   AND (sqlc.narg(after_updated)::timestamptz IS NULL OR (updated_at, thread_id) < (sqlc.narg(after_updated), sqlc.arg(after_id)::uuid))
 ORDER BY updated_at DESC, thread_id DESC

@@ -28,6 +28,7 @@ import (
 	"github.com/weft-dev/weft/internal/processor"
 	"github.com/weft-dev/weft/internal/surface"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfacegithub "github.com/weft-dev/weft/internal/surface/github"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/surface/webhook"
@@ -51,7 +52,7 @@ type App struct {
 	linear  *surfacelinear.App
 	discord *surfacediscord.App
 	slack   *surfaceslack.App
-	// platforms are the three above, in the order their doors are logged,
+	// platforms are the three above and GitHub, in the order their doors are logged,
 	// their workers started and stopped.
 	platforms []surface.Platform
 	// slackOAuth is the Slack install flow, slackTokens its workspaces'
@@ -123,7 +124,11 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if a.slack, err = surfaceslack.New(cfg.Slack, a.store, a.slackTokens, logger); err != nil {
 		return nil, err
 	}
-	a.platforms = []surface.Platform{a.linear, a.discord, a.slack}
+	github, err := surfacegithub.New(cfg.GitHub, a.store, logger)
+	if err != nil {
+		return nil, err
+	}
+	a.platforms = []surface.Platform{a.linear, a.discord, a.slack, github}
 	if a.telemetry, err = newTelemetry(ctx, cfg, a.intake, logger); err != nil {
 		return nil, err
 	}
@@ -180,6 +185,9 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		if h, ok := p.(surface.Hooking); ok {
 			hooks = append(hooks, h.OnTurn())
 		}
+	}
+	if c := github.PromptContext(a.store); c != nil && runner != nil {
+		runner.Context = append(runner.Context, c)
 	}
 	a.admitted = admission.NewIntake(webhook.DefaultIntakeLimit, webhook.IntakeSlow)
 	var gate processor.Gate
@@ -377,6 +385,8 @@ var (
 	_ surface.Hooking = (*surfaceslack.App)(nil)
 	_ surface.Routed  = (*surfaceslack.App)(nil)
 	_ surface.Running = (*surfaceslack.App)(nil)
+	_ surface.Sending = (*surfacegithub.App)(nil)
+	_ surface.Routed  = (*surfacegithub.App)(nil)
 )
 
 // turnHooks runs several processor turn hooks as one.

@@ -20,6 +20,7 @@ import (
 	"github.com/weft-dev/weft/internal/servetest"
 	"github.com/weft-dev/weft/internal/surface"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfacegithub "github.com/weft-dev/weft/internal/surface/github"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 )
@@ -132,7 +133,7 @@ func TestServe(t *testing.T) {
 		}
 	}
 	require.True(t, sawRequest)
-	require.Equal(t, map[string]string{"api": "door off", "linear": "door off", "discord": "door off", "slack": "door off", "model": "door off"}, doors)
+	require.Equal(t, map[string]string{"api": "door off", "linear": "door off", "discord": "door off", "slack": "door off", "github": "door off", "model": "door off"}, doors)
 }
 
 // noDuplicateKeys reports a JSON object with a key twice at its top level,
@@ -165,13 +166,13 @@ func TestDoors(t *testing.T) {
 	t.Parallel()
 	a := &App{cfg: &Config{APIToken: "t", LLMProvider: "openai", Model: "m", FastModel: "f",
 		Linear: surfacelinear.Config{WebhookSecret: "s"}, Discord: surfacediscord.Config{}},
-		platforms: []surface.Platform{&surfacelinear.App{}, &surfacediscord.App{}, &surfaceslack.App{}}}
+		platforms: []surface.Platform{&surfacelinear.App{}, &surfacediscord.App{}, &surfaceslack.App{}, &surfacegithub.App{}}}
 	on := map[string]bool{}
 	for _, d := range a.doors() {
 		on[d.Name] = d.On
 		require.NotEmpty(t, d.Why, d.Name)
 	}
-	require.Equal(t, map[string]bool{"api": true, "linear": false, "discord": false, "slack": false, "model": true}, on)
+	require.Equal(t, map[string]bool{"api": true, "linear": false, "discord": false, "slack": false, "github": false, "model": true}, on)
 }
 
 func TestServeRefusesWithoutDatabase(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/weft-dev/weft/internal/outbox"
 	"github.com/weft-dev/weft/internal/processor"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfacegithub "github.com/weft-dev/weft/internal/surface/github"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
@@ -88,6 +89,8 @@ type Config struct {
 	Slack   surfaceslack.Config
 	// SlackInstall is the Slack OAuth install and SLACK_ALLOWED_TEAMS.
 	SlackInstall SlackInstallConfig
+	// GitHub is the GitHub App (GITHUB_*).
+	GitHub surfacegithub.Config
 	// Discovery tunes relevant thread discovery (MAX_RELEVANT_THREADS,
 	// RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS).
 	Discovery discovery.Config
@@ -159,6 +162,9 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		return nil, err
 	}
 	if cfg.Discord, err = loadDiscord(getenv); err != nil {
+		return nil, err
+	}
+	if cfg.GitHub, err = surfacegithub.Load(getenv); err != nil {
 		return nil, err
 	}
 	if cfg.Discovery, err = loadDiscoveryConfig(getenv); err != nil {
@@ -263,6 +269,7 @@ func loadEcho(getenv func(string) string) (outbox.Echo, error) {
 	echo := outbox.DefaultEcho()
 	for key, p := range map[string]thread.Platform{
 		"WEFT_ECHO_LINEAR": thread.PlatformLinear, "WEFT_ECHO_DISCORD": thread.PlatformDiscord, "WEFT_ECHO_SLACK": thread.PlatformSlack,
+		"WEFT_ECHO_GITHUB": thread.PlatformGitHub,
 	} {
 		if v := getenv(key); v != "" {
 			policy, err := thread.ParseEchoPolicy(v)

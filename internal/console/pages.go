@@ -192,7 +192,7 @@ func (q listQuery) values() url.Values {
 // Options the filters offer.
 var (
 	typeOptions     = []thread.Type{thread.TypeInteractive, thread.TypeAutonomous}
-	platformOptions = []thread.Platform{thread.PlatformLinear, thread.PlatformDiscord, thread.PlatformSlack, thread.PlatformAPI}
+	platformOptions = []thread.Platform{thread.PlatformLinear, thread.PlatformDiscord, thread.PlatformSlack, thread.PlatformGitHub, thread.PlatformAPI}
 )
 
 // PageSize is how many threads a page of the list shows.

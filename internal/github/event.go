@@ -91,7 +91,10 @@ type Event struct {
 type Repo struct {
 	ID          int64
 	Owner, Name string
-	Private     bool
+	// OwnerID is the owner's account id, the installation's account for
+	// an installed app; 0 where the payload has no owner object.
+	OwnerID int64
+	Private bool
 }
 
 // FullName is "owner/name".
@@ -244,7 +247,7 @@ func repoOf(r *gh.Repository) Repo {
 		// Installation payloads carry full_name but no owner.
 		owner, _, _ = strings.Cut(r.GetFullName(), "/")
 	}
-	return Repo{ID: r.GetID(), Owner: owner, Name: r.GetName(), Private: r.GetPrivate()}
+	return Repo{ID: r.GetID(), Owner: owner, OwnerID: r.GetOwner().GetID(), Name: r.GetName(), Private: r.GetPrivate()}
 }
 
 func reposOf(rs []*gh.Repository) []Repo {

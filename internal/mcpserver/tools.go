@@ -69,7 +69,7 @@ func repliesSchema() *jsonschema.Schema {
 type listArgs struct {
 	Status       string `json:"status,omitempty" jsonschema:"pending, running, waiting, completed, failed or aborted"`
 	Type         string `json:"type,omitempty" jsonschema:"autonomous or interactive"`
-	Platform     string `json:"platform,omitempty" jsonschema:"discord, linear or slack: threads attached there"`
+	Platform     string `json:"platform,omitempty" jsonschema:"discord, linear, slack or github: threads attached there"`
 	UpdatedSince string `json:"updated_since,omitempty" jsonschema:"RFC 3339 time: threads updated since"`
 	Limit        int    `json:"limit,omitempty" jsonschema:"threads per page: default 50, at most 200"`
 	Cursor       string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`

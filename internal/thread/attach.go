@@ -3,7 +3,8 @@ package thread
 import "errors"
 
 // Attachment is a platform conversation a thread is attached to: a
-// *LinearAttachment, *DiscordAttachment or *SlackAttachment. The ingester
+// *LinearAttachment, *DiscordAttachment, *SlackAttachment or
+// *GitHubAttachment. The ingester
 // finds and builds threads through it without knowing which.
 type Attachment interface {
 	// AttachedTo is the attachment's platform.
@@ -43,6 +44,8 @@ func (b *Builder) Interactive(a Attachment) *Builder {
 		return b.InteractiveDiscord(a)
 	case *SlackAttachment:
 		return b.InteractiveSlack(a)
+	case *GitHubAttachment:
+		return b.InteractiveGitHub(a)
 	}
 	return b.InteractiveDiscord(nil)
 }
@@ -50,7 +53,8 @@ func (b *Builder) Interactive(a Attachment) *Builder {
 // IsAttached reports whether err says a conversation is attached to a
 // weft thread already, whatever its platform.
 func IsAttached(err error) bool {
-	return errors.Is(err, ErrLinearSessionAttached) || errors.Is(err, ErrDiscordThreadAttached) || errors.Is(err, ErrSlackThreadAttached)
+	return errors.Is(err, ErrLinearSessionAttached) || errors.Is(err, ErrDiscordThreadAttached) || errors.Is(err, ErrSlackThreadAttached) ||
+		errors.Is(err, ErrGitHubThreadAttached)
 }
 
 // Attachment is where the continuation attaches the thread: its Discord

@@ -15,6 +15,7 @@ type Draft struct {
 	Discord  *DiscordAttachment
 	Linear   *LinearAttachment
 	Slack    *SlackAttachment
+	GitHub   *GitHubAttachment
 	Stitches []Stitch
 	// Tenant is where the thread lives, which bounds its memory and what
 	// its agent may read; Person is who started it (Person's key).
@@ -45,6 +46,7 @@ type Builder struct {
 	linear  *LinearAttachment
 	tenant  Tenant
 	slack   *SlackAttachment
+	github  *GitHubAttachment
 	prompt  *Stitch
 }
 
@@ -113,7 +115,7 @@ func (b *Builder) Draft(ctx context.Context) (*Draft, error) {
 	if typ == "" {
 		typ = TypeAutonomous
 	}
-	if typ == TypeInteractive && b.discord == nil && b.linear == nil && b.slack == nil {
+	if typ == TypeInteractive && b.discord == nil && b.linear == nil && b.slack == nil && b.github == nil {
 		return nil, ErrNoPlatform
 	}
 	agent := b.agent
@@ -143,6 +145,14 @@ func (b *Builder) Draft(ctx context.Context) (*Draft, error) {
 		}
 		d.Slack = &att
 	}
+	if b.github != nil {
+		att := *b.github
+		att.ThreadID, att.Active = d.Thread.ID, true
+		if err := att.Validate(); err != nil {
+			return nil, err
+		}
+		d.GitHub = &att
+	}
 	if b.linear != nil {
 		att := *b.linear
 		att.ThreadID, att.Active = d.Thread.ID, true
@@ -166,6 +176,8 @@ func (b *Builder) Draft(ctx context.Context) (*Draft, error) {
 		d.Tenant = DiscordTenant(d.Discord.GuildID)
 	case d.Slack != nil:
 		d.Tenant = SlackTenant(d.Slack.TeamID)
+	case d.GitHub != nil:
+		d.Tenant = GitHubTenant(d.GitHub.AccountID)
 	}
 	prompt := Stitch{Content: b.goal}
 	if b.prompt != nil {
@@ -179,6 +191,8 @@ func (b *Builder) Draft(ctx context.Context) (*Draft, error) {
 		d.Person = PersonOn(PlatformDiscord, d.Discord.CreatedBy)
 	case d.Slack != nil:
 		d.Person = PersonOn(PlatformSlack, d.Slack.CreatedBy)
+	case d.GitHub != nil:
+		d.Person = PersonOn(PlatformGitHub, d.GitHub.CreatedBy)
 	}
 
 	memory := b.memory

@@ -36,6 +36,7 @@ var (
 	ErrNoPlatform             = newError(ErrInvalid, "interactive thread needs Discord or Linear metadata")
 	ErrDiscordThreadAttached  = newError(ErrConflict, "discord thread is already attached to a weft thread")
 	ErrSlackThreadAttached    = newError(ErrConflict, "slack thread is already attached to a weft thread")
+	ErrGitHubThreadAttached   = newError(ErrConflict, "github conversation is already attached to a weft thread")
 	ErrLinearSessionAttached  = newError(ErrConflict, "linear session is already attached to a weft thread")
 	ErrAlreadyAttached        = newError(ErrConflict, "thread already has an attachment on that platform")
 	ErrDuplicateExternalID    = newError(ErrDuplicate, "a stitch with this source and external id exists")

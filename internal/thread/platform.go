@@ -15,6 +15,7 @@ const (
 	PlatformDiscord Platform = "discord"
 	PlatformLinear  Platform = "linear"
 	PlatformSlack   Platform = "slack"
+	PlatformGitHub  Platform = "github"
 	PlatformAPI     Platform = "api"
 	PlatformCLI     Platform = "cli"
 )
@@ -22,7 +23,7 @@ const (
 // Valid reports whether p is a known platform.
 func (p Platform) Valid() bool {
 	switch p {
-	case PlatformDiscord, PlatformLinear, PlatformSlack, PlatformAPI, PlatformCLI:
+	case PlatformDiscord, PlatformLinear, PlatformSlack, PlatformGitHub, PlatformAPI, PlatformCLI:
 		return true
 	}
 	return false
@@ -38,6 +39,8 @@ func (p Platform) Title() string {
 		return "Discord"
 	case PlatformSlack:
 		return "Slack"
+	case PlatformGitHub:
+		return "GitHub"
 	case PlatformAPI:
 		return "the API"
 	case PlatformCLI:

@@ -19,6 +19,7 @@ const (
 	StitchThreadResult         StitchType = "thread_result"
 	StitchDiscordMessage       StitchType = "discord_message"
 	StitchSlackMessage         StitchType = "slack_message"
+	StitchGitHubMessage        StitchType = "github_message"
 	StitchLinearActivity       StitchType = "linear_activity"
 	StitchAgentThought         StitchType = "agent_thought"
 	StitchClarificationRequest StitchType = "clarification_request"
@@ -29,7 +30,7 @@ const (
 var StitchTypes = []StitchType{
 	StitchSystemPrompt, StitchInitialPrompt, StitchLLMCall, StitchToolCall, StitchThreadResult,
 	StitchDiscordMessage, StitchLinearActivity, StitchAgentThought, StitchClarificationRequest, StitchError,
-	StitchSlackMessage,
+	StitchSlackMessage, StitchGitHubMessage,
 }
 
 // Valid reports whether t is a known stitch type.
@@ -44,7 +45,8 @@ func (t StitchType) Valid() bool {
 
 // IsInput reports whether a stitch of this type is input a turn must answer.
 func (t StitchType) IsInput() bool {
-	return t == StitchInitialPrompt || t == StitchDiscordMessage || t == StitchLinearActivity || t == StitchSlackMessage
+	return t == StitchInitialPrompt || t == StitchDiscordMessage || t == StitchLinearActivity || t == StitchSlackMessage ||
+		t == StitchGitHubMessage
 }
 
 // IsChatMessage reports whether a stitch of this type is a message in a
@@ -52,7 +54,7 @@ func (t StitchType) IsInput() bool {
 // The other inputs (a prompt, an issue's activity) come from the one
 // person the thread is with.
 func (t StitchType) IsChatMessage() bool {
-	return t == StitchDiscordMessage || t == StitchSlackMessage
+	return t == StitchDiscordMessage || t == StitchSlackMessage || t == StitchGitHubMessage
 }
 
 // Author is who wrote a stitch that came from a person (or another bot).

@@ -3,6 +3,7 @@ package thread
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -15,6 +16,7 @@ const (
 	TenantLinear  TenantKind = "linear"
 	TenantDiscord TenantKind = "discord"
 	TenantSlack   TenantKind = "slack"
+	TenantGitHub  TenantKind = "github"
 )
 
 // Tenant is one Linear workspace (organization id), Discord server (guild
@@ -27,6 +29,12 @@ type Tenant struct {
 
 // SlackTenant is the tenant of a Slack workspace (team id).
 func SlackTenant(teamID string) Tenant { return Tenant{Kind: TenantSlack, ID: teamID} }
+
+// GitHubTenant is the tenant of a GitHub App installation's account (the
+// user's or organization's id).
+func GitHubTenant(accountID int64) Tenant {
+	return Tenant{Kind: TenantGitHub, ID: strconv.FormatInt(accountID, 10)}
+}
 
 // DiscordTenant is the tenant of a Discord server (guild id).
 func DiscordTenant(guildID string) Tenant { return Tenant{Kind: TenantDiscord, ID: guildID} }
@@ -42,9 +50,9 @@ var (
 // Validate checks the kind is known and the id could be one.
 func (t Tenant) Validate() error {
 	switch t.Kind {
-	case TenantLinear, TenantDiscord, TenantSlack:
+	case TenantLinear, TenantDiscord, TenantSlack, TenantGitHub:
 	default:
-		return newError(ErrInvalid, fmt.Sprintf("tenant kind must be linear, discord or slack, not %q", t.Kind))
+		return newError(ErrInvalid, fmt.Sprintf("tenant kind must be linear, discord, slack or github, not %q", t.Kind))
 	}
 	if !tenantIDPattern.MatchString(t.ID) {
 		return newError(ErrInvalid, "tenant id must be 1 to 64 letters, digits, '_' or '-'")
@@ -68,7 +76,7 @@ func (t Tenant) OwnOrganisation() string { return t.String() }
 func ParseTenant(s string) (Tenant, error) {
 	kind, id, ok := strings.Cut(s, ":")
 	if !ok {
-		return Tenant{}, newError(ErrInvalid, fmt.Sprintf("a tenant is kind:id (linear:<organization id>, discord:<guild id> or slack:<team id>), not %q", s))
+		return Tenant{}, newError(ErrInvalid, fmt.Sprintf("a tenant is kind:id (linear:<organization id>, discord:<guild id> slack:<team id> or github:<account id>), not %q", s))
 	}
 	t := Tenant{Kind: TenantKind(kind), ID: id}
 	return t, t.Validate()

@@ -40,6 +40,18 @@ type Slack struct {
 	Active      bool   `json:"active"`
 }
 
+// GitHub is a thread's GitHub attachment: an issue or pull request, or
+// one review thread of a pull request (review_root_id set).
+type GitHub struct {
+	InstallationID int64  `json:"installation_id"`
+	Owner          string `json:"owner"`
+	Repo           string `json:"repo"`
+	Number         int    `json:"number"`
+	PullRequest    bool   `json:"pull_request"`
+	ReviewRootID   int64  `json:"review_root_id,omitempty"`
+	Active         bool   `json:"active"`
+}
+
 // Detail is a thread with its platform attachments: a cross-platform
 // thread has several.
 type Detail struct {
@@ -47,6 +59,7 @@ type Detail struct {
 	Discord *Discord `json:"discord,omitempty"`
 	Linear  *Linear  `json:"linear,omitempty"`
 	Slack   *Slack   `json:"slack,omitempty"`
+	GitHub  *GitHub  `json:"github,omitempty"`
 }
 
 // Reader reads a thread and its attachments. *db.Store implements it.
@@ -55,6 +68,7 @@ type Reader interface {
 	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
 	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
 	SlackAttachment(ctx context.Context, threadID uuid.UUID) (*thread.SlackAttachment, error)
+	GitHubAttachment(ctx context.Context, threadID uuid.UUID) (*thread.GitHubAttachment, error)
 }
 
 // Get returns a thread with its attachments, or thread.ErrNotFound.
@@ -86,6 +100,14 @@ func Get(ctx context.Context, store Reader, id uuid.UUID) (*Detail, error) {
 	case err == nil:
 		out.Slack = &Slack{TeamID: sl.TeamID, ChannelID: sl.ChannelID, ThreadTS: sl.ThreadTS,
 			ChannelType: sl.ChannelType, Active: sl.Active}
+	case !errors.Is(err, thread.ErrNotFound):
+		return nil, err
+	}
+	g, err := store.GitHubAttachment(ctx, id)
+	switch {
+	case err == nil:
+		out.GitHub = &GitHub{InstallationID: g.InstallationID, Owner: g.Owner, Repo: g.Repo, Number: g.Number,
+			PullRequest: g.PullRequest, ReviewRootID: g.ReviewRoot, Active: g.Active}
 	case !errors.Is(err, thread.ErrNotFound):
 		return nil, err
 	}

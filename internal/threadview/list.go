@@ -41,7 +41,7 @@ type Lister interface {
 type Query struct {
 	Status       thread.Status
 	Type         thread.Type
-	Platform     thread.Platform // discord, linear or slack
+	Platform     thread.Platform // discord, linear, slack or github
 	UpdatedSince time.Time
 	Limit        int // 0: DefaultLimit; above MaxLimit: InvalidArgument
 	Cursor       string
@@ -68,8 +68,9 @@ func List(ctx context.Context, store Lister, q Query) (*Page, error) {
 		return nil, invalid("unknown status %q", q.Status)
 	case q.Type != "" && !q.Type.Valid():
 		return nil, invalid("unknown thread type %q", q.Type)
-	case q.Platform != "" && q.Platform != thread.PlatformDiscord && q.Platform != thread.PlatformLinear && q.Platform != thread.PlatformSlack:
-		return nil, invalid("platform must be discord, linear or slack")
+	case q.Platform != "" && q.Platform != thread.PlatformDiscord && q.Platform != thread.PlatformLinear && q.Platform != thread.PlatformSlack &&
+		q.Platform != thread.PlatformGitHub:
+		return nil, invalid("platform must be discord, linear, slack or github")
 	}
 	limit, err := PageLimit(q.Limit)
 	if err != nil {

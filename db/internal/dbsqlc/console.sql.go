@@ -116,7 +116,7 @@ WITH page AS (
             AND t.last_activity_at < now() - $1::bigint * interval '1 millisecond') AS lease_lapsed,
         (t.status <> 'running' AND t.last_activity_at < now() - $1::bigint * interval '1 millisecond'
             AND EXISTS (SELECT 1 FROM stitches h WHERE h.stitch_id = t.head_stitch_id
-                AND h.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message') AND h.author_is_bot IS NOT TRUE)) AS unanswered,
+                AND h.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message') AND h.author_is_bot IS NOT TRUE)) AS unanswered,
         EXISTS (SELECT 1 FROM platform_deliveries p WHERE p.thread_id = t.thread_id
             AND p.status = 'pending' AND p.next_attempt_at < now() - $1::bigint * interval '1 millisecond') AS stranded
     ) stuck
@@ -126,10 +126,12 @@ WITH page AS (
            OR ($4 = 'linear' AND EXISTS (SELECT 1 FROM linear_thread_metadata l WHERE l.thread_id = t.thread_id))
            OR ($4 = 'discord' AND EXISTS (SELECT 1 FROM discord_thread_metadata d WHERE d.thread_id = t.thread_id))
            OR ($4 = 'slack' AND EXISTS (SELECT 1 FROM slack_thread_metadata s WHERE s.thread_id = t.thread_id))
-           OR ($4 NOT IN ('linear', 'discord', 'slack')
+           OR ($4 = 'github' AND EXISTS (SELECT 1 FROM github_thread_metadata g WHERE g.thread_id = t.thread_id))
+           OR ($4 NOT IN ('linear', 'discord', 'slack', 'github')
                AND NOT EXISTS (SELECT 1 FROM linear_thread_metadata l WHERE l.thread_id = t.thread_id)
                AND NOT EXISTS (SELECT 1 FROM discord_thread_metadata d WHERE d.thread_id = t.thread_id)
-               AND NOT EXISTS (SELECT 1 FROM slack_thread_metadata s WHERE s.thread_id = t.thread_id)))
+               AND NOT EXISTS (SELECT 1 FROM slack_thread_metadata s WHERE s.thread_id = t.thread_id)
+               AND NOT EXISTS (SELECT 1 FROM github_thread_metadata g WHERE g.thread_id = t.thread_id)))
       AND (NOT $5::boolean OR stuck.lease_lapsed OR stuck.unanswered OR stuck.stranded)
       -- Through stitches_content_trgm_idx. A thread's goal is its initial
       -- prompt's text, so searching stitches finds goals too.
@@ -143,6 +145,7 @@ SELECT threads.thread_id, threads.thread_type, threads.goal, threads.status, thr
     EXISTS (SELECT 1 FROM linear_thread_metadata l WHERE l.thread_id = threads.thread_id)::boolean AS on_linear,
     EXISTS (SELECT 1 FROM discord_thread_metadata d WHERE d.thread_id = threads.thread_id)::boolean AS on_discord,
     EXISTS (SELECT 1 FROM slack_thread_metadata s WHERE s.thread_id = threads.thread_id)::boolean AS on_slack,
+    EXISTS (SELECT 1 FROM github_thread_metadata g WHERE g.thread_id = threads.thread_id)::boolean AS on_github,
     page.lease_lapsed::boolean AS lease_lapsed, page.unanswered::boolean AS unanswered, page.stranded::boolean AS stranded
 FROM threads JOIN page USING (thread_id)
 ORDER BY threads.updated_at DESC, threads.thread_id DESC
@@ -165,6 +168,7 @@ type ConsoleThreadsRow struct {
 	OnLinear    bool
 	OnDiscord   bool
 	OnSlack     bool
+	OnGithub    bool
 	LeaseLapsed bool
 	Unanswered  bool
 	Stranded    bool
@@ -176,7 +180,7 @@ type ConsoleThreadsRow struct {
 // row it reads, then its attachment flags for the rows shown only: over
 // the whole table the planner would hash both attachment tables for the
 // EXISTS (190 ms at 100,000 threads). A platform
-// other than linear, discord or slack means attached nowhere (API and CLI
+// other than linear, discord, slack or github means attached nowhere (API and CLI
 // threads). The stuck conditions: running with its lease lapsed; input
 // from a person as the newest stitch with no turn on it; a post due for
 // longer than the grace.
@@ -219,6 +223,7 @@ func (q *Queries) ConsoleThreads(ctx context.Context, arg ConsoleThreadsParams) 
 			&i.OnLinear,
 			&i.OnDiscord,
 			&i.OnSlack,
+			&i.OnGithub,
 			&i.LeaseLapsed,
 			&i.Unanswered,
 			&i.Stranded,

@@ -58,7 +58,7 @@ const discordSurface = `-- name: DiscordSurface :one
 SELECT d.discord_thread_id FROM discord_thread_metadata d
 WHERE d.thread_id = $1 AND d.is_active AND (
     SELECT s.source_platform FROM stitches s
-    WHERE s.thread_id = $1 AND s.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message')
+    WHERE s.thread_id = $1 AND s.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message')
     ORDER BY s.seq DESC LIMIT 1) = 'discord'
 `
 

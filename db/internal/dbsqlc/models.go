@@ -23,6 +23,22 @@ type DiscordAttachment struct {
 	UpdatedAt       time.Time
 }
 
+type GitHubAttachment struct {
+	ThreadID       uuid.UUID
+	InstallationID int64
+	AccountID      int64
+	RepoID         int64
+	RepoOwner      string
+	RepoName       string
+	Number         int32
+	IsPullRequest  bool
+	ReviewRootID   *int64
+	CreatedBy      string
+	IsActive       bool
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
 type LinearAttachment struct {
 	ThreadID        uuid.UUID
 	SessionID       string

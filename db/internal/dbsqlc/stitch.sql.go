@@ -223,24 +223,33 @@ func (q *Queries) EditStitch(ctx context.Context, arg EditStitchParams) (Stitch,
 
 const inputSurface = `-- name: InputSurface :one
 SELECT s.source_platform, l.session_id, d.discord_thread_id, d.is_active,
-       sl.team_id AS slack_team_id, sl.channel_id AS slack_channel_id, sl.thread_ts AS slack_thread_ts, sl.is_active AS slack_active
+       sl.team_id AS slack_team_id, sl.channel_id AS slack_channel_id, sl.thread_ts AS slack_thread_ts, sl.is_active AS slack_active,
+       gh.installation_id AS github_installation_id, gh.repo_owner AS github_owner, gh.repo_name AS github_repo,
+       gh.number AS github_number, gh.review_root_id AS github_review_root, gh.is_active AS github_active
 FROM (SELECT i.source_platform FROM stitches i
-      WHERE i.thread_id = $1 AND i.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message')
+      WHERE i.thread_id = $1 AND i.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message')
       ORDER BY i.seq DESC LIMIT 1) s
 LEFT JOIN linear_thread_metadata l ON l.thread_id = $1
 LEFT JOIN discord_thread_metadata d ON d.thread_id = $1
 LEFT JOIN slack_thread_metadata sl ON sl.thread_id = $1
+LEFT JOIN github_thread_metadata gh ON gh.thread_id = $1
 `
 
 type InputSurfaceRow struct {
-	SourcePlatform  *string
-	SessionID       *string
-	DiscordThreadID *string
-	IsActive        *bool
-	SlackTeamID     *string
-	SlackChannelID  *string
-	SlackThreadTs   *string
-	SlackActive     *bool
+	SourcePlatform       *string
+	SessionID            *string
+	DiscordThreadID      *string
+	IsActive             *bool
+	SlackTeamID          *string
+	SlackChannelID       *string
+	SlackThreadTs        *string
+	SlackActive          *bool
+	GithubInstallationID *int64
+	GithubOwner          *string
+	GithubRepo           *string
+	GithubNumber         *int32
+	GithubReviewRoot     *int64
+	GithubActive         *bool
 }
 
 // InputSurface is where the thread's newest input came from, and its
@@ -257,6 +266,12 @@ func (q *Queries) InputSurface(ctx context.Context, threadID uuid.UUID) (InputSu
 		&i.SlackChannelID,
 		&i.SlackThreadTs,
 		&i.SlackActive,
+		&i.GithubInstallationID,
+		&i.GithubOwner,
+		&i.GithubRepo,
+		&i.GithubNumber,
+		&i.GithubReviewRoot,
+		&i.GithubActive,
 	)
 	return i, err
 }
@@ -337,7 +352,7 @@ SELECT s.stitch_id, s.thread_id, s.previous_stitch_id, s.seq, s.stitch_type, s.c
         SELECT DISTINCT ON (thread_id) stitch_id, thread_id, created_at, count(*) OVER (PARTITION BY thread_id) AS matches
         FROM stitches
         WHERE content ILIKE $1::text ESCAPE '\' AND deleted_at IS NULL AND stitch_type <> 'system_prompt'
-          AND (stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'agent_thought', 'clarification_request', 'error')
+          AND (stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message', 'agent_thought', 'clarification_request', 'error')
             OR (stitch_type = 'llm_call' AND coalesce(content, '') <> '' AND coalesce(llm_response->'tool_calls', '[]') IN ('[]', 'null'))
             OR (stitch_type = 'thread_result' AND tool_name IS NOT NULL))
         ORDER BY thread_id, seq DESC
@@ -493,7 +508,7 @@ const stitchWindowAsc = `-- name: StitchWindowAsc :many
 SELECT stitch_id, thread_id, previous_stitch_id, seq, stitch_type, content, llm_request, llm_response, model, input_tokens, output_tokens, latency_ms, tool_name, tool_input, tool_output, tool_error, metadata, source_platform, external_id, author_id, author_name, author_is_bot, edited_at, deleted_at, created_at FROM stitches
 WHERE thread_id = $1 AND ($2::bigint = 0 OR seq > $2) AND ($3::bigint = 0 OR seq < $3)
   AND (NOT $4::boolean OR
-    stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'agent_thought', 'clarification_request', 'error')
+    stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message', 'agent_thought', 'clarification_request', 'error')
     OR (stitch_type = 'llm_call' AND coalesce(content, '') <> '' AND coalesce(llm_response->'tool_calls', '[]') IN ('[]', 'null'))
     OR (stitch_type = 'thread_result' AND tool_name IS NOT NULL))
 ORDER BY seq ASC LIMIT $5
@@ -569,7 +584,7 @@ const stitchWindowDesc = `-- name: StitchWindowDesc :many
 SELECT stitch_id, thread_id, previous_stitch_id, seq, stitch_type, content, llm_request, llm_response, model, input_tokens, output_tokens, latency_ms, tool_name, tool_input, tool_output, tool_error, metadata, source_platform, external_id, author_id, author_name, author_is_bot, edited_at, deleted_at, created_at FROM stitches
 WHERE thread_id = $1 AND ($2::bigint = 0 OR seq > $2) AND ($3::bigint = 0 OR seq < $3)
   AND (NOT $4::boolean OR
-    stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'agent_thought', 'clarification_request', 'error')
+    stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message', 'agent_thought', 'clarification_request', 'error')
     OR (stitch_type = 'llm_call' AND coalesce(content, '') <> '' AND coalesce(llm_response->'tool_calls', '[]') IN ('[]', 'null'))
     OR (stitch_type = 'thread_result' AND tool_name IS NOT NULL))
 ORDER BY seq DESC LIMIT $5
@@ -637,7 +652,7 @@ func (q *Queries) StitchWindowDesc(ctx context.Context, arg StitchWindowDescPara
 
 const threadParent = `-- name: ThreadParent :one
 SELECT stitch_id, thread_id, previous_stitch_id, seq, stitch_type, content, llm_request, llm_response, model, input_tokens, output_tokens, latency_ms, tool_name, tool_input, tool_output, tool_error, metadata, source_platform, external_id, author_id, author_name, author_is_bot, edited_at, deleted_at, created_at FROM stitches
-WHERE thread_id = $1 AND stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message')
+WHERE thread_id = $1 AND stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message')
 ORDER BY seq LIMIT 1
 `
 

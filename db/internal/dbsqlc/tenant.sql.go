@@ -81,6 +81,8 @@ SELECT tenant_kind::text, tenant_id::text, tenant_organisation(tenant_kind, tena
     SELECT 2, 'discord', d.guild_id FROM discord_thread_metadata d WHERE d.thread_id = $1
     UNION ALL
     SELECT 3, 'slack', s.team_id FROM slack_thread_metadata s WHERE s.thread_id = $1
+    UNION ALL
+    SELECT 4, 'github', g.account_id::text FROM github_thread_metadata g WHERE g.thread_id = $1
 ) t ORDER BY rank LIMIT 1
 `
 
@@ -91,7 +93,7 @@ type ThreadTenantRow struct {
 }
 
 // ThreadTenant is the tenant a thread lives in, and its organisation: its
-// Linear workspace, else its Discord server, else its Slack workspace. A
+// Linear workspace, else its Discord server, else its Slack workspace, else its GitHub account. A
 // thread on no platform has no row.
 func (q *Queries) ThreadTenant(ctx context.Context, threadID uuid.UUID) (ThreadTenantRow, error) {
 	row := q.db.QueryRow(ctx, threadTenant, threadID)

@@ -67,7 +67,8 @@ WHERE ($1::text IS NULL OR status = $1)
   AND ($3::text IS NULL
        OR ($3 = 'discord' AND EXISTS (SELECT 1 FROM discord_thread_metadata d WHERE d.thread_id = t.thread_id))
        OR ($3 = 'linear' AND EXISTS (SELECT 1 FROM linear_thread_metadata l WHERE l.thread_id = t.thread_id))
-       OR ($3 = 'slack' AND EXISTS (SELECT 1 FROM slack_thread_metadata s WHERE s.thread_id = t.thread_id)))
+       OR ($3 = 'slack' AND EXISTS (SELECT 1 FROM slack_thread_metadata s WHERE s.thread_id = t.thread_id))
+       OR ($3 = 'github' AND EXISTS (SELECT 1 FROM github_thread_metadata g WHERE g.thread_id = t.thread_id)))
   AND ($4::timestamptz IS NULL OR updated_at >= $4)
   AND ($5::timestamptz IS NULL OR (updated_at, thread_id) < ($5, $6::uuid))
 ORDER BY updated_at DESC, thread_id DESC

@@ -1,0 +1,44 @@
+-- name: InsertGitHubAttachment :exec
+INSERT INTO github_thread_metadata (thread_id, installation_id, account_id, repo_id, repo_owner, repo_name, number,
+    is_pull_request, review_root_id, created_by)
+VALUES (@thread_id, @installation_id, @account_id, @repo_id, @repo_owner, @repo_name, @number,
+    @is_pull_request, sqlc.narg(review_root_id), @created_by);
+
+-- name: GitHubAttachment :one
+SELECT * FROM github_thread_metadata WHERE thread_id = @thread_id;
+
+-- name: ThreadByGitHubConversation :one
+-- ThreadByGitHubConversation finds the thread of an issue or PR (root 0)
+-- or of one review thread, by the conversation key's index.
+SELECT t.* FROM threads t
+JOIN github_thread_metadata g ON g.thread_id = t.thread_id
+WHERE g.repo_id = @repo_id AND g.number = @number AND coalesce(g.review_root_id, 0) = @review_root::bigint;
+
+-- name: SetGitHubActive :execrows
+UPDATE github_thread_metadata SET is_active = @is_active, updated_at = now()
+WHERE repo_id = @repo_id AND number = @number AND coalesce(review_root_id, 0) = @review_root::bigint
+  AND is_active <> @is_active;
+
+-- name: UpsertGitHubInstallation :exec
+-- UpsertGitHubInstallation records an installation (created, or seen on
+-- any event): an uninstalled one that comes back is installed again.
+INSERT INTO github_installations (installation_id, account_id, account_login)
+VALUES (@installation_id, @account_id, @account_login)
+ON CONFLICT (installation_id) DO UPDATE
+SET account_id = excluded.account_id, account_login = excluded.account_login,
+    removed_at = NULL, suspended = false, updated_at = now();
+
+-- name: SetGitHubInstallationSuspended :execrows
+UPDATE github_installations SET suspended = @suspended, updated_at = now()
+WHERE installation_id = @installation_id;
+
+-- name: RemoveGitHubInstallations :execrows
+-- RemoveGitHubInstallations marks an account's installations uninstalled.
+UPDATE github_installations SET removed_at = now(), updated_at = now()
+WHERE account_id = @account_id AND removed_at IS NULL;
+
+-- name: GitHubInstallationGone :one
+-- GitHubInstallationGone says whether an installation was uninstalled or
+-- is suspended: its events are acknowledged and dropped.
+SELECT coalesce((SELECT removed_at IS NOT NULL OR suspended FROM github_installations
+                 WHERE installation_id = @installation_id), false)::boolean;
