@@ -10,8 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -67,11 +65,15 @@ type Recorder interface {
 type Store interface {
 	tenancy.Organisations
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
-	ThreadByLinearRef(ctx context.Context, ref, organisation string) (*thread.Thread, error)
-	ThreadBySlackLink(ctx context.Context, channelID, threadTS, organisation string) (*thread.Thread, error)
-	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
 	Stitches(ctx context.Context, threadID uuid.UUID, p db.StitchPage) ([]thread.Stitch, error)
 	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
+}
+
+// Resolver finds the thread a reference a person typed names, among an
+// organisation's, or returns thread.ErrNotFound. Every platform that
+// implements surface.Resolving is one.
+type Resolver interface {
+	Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error)
 }
 
 // ErrNoChannel: neither the platform's continue channel setting
@@ -96,6 +98,9 @@ type Continuer struct {
 	Store    Store
 	Opener   Opener
 	Recorder Recorder
+	// Refs find the conversation a command names: every platform's, asked
+	// in turn.
+	Refs []Resolver
 	// ChannelID is where conversations open (DISCORD_CONTINUE_CHANNEL_ID,
 	// SLACK_CONTINUE_CHANNEL_ID); empty means the channel the caller names.
 	ChannelID string
@@ -114,48 +119,30 @@ type Continued struct {
 }
 
 // ContinueRef continues the conversation ref names, in channelID unless a
-// continue channel is configured: a Linear session's (an issue key like
-// ENG-123, an issue or session id, or a Linear URL holding one), a Slack
-// thread's (its permalink, or a reply's) or a Discord thread's (its link).
-// asker is the Discord server or
-// Slack workspace asking: only conversations of its organisation are
-// found. by is who asked, recorded as the new thread's creator.
+// continue channel is configured: whichever of c.Refs knows it (a Linear
+// issue key, a Slack or Discord thread's link...). asker is the server or
+// workspace asking: only conversations of its organisation are found. by
+// is who asked, recorded as the new thread's creator.
 func (c *Continuer) ContinueRef(ctx context.Context, ref, channelID string, asker thread.Tenant, by string) (*Continued, error) {
 	org, err := c.Store.Organisation(ctx, asker)
 	if err != nil {
 		return nil, fmt.Errorf("continue %q: %w", ref, err)
 	}
-	var th *thread.Thread
-	if channel, ts, ok := SlackLink(ref); ok {
-		th, err = c.Store.ThreadBySlackLink(ctx, channel, ts, org)
-	} else if id, ok := discordLink(ref); ok {
-		th, err = c.threadOf(ctx, id, org)
-	} else {
-		for _, cand := range linearRefs(ref) {
-			if th, err = c.Store.ThreadByLinearRef(ctx, cand, org); !errors.Is(err, thread.ErrNotFound) {
-				break
-			}
-		}
-	}
+	th, err := c.resolve(ctx, ref, org)
 	if err != nil {
 		return nil, fmt.Errorf("continue %q: %w", ref, err)
 	}
 	return c.continueThread(ctx, th, org, channelID, asker, by)
 }
 
-// threadOf is the thread attached to a Discord thread if it is of org:
-// another organisation's is not found, as if it did not exist.
-func (c *Continuer) threadOf(ctx context.Context, discordThreadID, org string) (*thread.Thread, error) {
-	th, err := c.Store.ThreadByDiscordThread(ctx, discordThreadID)
-	if err != nil {
-		return nil, err
+// resolve is the thread the first of c.Refs to know ref finds.
+func (c *Continuer) resolve(ctx context.Context, ref, org string) (*thread.Thread, error) {
+	for _, r := range c.Refs {
+		if th, err := r.Resolve(ctx, ref, org); !errors.Is(err, thread.ErrNotFound) {
+			return th, err
+		}
 	}
-	if _, theirs, err := c.Store.ThreadTenant(ctx, th.ID); err != nil {
-		return nil, err
-	} else if theirs != org {
-		return nil, fmt.Errorf("discord thread %s: %w", discordThreadID, thread.ErrNotFound)
-	}
-	return th, nil
+	return nil, thread.ErrNotFound
 }
 
 // Continue continues thread id as ContinueRef does, in a server or
@@ -333,70 +320,3 @@ func truncate(s string, n int) string {
 	}
 	return string([]rune(s)[:n-1]) + "…"
 }
-
-// Patterns of what a Linear URL names: a session or issue UUID, an issue
-// key (team key, dash, number).
-var (
-	uuidPattern     = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
-	issueKeyPattern = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9]{0,9}-[0-9]+\b`)
-)
-
-// linearRefs lists what ref may name, most specific first: the text as
-// typed, then an issue key or UUID found in it (a Linear URL holds one).
-func linearRefs(ref string) []string {
-	ref = strings.TrimSpace(ref)
-	out := []string{ref}
-	for _, re := range []*regexp.Regexp{uuidPattern, issueKeyPattern} {
-		for _, m := range re.FindAllString(ref, -1) {
-			if m != ref {
-				out = append(out, m)
-			}
-		}
-	}
-	return out
-}
-
-// SlackLink reads a Slack message permalink,
-// https://<workspace>.slack.com/archives/C123/p1700000000123456, as its
-// channel and thread: the message's ts (1700000000.123456), or for a
-// reply the parent's, which its link carries as thread_ts. Slack's <url>
-// and <url|label> forms are read too.
-func SlackLink(ref string) (channelID, threadTS string, ok bool) {
-	ref = strings.TrimSpace(ref)
-	if strings.HasPrefix(ref, "<") && strings.HasSuffix(ref, ">") {
-		ref, _, _ = strings.Cut(ref[1:len(ref)-1], "|")
-	}
-	u, err := url.Parse(ref)
-	if err != nil || u.Scheme != "https" || !strings.HasSuffix(u.Hostname(), ".slack.com") {
-		return "", "", false
-	}
-	m := slackPathPattern.FindStringSubmatch(u.Path)
-	if m == nil {
-		return "", "", false
-	}
-	threadTS = m[2] + "." + m[3]
-	if parent := u.Query().Get("thread_ts"); slackTSPattern.MatchString(parent) {
-		threadTS = parent
-	}
-	return m[1], threadTS, true
-}
-
-// discordLinkPattern is a Discord thread's link: its server, then the
-// thread.
-var discordLinkPattern = regexp.MustCompile(`^<?https://(?:ptb\.|canary\.)?discord(?:app)?\.com/channels/[0-9]{17,20}/([0-9]{17,20})/?>?$`)
-
-// discordLink reads a Discord thread's link as its id.
-func discordLink(ref string) (string, bool) {
-	m := discordLinkPattern.FindStringSubmatch(strings.TrimSpace(ref))
-	if m == nil {
-		return "", false
-	}
-	return m[1], true
-}
-
-// Patterns of a Slack permalink's path (/archives/<channel>/p<ts without
-// its dot>) and of a ts.
-var (
-	slackPathPattern = regexp.MustCompile(`^/archives/([A-Z0-9]{2,})/p([0-9]{10})([0-9]{6})/?$`)
-	slackTSPattern   = regexp.MustCompile(`^[0-9]{10}\.[0-9]{6}$`)
-)

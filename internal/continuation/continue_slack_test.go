@@ -52,7 +52,7 @@ func setupSlackContinue(t *testing.T, linked bool) *slackContinueBundle {
 	ws, err := slack.NewWorkspaces(slack.Config{Token: slacktest.BotToken, APIURL: fake.APIURL(), Logger: logger}, nil)
 	require.NoError(t, err)
 	b := &slackContinueBundle{store: store, ing: ing, fake: fake, linear: dbtest.LinearAttachment()}
-	b.cont = &continuation.Continuer{Store: store, Opener: continuation.SlackOpener{Store: store, Slack: slackThreads{ws}}, Recorder: ing,
+	b.cont = &continuation.Continuer{Store: store, Opener: continuation.SlackOpener{Store: store, Slack: slackThreads{ws}}, Recorder: ing, Refs: refs(store),
 		IssueURLFunc: func(_ context.Context, att *thread.LinearAttachment) (string, error) {
 			return "https://linear.app/acme/issue/" + att.IssueIdentifier, nil
 		}}
@@ -238,7 +238,7 @@ func TestContinueSlackThreadInDiscord(t *testing.T) {
 		client, err := discord.New(discord.Config{Token: discordtest.Token, APIBaseURL: fake.URL(), Logger: logger})
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, client.Stop(context.Background())) })
-		cont := &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: client}, Recorder: ing,
+		cont := &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: client}, Recorder: ing, Refs: refs(store),
 			ChannelID: fake.AddChannel(continueGuild)}
 		if linked {
 			require.NoError(t, store.LinkTenants(ctx, "acme", thread.SlackTenant(slacktest.TeamID), thread.DiscordTenant(continueGuild)))
@@ -294,35 +294,6 @@ func withoutTimes(a *thread.SlackAttachment) *thread.SlackAttachment {
 	c := *a
 	c.CreatedAt, c.UpdatedAt = time.Time{}, time.Time{}
 	return &c
-}
-
-func TestSlackLink(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		ref, channel, ts string
-		ok               bool
-	}{
-		{"https://acme.slack.com/archives/C123/p1700000000123456", "C123", "1700000000.123456", true},
-		{"  https://acme.slack.com/archives/C123/p1700000000123456/  ", "C123", "1700000000.123456", true},
-		{"<https://acme.slack.com/archives/C123/p1700000000123456>", "C123", "1700000000.123456", true},
-		{"<https://acme.slack.com/archives/C123/p1700000000123456|a thread>", "C123", "1700000000.123456", true},
-		{"https://acme.enterprise.slack.com/archives/G0PRIV/p1700000000123456", "G0PRIV", "1700000000.123456", true},
-		{"https://acme.slack.com/archives/C123/p1700000099000001?thread_ts=1700000000.123456&cid=C123", "C123", "1700000000.123456", true},
-		{"https://acme.slack.com/archives/C123/p1700000099000001?thread_ts=bogus", "C123", "1700000099.000001", true},
-		{"http://acme.slack.com/archives/C123/p1700000000123456", "", "", false},
-		{"https://slack.com.evil.example/archives/C123/p1700000000123456", "", "", false},
-		{"https://acme.slack.com/archives/C123", "", "", false},
-		{"https://acme.slack.com/archives/C123/p17000000001234", "", "", false},
-		{"https://acme.slack.com/archives/c123/p1700000000123456", "", "", false},
-		{"https://linear.app/acme/issue/ENG-1", "", "", false},
-		{"ENG-1", "", "", false},
-		{"", "", "", false},
-	} {
-		channel, ts, ok := continuation.SlackLink(tt.ref)
-		require.Equal(t, tt.ok, ok, tt.ref)
-		require.Equal(t, tt.channel, channel, tt.ref)
-		require.Equal(t, tt.ts, ts, tt.ref)
-	}
 }
 
 // slackThreads are the workspaces' clients as SlackOpener opens threads.

@@ -98,3 +98,17 @@ type Running interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
 }
+
+// Resolving is a platform whose conversations people name by something
+// they type or paste (a Linear issue key or URL, a Slack or Discord
+// thread's link). Continuing a conversation elsewhere (Discord's
+// /continue, Slack's /weft continue) asks every platform in the list, so
+// no platform's command names another.
+type Resolving interface {
+	Platform
+	// Resolve returns the thread ref names among organisation's threads,
+	// or thread.ErrNotFound when it names none of this platform's: one of
+	// another organisation looks the same, its existence not the asker's
+	// to know. It works whether or not the platform is on.
+	Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error)
+}

@@ -63,13 +63,14 @@ type App struct {
 	// interactions is POST /webhooks/discord, once Serve has its
 	// dependencies; nil (the route off) without a public key.
 	interactions *Interactions
+	refs         Refs
 	logger       *slog.Logger
 }
 
 // New builds the Discord client from the configuration; without
 // a bot token Discord is off.
 func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
-	app := &App{cfg: c, logger: logger}
+	app := &App{cfg: c, refs: Refs{Store: store}, logger: logger}
 	if c.BotToken == "" {
 		return app, nil
 	}
@@ -114,14 +115,21 @@ func (a *App) Sender() surface.Sender {
 	return a.sender
 }
 
+// Resolve finds the thread a Discord thread's link names, for continuing
+// it elsewhere.
+func (a *App) Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error) {
+	return a.refs.Resolve(ctx, ref, organisation)
+}
+
 // Continuer serves continue_in_discord and /continue, recording through
-// rec; nil when Discord is off.
-func (a *App) Continuer(store *db.Store, rec continuation.Recorder,
+// rec and finding what /continue names through refs; nil when Discord
+// is off.
+func (a *App) Continuer(store *db.Store, rec continuation.Recorder, refs []continuation.Resolver,
 	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *continuation.Continuer {
 	if !a.On() {
 		return nil
 	}
-	return &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: a.client}, Recorder: rec,
+	return &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: a.client}, Recorder: rec, Refs: refs,
 		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
 }
 

@@ -66,6 +66,7 @@ type App struct {
 	sender        *linearapi.Sender
 	history       history.Fetcher
 	oauth         *OAuth
+	refs          Refs
 	logger        *slog.Logger
 }
 
@@ -73,7 +74,7 @@ type App struct {
 // token for one workspace, or OAuth installations. Without either, Linear is
 // off (logDoors says so).
 func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
-	app := &App{webhookSecret: c.WebhookSecret, logger: logger}
+	app := &App{webhookSecret: c.WebhookSecret, refs: Refs{Store: store}, logger: logger}
 	var tokens linearapi.TokenSource
 	switch {
 	case c.AccessToken != "":
@@ -190,4 +191,11 @@ func (h linearHistory) ThreadHistory(ctx context.Context, ref history.Ref) ([]hi
 		out = append(out, history.Message{ID: c.ID, Author: c.AuthorName, Text: c.Body})
 	}
 	return out, nil
+}
+
+// Resolve finds the Linear session's thread ref names (an issue key, an
+// issue or session id, a Linear URL holding one), for continuing it
+// elsewhere.
+func (a *App) Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error) {
+	return a.refs.Resolve(ctx, ref, organisation)
 }

@@ -178,14 +178,21 @@ func (a *App) Routes(r chi.Router, m surface.Mount) {
 	}
 }
 
+// Resolve finds the thread a Slack message's link names, for continuing
+// it elsewhere.
+func (a *App) Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error) {
+	return Refs{Store: a.store}.Resolve(ctx, ref, organisation)
+}
+
 // Continuer serves continue_in_slack and /weft continue, recording
-// through rec; nil when Slack is off.
-func (a *App) Continuer(store *db.Store, rec continuation.Recorder,
+// through rec and finding what /weft continue names through refs; nil
+// when Slack is off.
+func (a *App) Continuer(store *db.Store, rec continuation.Recorder, refs []continuation.Resolver,
 	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *continuation.Continuer {
 	if !a.On() {
 		return nil
 	}
-	return &continuation.Continuer{Store: store, Opener: continuation.SlackOpener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec,
+	return &continuation.Continuer{Store: store, Opener: continuation.SlackOpener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec, Refs: refs,
 		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
 }
 
