@@ -73,6 +73,11 @@ type Store interface {
 // organisation's, or returns thread.ErrNotFound. Every platform that
 // implements surface.Resolving is one.
 type Resolver interface {
+	// Name is the platform whose conversations it finds.
+	Name() thread.Platform
+	// Hint is what a person types to name one, for help text: "a Slack
+	// thread's link".
+	Hint() string
 	Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error)
 }
 
@@ -133,6 +138,47 @@ func (c *Continuer) ContinueRef(ctx context.Context, ref, channelID string, aske
 		return nil, fmt.Errorf("continue %q: %w", ref, err)
 	}
 	return c.continueThread(ctx, th, org, channelID, asker, by)
+}
+
+// Elsewhere names the platforms whose conversations c finds to continue
+// on its own, as people write them: "Linear or Slack".
+func (c *Continuer) Elsewhere() string {
+	var names []string
+	for _, r := range c.others() {
+		names = append(names, r.Name().Title())
+	}
+	return join(names, " or ")
+}
+
+// Hints says what a person types to name a conversation c continues:
+// "a Linear issue key (ENG-123) or URL, or a Discord thread's link".
+func (c *Continuer) Hints() string {
+	var hints []string
+	for _, r := range c.others() {
+		hints = append(hints, r.Hint())
+	}
+	return join(hints, ", or ")
+}
+
+// others are c.Refs but the platform c continues on: a conversation
+// there is there already.
+func (c *Continuer) others() []Resolver {
+	var out []Resolver
+	for _, r := range c.Refs {
+		if r.Name() != c.Opener.Platform() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// join lists items as a sentence does, last before the last item:
+// "a", "a or b", "a, b or c".
+func join(items []string, last string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + last + items[len(items)-1]
 }
 
 // resolve is the thread the first of c.Refs to know ref finds.

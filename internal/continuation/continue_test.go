@@ -186,3 +186,15 @@ func TestSummary(t *testing.T) {
 func refs(store *db.Store) []continuation.Resolver {
 	return []continuation.Resolver{surfacelinear.Refs{Store: store}, surfacediscord.Refs{Store: store}, surfaceslack.Refs{Store: store}}
 }
+
+// TestElsewhere: help text names the platforms on the list, but the one
+// the conversation continues on.
+func TestElsewhere(t *testing.T) {
+	t.Parallel()
+	discordCont := &continuation.Continuer{Opener: continuation.DiscordOpener{}, Refs: refs(nil)}
+	require.Equal(t, "Linear or Slack", discordCont.Elsewhere())
+	require.Equal(t, "a Linear issue key (ENG-123) or URL, or a Slack thread's link", discordCont.Hints())
+	slackCont := &continuation.Continuer{Opener: continuation.SlackOpener{}, Refs: refs(nil)[:1]}
+	require.Equal(t, "Linear", slackCont.Elsewhere())
+	require.Empty(t, (&continuation.Continuer{Opener: continuation.SlackOpener{}}).Elsewhere())
+}

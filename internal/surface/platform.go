@@ -106,6 +106,9 @@ type Running interface {
 // no platform's command names another.
 type Resolving interface {
 	Platform
+	// Hint is what a person types to name one of its conversations, for
+	// help text: "a Slack thread's link".
+	Hint() string
 	// Resolve returns the thread ref names among organisation's threads,
 	// or thread.ErrNotFound when it names none of this platform's: one of
 	// another organisation looks the same, its existence not the asker's

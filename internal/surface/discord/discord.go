@@ -115,6 +115,9 @@ func (a *App) Sender() surface.Sender {
 	return a.sender
 }
 
+// Hint is what people type to name one of Discord's conversations.
+func (a *App) Hint() string { return Refs{}.Hint() }
+
 // Resolve finds the thread a Discord thread's link names, for continuing
 // it elsewhere.
 func (a *App) Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error) {
@@ -247,13 +250,15 @@ func (a *App) Elector() *discordapi.Elector { return a.el }
 // continueCommand adapts the Continuer to the interactions handler.
 type continueCommand struct{ c *continuation.Continuer }
 
-func (x continueCommand) ContinueLinear(ctx context.Context, ref, channelID, guildID, by string) (string, bool, error) {
+func (x continueCommand) ContinueRef(ctx context.Context, ref, channelID, guildID, by string) (string, bool, error) {
 	got, err := x.c.ContinueRef(ctx, ref, channelID, thread.DiscordTenant(guildID), by)
 	if err != nil {
 		return "", false, err
 	}
 	return got.URL, got.Existing, nil
 }
+
+func (x continueCommand) Elsewhere() string { return x.c.Elsewhere() }
 
 // discordHistoryLimit is how many of a Discord thread's latest messages
 // the prompt's history section shows.

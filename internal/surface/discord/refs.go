@@ -25,6 +25,12 @@ var _ surface.Resolving = (*App)(nil)
 // Refs finds the Discord threads people name by their link.
 type Refs struct{ Store RefStore }
 
+// Name is Discord.
+func (Refs) Name() thread.Platform { return thread.PlatformDiscord }
+
+// Hint is what names a Discord conversation.
+func (Refs) Hint() string { return "a Discord thread's link" }
+
 // Resolve is the thread attached to the Discord thread ref links, if it
 // is of organisation: another organisation's is not found, as if it did
 // not exist.

@@ -193,6 +193,9 @@ func (h linearHistory) ThreadHistory(ctx context.Context, ref history.Ref) ([]hi
 	return out, nil
 }
 
+// Hint is what people type to name one of Linear's conversations.
+func (a *App) Hint() string { return Refs{}.Hint() }
+
 // Resolve finds the Linear session's thread ref names (an issue key, an
 // issue or session id, a Linear URL holding one), for continuing it
 // elsewhere.

@@ -24,6 +24,12 @@ var _ surface.Resolving = (*App)(nil)
 // like ENG-123, an issue or session id, or a Linear URL holding one.
 type Refs struct{ Store RefStore }
 
+// Name is Linear.
+func (Refs) Name() thread.Platform { return thread.PlatformLinear }
+
+// Hint is what names a Linear conversation.
+func (Refs) Hint() string { return "a Linear issue key (ENG-123) or URL" }
+
 // Resolve is the thread of the Linear session ref names, of organisation.
 // A link to another site is not Linear's to read: an issue key in a Slack
 // workspace's host name must not find an issue.

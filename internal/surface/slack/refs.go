@@ -21,6 +21,12 @@ var _ surface.Resolving = (*App)(nil)
 // Refs finds the Slack threads people name by a message's link.
 type Refs struct{ Store RefStore }
 
+// Name is Slack.
+func (Refs) Name() thread.Platform { return thread.PlatformSlack }
+
+// Hint is what names a Slack conversation.
+func (Refs) Hint() string { return "a Slack thread's link" }
+
 // Resolve is the thread of the Slack thread ref links (its permalink, or
 // a reply's), if it is of organisation.
 func (r Refs) Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error) {

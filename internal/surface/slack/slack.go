@@ -178,6 +178,9 @@ func (a *App) Routes(r chi.Router, m surface.Mount) {
 	}
 }
 
+// Hint is what people type to name one of Slack's conversations.
+func (a *App) Hint() string { return Refs{}.Hint() }
+
 // Resolve finds the thread a Slack message's link names, for continuing
 // it elsewhere.
 func (a *App) Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error) {
