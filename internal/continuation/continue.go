@@ -66,7 +66,14 @@ type Store interface {
 	tenancy.Organisations
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
 	Stitches(ctx context.Context, threadID uuid.UUID, p db.StitchPage) ([]thread.Stitch, error)
-	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
+}
+
+// Originator links back to where a conversation comes from on its
+// platform (a Linear issue), or returns thread.ErrNotFound: the thread is
+// not attached there. Every platform that implements surface.Originating
+// is one.
+type Originator interface {
+	Origin(ctx context.Context, threadID uuid.UUID) (label, url string, err error)
 }
 
 // Resolver finds the thread a reference a person typed names, among an
@@ -109,9 +116,9 @@ type Continuer struct {
 	// ChannelID is where conversations open (DISCORD_CONTINUE_CHANNEL_ID,
 	// SLACK_CONTINUE_CHANNEL_ID); empty means the channel the caller names.
 	ChannelID string
-	// IssueURLFunc reads a Linear issue's URL for the link back; nil, or a
-	// failure, leaves the link out.
-	IssueURLFunc func(ctx context.Context, att *thread.LinearAttachment) (string, error)
+	// Origins link back to where a conversation comes from: the first
+	// that knows the thread does.
+	Origins []Originator
 }
 
 // Continued is where a conversation continues.
@@ -259,24 +266,16 @@ func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, 
 	return &Continued{ThreadID: th.ID, URL: got.URL}, nil
 }
 
-// origin links back to the thread's Linear issue, if it has one.
+// origin links back to where the thread comes from, if anywhere.
 func (c *Continuer) origin(ctx context.Context, id uuid.UUID) (Link, error) {
-	lin, err := c.Store.LinearAttachment(ctx, id)
-	if errors.Is(err, thread.ErrNotFound) {
-		return Link{}, nil
+	for _, o := range c.Origins {
+		label, url, err := o.Origin(ctx, id)
+		if errors.Is(err, thread.ErrNotFound) {
+			continue
+		}
+		return Link{Label: label, URL: url}, err
 	}
-	if err != nil {
-		return Link{}, err
-	}
-	l := Link{Label: lin.IssueIdentifier}
-	if l.Label == "" {
-		l.Label = "Linear session"
-	}
-	if c.IssueURLFunc != nil && lin.IssueID != "" {
-		// Best effort: the conversation continues without the link.
-		l.URL, _ = c.IssueURLFunc(ctx, lin)
-	}
-	return l, nil
+	return Link{}, nil
 }
 
 // Tool is continue_in_discord or continue_in_slack, for the agent.

@@ -19,6 +19,7 @@ import (
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -53,9 +54,9 @@ func setupSlackContinue(t *testing.T, linked bool) *slackContinueBundle {
 	require.NoError(t, err)
 	b := &slackContinueBundle{store: store, ing: ing, fake: fake, linear: dbtest.LinearAttachment()}
 	b.cont = &continuation.Continuer{Store: store, Opener: continuation.SlackOpener{Store: store, Slack: slackThreads{ws}}, Recorder: ing, Refs: refs(store),
-		IssueURLFunc: func(_ context.Context, att *thread.LinearAttachment) (string, error) {
+		Origins: []continuation.Originator{surfacelinear.Origin{Store: store, IssueURL: func(_ context.Context, att *thread.LinearAttachment) (string, error) {
 			return "https://linear.app/acme/issue/" + att.IssueIdentifier, nil
-		}}
+		}}}}
 	if linked {
 		require.NoError(t, store.LinkTenants(ctx, "acme", thread.LinearTenant(b.linear.WorkspaceID), thread.SlackTenant(slacktest.TeamID)))
 	}
@@ -144,7 +145,7 @@ func TestContinueInSlack(t *testing.T) {
 	t.Run("LinkBackWithoutTheIssueURL", func(t *testing.T) {
 		t.Parallel()
 		b := setupSlackContinue(t, true)
-		b.cont.IssueURLFunc = nil
+		b.cont.Origins = []continuation.Originator{surfacelinear.Origin{Store: b.store}}
 		_, err := b.cont.ContinueRef(ctx, b.linear.IssueIdentifier, continueChannel, thread.SlackTenant(slacktest.TeamID), "U0ADA")
 		require.NoError(t, err)
 		require.Equal(t, "*"+b.linear.IssueIdentifier+": Fix the flaky test*\nContinued from "+b.linear.IssueIdentifier,

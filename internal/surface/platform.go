@@ -99,6 +99,16 @@ type Running interface {
 	Stop(ctx context.Context) error
 }
 
+// Originating is a platform conversations come from (a Linear issue),
+// which a conversation continued elsewhere links back to.
+type Originating interface {
+	Platform
+	// Origin labels and links where thread threadID comes from on this
+	// platform; url is empty when it cannot be read (best effort), and the
+	// error thread.ErrNotFound when the thread is not attached here.
+	Origin(ctx context.Context, threadID uuid.UUID) (label, url string, err error)
+}
+
 // Resolving is a platform whose conversations people name by something
 // they type or paste (a Linear issue key or URL, a Slack or Discord
 // thread's link). Continuing a conversation elsewhere (Discord's

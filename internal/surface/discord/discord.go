@@ -125,15 +125,15 @@ func (a *App) Resolve(ctx context.Context, ref, organisation string) (*thread.Th
 }
 
 // Continuer serves continue_in_discord and /continue, recording through
-// rec and finding what /continue names through refs; nil when Discord
+// rec and finding what /continue names through refs, linking back through origins; nil when Discord
 // is off.
 func (a *App) Continuer(store *db.Store, rec continuation.Recorder, refs []continuation.Resolver,
-	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *continuation.Continuer {
+	origins []continuation.Originator) *continuation.Continuer {
 	if !a.On() {
 		return nil
 	}
 	return &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: a.client}, Recorder: rec, Refs: refs,
-		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
+		ChannelID: a.cfg.ContinueChannelID, Origins: origins}
 }
 
 // Tools are the agent tools Discord adds: continue_in_discord, when there

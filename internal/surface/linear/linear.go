@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
 	"github.com/weft-dev/weft/db"
@@ -66,15 +67,16 @@ type App struct {
 	sender        *linearapi.Sender
 	history       history.Fetcher
 	oauth         *OAuth
-	refs          Refs
-	logger        *slog.Logger
+	// store finds the threads people name and their sessions.
+	store  *db.Store
+	logger *slog.Logger
 }
 
 // New builds the Linear client from the configuration: a static
 // token for one workspace, or OAuth installations. Without either, Linear is
 // off (logDoors says so).
 func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
-	app := &App{webhookSecret: c.WebhookSecret, refs: Refs{Store: store}, logger: logger}
+	app := &App{webhookSecret: c.WebhookSecret, store: store, logger: logger}
 	var tokens linearapi.TokenSource
 	switch {
 	case c.AccessToken != "":
@@ -200,5 +202,10 @@ func (a *App) Hint() string { return Refs{}.Hint() }
 // issue or session id, a Linear URL holding one), for continuing it
 // elsewhere.
 func (a *App) Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error) {
-	return a.refs.Resolve(ctx, ref, organisation)
+	return Refs{Store: a.store}.Resolve(ctx, ref, organisation)
+}
+
+// Origin links a thread continued elsewhere back to its Linear issue.
+func (a *App) Origin(ctx context.Context, threadID uuid.UUID) (label, url string, err error) {
+	return Origin{Store: a.store, IssueURL: a.IssueURL()}.Origin(ctx, threadID)
 }

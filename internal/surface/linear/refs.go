@@ -31,8 +31,8 @@ func (Refs) Name() thread.Platform { return thread.PlatformLinear }
 func (Refs) Hint() string { return "a Linear issue key (ENG-123) or URL" }
 
 // Resolve is the thread of the Linear session ref names, of organisation.
-// A link to another site is not Linear's to read: an issue key in a Slack
-// workspace's host name must not find an issue.
+// A link to another site is not Linear's to read: an issue key in another
+// platform's host name must not find an issue.
 func (r Refs) Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error) {
 	if u, err := url.Parse(strings.TrimSpace(ref)); err == nil && (u.Scheme == "https" || u.Scheme == "http") &&
 		u.Hostname() != "linear.app" && !strings.HasSuffix(u.Hostname(), ".linear.app") {

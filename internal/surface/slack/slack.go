@@ -188,15 +188,15 @@ func (a *App) Resolve(ctx context.Context, ref, organisation string) (*thread.Th
 }
 
 // Continuer serves continue_in_slack and /weft continue, recording
-// through rec and finding what /weft continue names through refs; nil
+// through rec and finding what /weft continue names through refs, linking back through origins; nil
 // when Slack is off.
 func (a *App) Continuer(store *db.Store, rec continuation.Recorder, refs []continuation.Resolver,
-	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *continuation.Continuer {
+	origins []continuation.Originator) *continuation.Continuer {
 	if !a.On() {
 		return nil
 	}
 	return &continuation.Continuer{Store: store, Opener: continuation.SlackOpener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec, Refs: refs,
-		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
+		ChannelID: a.cfg.ContinueChannelID, Origins: origins}
 }
 
 // Tools are the agent tools Slack adds: continue_in_slack, when there is
