@@ -63,8 +63,11 @@ type App struct {
 	// interactions is POST /webhooks/discord, once Serve has its
 	// dependencies; nil (the route off) without a public key.
 	interactions *Interactions
-	refs         Refs
-	logger       *slog.Logger
+	// targetHelp is /continue's target described, from the platforms
+	// the continuer asks (Serve).
+	targetHelp string
+	refs       Refs
+	logger     *slog.Logger
 }
 
 // New builds the Discord client from the configuration; without
@@ -165,7 +168,13 @@ func (a *App) OnTurn() surface.TurnHook {
 // status reads, /continue's continuer and /weft stop's aborter. The route
 // stays off without a bot token or public key.
 func (a *App) Serve(store *db.Store, c *continuation.Continuer, ab Aborter) {
-	if !a.On() || a.cfg.PublicKey == "" {
+	if !a.On() {
+		return
+	}
+	if c != nil {
+		a.targetHelp = c.Hints()
+	}
+	if a.cfg.PublicKey == "" {
 		return
 	}
 	key, _ := a.cfg.Key() // validated by loadDiscord
@@ -211,7 +220,7 @@ func (a *App) Start(ctx context.Context) error {
 		return nil
 	}
 	if a.cfg.ApplicationID != "" {
-		if err := a.client.RegisterCommands(ctx, a.cfg.ApplicationID, a.cfg.CommandGuildID); err != nil {
+		if err := a.client.RegisterCommands(ctx, a.cfg.ApplicationID, a.cfg.CommandGuildID, a.targetHelp); err != nil {
 			// Commands registered by an earlier start still work.
 			a.logger.WarnContext(ctx, "discord commands not registered", slog.Any("error", err))
 		}
