@@ -314,7 +314,7 @@ const (
 // answers, each cut to one line. The model is not asked: the summary must
 // be there at once and the same on every retry.
 func Summary(goal string, chain []thread.Stitch) string {
-	return summary(goal, chain, Link{}, discordBold)
+	return summary(goal, chain, Link{}, func(s string) string { return "**" + s + "**" })
 }
 
 // summary is Summary with a link back to origin, when it has a URL, and

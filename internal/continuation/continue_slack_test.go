@@ -19,7 +19,9 @@ import (
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -53,7 +55,7 @@ func setupSlackContinue(t *testing.T, linked bool) *slackContinueBundle {
 	ws, err := slack.NewWorkspaces(slack.Config{Token: slacktest.BotToken, APIURL: fake.APIURL(), Logger: logger}, nil)
 	require.NoError(t, err)
 	b := &slackContinueBundle{store: store, ing: ing, fake: fake, linear: dbtest.LinearAttachment()}
-	b.cont = &continuation.Continuer{Store: store, Opener: continuation.SlackOpener{Store: store, Slack: slackThreads{ws}}, Recorder: ing, Refs: refs(store),
+	b.cont = &continuation.Continuer{Store: store, Opener: surfaceslack.Opener{Store: store, Slack: slackThreads{ws}}, Recorder: ing, Refs: refs(store),
 		Origins: []continuation.Originator{surfacelinear.Origin{Store: store, IssueURL: func(_ context.Context, att *thread.LinearAttachment) (string, error) {
 			return "https://linear.app/acme/issue/" + att.IssueIdentifier, nil
 		}}}}
@@ -239,7 +241,7 @@ func TestContinueSlackThreadInDiscord(t *testing.T) {
 		client, err := discord.New(discord.Config{Token: discordtest.Token, APIBaseURL: fake.URL(), Logger: logger})
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, client.Stop(context.Background())) })
-		cont := &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: client}, Recorder: ing, Refs: refs(store),
+		cont := &continuation.Continuer{Store: store, Opener: surfacediscord.Opener{Store: store, Discord: client}, Recorder: ing, Refs: refs(store),
 			ChannelID: fake.AddChannel(continueGuild)}
 		if linked {
 			require.NoError(t, store.LinkTenants(ctx, "acme", thread.SlackTenant(slacktest.TeamID), thread.DiscordTenant(continueGuild)))
@@ -300,6 +302,6 @@ func withoutTimes(a *thread.SlackAttachment) *thread.SlackAttachment {
 // slackThreads are the workspaces' clients as SlackOpener opens threads.
 type slackThreads struct{ *slack.Workspaces }
 
-func (w slackThreads) Threads(ctx context.Context, teamID string) (continuation.SlackThreads, error) {
+func (w slackThreads) Threads(ctx context.Context, teamID string) (surfaceslack.ThreadStarter, error) {
 	return w.Client(ctx, teamID)
 }

@@ -51,7 +51,7 @@ func setupContinue(t *testing.T, channelSetting, linked bool) *continueBundle {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, client.Stop(context.Background())) })
 	b := &continueBundle{store: store, fake: fake, channel: fake.AddChannel(continueGuild), linear: dbtest.LinearAttachment()}
-	b.cont = &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: client}, Recorder: ing, Refs: refs(store)}
+	b.cont = &continuation.Continuer{Store: store, Opener: surfacediscord.Opener{Store: store, Discord: client}, Recorder: ing, Refs: refs(store)}
 	if channelSetting {
 		b.cont.ChannelID = b.channel
 	}
@@ -191,10 +191,10 @@ func refs(store *db.Store) []continuation.Resolver {
 // the conversation continues on.
 func TestElsewhere(t *testing.T) {
 	t.Parallel()
-	discordCont := &continuation.Continuer{Opener: continuation.DiscordOpener{}, Refs: refs(nil)}
+	discordCont := &continuation.Continuer{Opener: surfacediscord.Opener{}, Refs: refs(nil)}
 	require.Equal(t, "Linear or Slack", discordCont.Elsewhere())
 	require.Equal(t, "a Linear issue key (ENG-123) or URL, or a Slack thread's link", discordCont.Hints())
-	slackCont := &continuation.Continuer{Opener: continuation.SlackOpener{}, Refs: refs(nil)[:1]}
+	slackCont := &continuation.Continuer{Opener: surfaceslack.Opener{}, Refs: refs(nil)[:1]}
 	require.Equal(t, "Linear", slackCont.Elsewhere())
-	require.Empty(t, (&continuation.Continuer{Opener: continuation.SlackOpener{}}).Elsewhere())
+	require.Empty(t, (&continuation.Continuer{Opener: surfaceslack.Opener{}}).Elsewhere())
 }

@@ -135,7 +135,7 @@ func (a *App) Continuer(store *db.Store, rec continuation.Recorder, refs []conti
 	if !a.On() {
 		return nil
 	}
-	return &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: a.client}, Recorder: rec, Refs: refs,
+	return &continuation.Continuer{Store: store, Opener: Opener{Store: store, Discord: a.client}, Recorder: rec, Refs: refs,
 		ChannelID: a.cfg.ContinueChannelID, Origins: origins}
 }
 

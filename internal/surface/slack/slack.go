@@ -134,7 +134,7 @@ func (a *App) Workspaces() *slackapi.Workspaces { return a.ws }
 // threads with them.
 type slackThreads struct{ *slackapi.Workspaces }
 
-func (w slackThreads) Threads(ctx context.Context, teamID string) (continuation.SlackThreads, error) {
+func (w slackThreads) Threads(ctx context.Context, teamID string) (ThreadStarter, error) {
 	return w.Client(ctx, teamID)
 }
 
@@ -195,7 +195,7 @@ func (a *App) Continuer(store *db.Store, rec continuation.Recorder, refs []conti
 	if !a.On() {
 		return nil
 	}
-	return &continuation.Continuer{Store: store, Opener: continuation.SlackOpener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec, Refs: refs,
+	return &continuation.Continuer{Store: store, Opener: Opener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec, Refs: refs,
 		ChannelID: a.cfg.ContinueChannelID, Origins: origins}
 }
 
