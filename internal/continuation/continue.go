@@ -1,9 +1,10 @@
 // Package continuation moves a conversation to another platform: the
-// Continuer opens a thread there through the platform's Opener (Discord's
-// and Slack's are here), attaches it to the same weft thread, posts a
-// summary of the conversation so far and links it back in the Linear
-// session. Continuer.Tool offers it to the agent; Discord's /continue and
-// Slack's /weft continue call it directly.
+// Continuer opens a thread there through the platform's Opener (each
+// platform's is in its seam folder), attaches it to the same weft thread,
+// posts a summary of the conversation so far and links it back where the
+// conversation started. Continuer.Tool offers it to the agent; the
+// platforms' continue commands call it directly, finding the conversation
+// a person names through every platform's Resolver.
 package continuation
 
 import (
@@ -23,14 +24,15 @@ import (
 )
 
 // Opener opens a conversation on one platform for a thread continued
-// there. DiscordOpener and SlackOpener implement it.
+// there. Each platform that continues conversations has one in its seam
+// folder.
 type Opener interface {
 	// Platform is where it opens conversations.
 	Platform() thread.Platform
 	// Attached returns the link of the conversation thread id continues in
 	// on this platform already, or thread.ErrNotFound.
 	Attached(ctx context.Context, id uuid.UUID) (string, error)
-	// Tenant is the Discord server or Slack workspace of a channel.
+	// Tenant is the server or workspace a channel is in.
 	Tenant(ctx context.Context, channelID string) (thread.Tenant, error)
 	// Open opens a conversation for th in o.ChannelID and returns its
 	// attachment and link; the Continuer fills in the rest.
@@ -55,7 +57,7 @@ type Opening struct {
 // Link is a labelled URL.
 type Link struct{ Label, URL string }
 
-// Recorder attaches a thread to a new Discord or Slack thread and
+// Recorder attaches a thread to a new platform thread and
 // queues the announcements, atomically. *ingest.Ingester implements it.
 type Recorder interface {
 	Continue(ctx context.Context, c thread.Continuation) error
@@ -100,12 +102,12 @@ var ErrOtherOrganisation = &thread.Error{Kind: thread.ErrInvalid,
 	Msg: "the channel to continue in is in another organisation than this conversation: link them with `weft tenant link`"}
 
 // Continuer continues a conversation on one platform, through its Opener:
-// it opens a Discord or Slack thread, attaches it to the same weft thread,
-// posts a summary of the conversation there and links it back in the
-// thread's Linear session. Messages in the new thread then continue the
-// weft thread with its whole history, and each answer goes where its
-// question was asked. The continue_in_discord and continue_in_slack tools,
-// Discord's /continue and Slack's /weft continue use it.
+// it opens a thread there, attaches it to the same weft thread, posts a
+// summary of the conversation there and links it back where the
+// conversation started. Messages in the new thread then continue the weft
+// thread with its whole history, and each answer goes where its question
+// was asked. Each platform's continue_in_<platform> tool and continue
+// command use it.
 type Continuer struct {
 	Store    Store
 	Opener   Opener
@@ -310,7 +312,7 @@ const (
 )
 
 // Summary is a short, deterministic account of a conversation for the
-// Discord thread it continues in: the goal, then the latest questions and
+// thread it continues in, in Markdown: the goal, then the latest questions and
 // answers, each cut to one line. The model is not asked: the summary must
 // be there at once and the same on every retry.
 func Summary(goal string, chain []thread.Stitch) string {
