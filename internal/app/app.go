@@ -22,6 +22,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/admission"
 	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/continuation"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/mcpclient"
 	"github.com/weft-dev/weft/internal/metrics"
@@ -153,9 +154,19 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		return nil, fmt.Errorf("river insert client: %w", err)
 	}
 	rec := ingest.New(ingest.Deps{Store: a.intake, Jobs: jobs, Logger: logger})
+	var refs []continuation.Resolver
+	var origins []continuation.Originator
+	for _, p := range a.platforms {
+		if r, ok := p.(surface.Resolving); ok {
+			refs = append(refs, r)
+		}
+		if o, ok := p.(surface.Originating); ok {
+			origins = append(origins, o)
+		}
+	}
 	continuers := continuers{
-		discord: a.discord.Continuer(a.store, rec, a.linear.IssueURL()),
-		slack:   a.slack.Continuer(a.store, rec, a.linear.IssueURL()),
+		discord: a.discord.Continuer(a.store, rec, refs, origins),
+		slack:   a.slack.Continuer(a.store, rec, refs, origins),
 	}
 	workers := cfg.Role != "api"
 	var runner *agent.Runner

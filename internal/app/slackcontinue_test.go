@@ -149,5 +149,6 @@ func TestContinueLinearSessionInSlack(t *testing.T) {
 
 	// Usage without a reference; the other subcommands' usage.
 	_, reply = w.command(t, slacktest.TeamID, "continue")
-	require.Contains(t, reply, "Usage: `/weft continue ENG-123`")
+	require.Contains(t, reply, "Usage: `/weft continue <conversation>`")
+	require.Contains(t, reply, "a Linear issue key (ENG-123) or URL, or a Discord thread's link", "the hints of the platforms on the list")
 }

@@ -1,17 +1,16 @@
 // Package continuation moves a conversation to another platform: the
-// Continuer opens a thread there through the platform's Opener (Discord's
-// and Slack's are here), attaches it to the same weft thread, posts a
-// summary of the conversation so far and links it back in the Linear
-// session. Continuer.Tool offers it to the agent; Discord's /continue and
-// Slack's /weft continue call it directly.
+// Continuer opens a thread there through the platform's Opener (each
+// platform's is in its seam folder), attaches it to the same weft thread,
+// posts a summary of the conversation so far and links it back where the
+// conversation started. Continuer.Tool offers it to the agent; the
+// platforms' continue commands call it directly, finding the conversation
+// a person names through every platform's Resolver.
 package continuation
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -25,14 +24,15 @@ import (
 )
 
 // Opener opens a conversation on one platform for a thread continued
-// there. DiscordOpener and SlackOpener implement it.
+// there. Each platform that continues conversations has one in its seam
+// folder.
 type Opener interface {
 	// Platform is where it opens conversations.
 	Platform() thread.Platform
 	// Attached returns the link of the conversation thread id continues in
 	// on this platform already, or thread.ErrNotFound.
 	Attached(ctx context.Context, id uuid.UUID) (string, error)
-	// Tenant is the Discord server or Slack workspace of a channel.
+	// Tenant is the server or workspace a channel is in.
 	Tenant(ctx context.Context, channelID string) (thread.Tenant, error)
 	// Open opens a conversation for th in o.ChannelID and returns its
 	// attachment and link; the Continuer fills in the rest.
@@ -57,7 +57,7 @@ type Opening struct {
 // Link is a labelled URL.
 type Link struct{ Label, URL string }
 
-// Recorder attaches a thread to a new Discord or Slack thread and
+// Recorder attaches a thread to a new platform thread and
 // queues the announcements, atomically. *ingest.Ingester implements it.
 type Recorder interface {
 	Continue(ctx context.Context, c thread.Continuation) error
@@ -67,11 +67,27 @@ type Recorder interface {
 type Store interface {
 	tenancy.Organisations
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
-	ThreadByLinearRef(ctx context.Context, ref, organisation string) (*thread.Thread, error)
-	ThreadBySlackLink(ctx context.Context, channelID, threadTS, organisation string) (*thread.Thread, error)
-	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
 	Stitches(ctx context.Context, threadID uuid.UUID, p db.StitchPage) ([]thread.Stitch, error)
-	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
+}
+
+// Originator links back to where a conversation comes from on its
+// platform (a Linear issue), or returns thread.ErrNotFound: the thread is
+// not attached there. Every platform that implements surface.Originating
+// is one.
+type Originator interface {
+	Origin(ctx context.Context, threadID uuid.UUID) (label, url string, err error)
+}
+
+// Resolver finds the thread a reference a person typed names, among an
+// organisation's, or returns thread.ErrNotFound. Every platform that
+// implements surface.Resolving is one.
+type Resolver interface {
+	// Name is the platform whose conversations it finds.
+	Name() thread.Platform
+	// Hint is what a person types to name one, for help text: "a Slack
+	// thread's link".
+	Hint() string
+	Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error)
 }
 
 // ErrNoChannel: neither the platform's continue channel setting
@@ -86,22 +102,25 @@ var ErrOtherOrganisation = &thread.Error{Kind: thread.ErrInvalid,
 	Msg: "the channel to continue in is in another organisation than this conversation: link them with `weft tenant link`"}
 
 // Continuer continues a conversation on one platform, through its Opener:
-// it opens a Discord or Slack thread, attaches it to the same weft thread,
-// posts a summary of the conversation there and links it back in the
-// thread's Linear session. Messages in the new thread then continue the
-// weft thread with its whole history, and each answer goes where its
-// question was asked. The continue_in_discord and continue_in_slack tools,
-// Discord's /continue and Slack's /weft continue use it.
+// it opens a thread there, attaches it to the same weft thread, posts a
+// summary of the conversation there and links it back where the
+// conversation started. Messages in the new thread then continue the weft
+// thread with its whole history, and each answer goes where its question
+// was asked. Each platform's continue_in_<platform> tool and continue
+// command use it.
 type Continuer struct {
 	Store    Store
 	Opener   Opener
 	Recorder Recorder
+	// Refs find the conversation a command names: every platform's, asked
+	// in turn.
+	Refs []Resolver
 	// ChannelID is where conversations open (DISCORD_CONTINUE_CHANNEL_ID,
 	// SLACK_CONTINUE_CHANNEL_ID); empty means the channel the caller names.
 	ChannelID string
-	// IssueURLFunc reads a Linear issue's URL for the link back; nil, or a
-	// failure, leaves the link out.
-	IssueURLFunc func(ctx context.Context, att *thread.LinearAttachment) (string, error)
+	// Origins link back to where a conversation comes from: the first
+	// that knows the thread does.
+	Origins []Originator
 }
 
 // Continued is where a conversation continues.
@@ -114,48 +133,71 @@ type Continued struct {
 }
 
 // ContinueRef continues the conversation ref names, in channelID unless a
-// continue channel is configured: a Linear session's (an issue key like
-// ENG-123, an issue or session id, or a Linear URL holding one), a Slack
-// thread's (its permalink, or a reply's) or a Discord thread's (its link).
-// asker is the Discord server or
-// Slack workspace asking: only conversations of its organisation are
-// found. by is who asked, recorded as the new thread's creator.
+// continue channel is configured: whichever of c.Refs knows it (a Linear
+// issue key, a Slack or Discord thread's link...). asker is the server or
+// workspace asking: only conversations of its organisation are found. by
+// is who asked, recorded as the new thread's creator.
 func (c *Continuer) ContinueRef(ctx context.Context, ref, channelID string, asker thread.Tenant, by string) (*Continued, error) {
 	org, err := c.Store.Organisation(ctx, asker)
 	if err != nil {
 		return nil, fmt.Errorf("continue %q: %w", ref, err)
 	}
-	var th *thread.Thread
-	if channel, ts, ok := SlackLink(ref); ok {
-		th, err = c.Store.ThreadBySlackLink(ctx, channel, ts, org)
-	} else if id, ok := discordLink(ref); ok {
-		th, err = c.threadOf(ctx, id, org)
-	} else {
-		for _, cand := range linearRefs(ref) {
-			if th, err = c.Store.ThreadByLinearRef(ctx, cand, org); !errors.Is(err, thread.ErrNotFound) {
-				break
-			}
-		}
-	}
+	th, err := c.resolve(ctx, ref, org)
 	if err != nil {
 		return nil, fmt.Errorf("continue %q: %w", ref, err)
 	}
 	return c.continueThread(ctx, th, org, channelID, asker, by)
 }
 
-// threadOf is the thread attached to a Discord thread if it is of org:
-// another organisation's is not found, as if it did not exist.
-func (c *Continuer) threadOf(ctx context.Context, discordThreadID, org string) (*thread.Thread, error) {
-	th, err := c.Store.ThreadByDiscordThread(ctx, discordThreadID)
-	if err != nil {
-		return nil, err
+// Elsewhere names the platforms whose conversations c finds to continue
+// on its own, as people write them: "Linear or Slack".
+func (c *Continuer) Elsewhere() string {
+	var names []string
+	for _, r := range c.others() {
+		names = append(names, r.Name().Title())
 	}
-	if _, theirs, err := c.Store.ThreadTenant(ctx, th.ID); err != nil {
-		return nil, err
-	} else if theirs != org {
-		return nil, fmt.Errorf("discord thread %s: %w", discordThreadID, thread.ErrNotFound)
+	return join(names, " or ")
+}
+
+// Hints says what a person types to name a conversation c continues:
+// "a Linear issue key (ENG-123) or URL, or a Discord thread's link".
+func (c *Continuer) Hints() string {
+	var hints []string
+	for _, r := range c.others() {
+		hints = append(hints, r.Hint())
 	}
-	return th, nil
+	return join(hints, ", or ")
+}
+
+// others are c.Refs but the platform c continues on: a conversation
+// there is there already.
+func (c *Continuer) others() []Resolver {
+	var out []Resolver
+	for _, r := range c.Refs {
+		if r.Name() != c.Opener.Platform() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// join lists items as a sentence does, last before the last item:
+// "a", "a or b", "a, b or c".
+func join(items []string, last string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + last + items[len(items)-1]
+}
+
+// resolve is the thread the first of c.Refs to know ref finds.
+func (c *Continuer) resolve(ctx context.Context, ref, org string) (*thread.Thread, error) {
+	for _, r := range c.Refs {
+		if th, err := r.Resolve(ctx, ref, org); !errors.Is(err, thread.ErrNotFound) {
+			return th, err
+		}
+	}
+	return nil, thread.ErrNotFound
 }
 
 // Continue continues thread id as ContinueRef does, in a server or
@@ -226,24 +268,16 @@ func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, 
 	return &Continued{ThreadID: th.ID, URL: got.URL}, nil
 }
 
-// origin links back to the thread's Linear issue, if it has one.
+// origin links back to where the thread comes from, if anywhere.
 func (c *Continuer) origin(ctx context.Context, id uuid.UUID) (Link, error) {
-	lin, err := c.Store.LinearAttachment(ctx, id)
-	if errors.Is(err, thread.ErrNotFound) {
-		return Link{}, nil
+	for _, o := range c.Origins {
+		label, url, err := o.Origin(ctx, id)
+		if errors.Is(err, thread.ErrNotFound) {
+			continue
+		}
+		return Link{Label: label, URL: url}, err
 	}
-	if err != nil {
-		return Link{}, err
-	}
-	l := Link{Label: lin.IssueIdentifier}
-	if l.Label == "" {
-		l.Label = "Linear session"
-	}
-	if c.IssueURLFunc != nil && lin.IssueID != "" {
-		// Best effort: the conversation continues without the link.
-		l.URL, _ = c.IssueURLFunc(ctx, lin)
-	}
-	return l, nil
+	return Link{}, nil
 }
 
 // Tool is continue_in_discord or continue_in_slack, for the agent.
@@ -278,11 +312,11 @@ const (
 )
 
 // Summary is a short, deterministic account of a conversation for the
-// Discord thread it continues in: the goal, then the latest questions and
+// thread it continues in, in Markdown: the goal, then the latest questions and
 // answers, each cut to one line. The model is not asked: the summary must
 // be there at once and the same on every retry.
 func Summary(goal string, chain []thread.Stitch) string {
-	return summary(goal, chain, Link{}, discordBold)
+	return summary(goal, chain, Link{}, func(s string) string { return "**" + s + "**" })
 }
 
 // summary is Summary with a link back to origin, when it has a URL, and
@@ -333,70 +367,3 @@ func truncate(s string, n int) string {
 	}
 	return string([]rune(s)[:n-1]) + "…"
 }
-
-// Patterns of what a Linear URL names: a session or issue UUID, an issue
-// key (team key, dash, number).
-var (
-	uuidPattern     = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
-	issueKeyPattern = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9]{0,9}-[0-9]+\b`)
-)
-
-// linearRefs lists what ref may name, most specific first: the text as
-// typed, then an issue key or UUID found in it (a Linear URL holds one).
-func linearRefs(ref string) []string {
-	ref = strings.TrimSpace(ref)
-	out := []string{ref}
-	for _, re := range []*regexp.Regexp{uuidPattern, issueKeyPattern} {
-		for _, m := range re.FindAllString(ref, -1) {
-			if m != ref {
-				out = append(out, m)
-			}
-		}
-	}
-	return out
-}
-
-// SlackLink reads a Slack message permalink,
-// https://<workspace>.slack.com/archives/C123/p1700000000123456, as its
-// channel and thread: the message's ts (1700000000.123456), or for a
-// reply the parent's, which its link carries as thread_ts. Slack's <url>
-// and <url|label> forms are read too.
-func SlackLink(ref string) (channelID, threadTS string, ok bool) {
-	ref = strings.TrimSpace(ref)
-	if strings.HasPrefix(ref, "<") && strings.HasSuffix(ref, ">") {
-		ref, _, _ = strings.Cut(ref[1:len(ref)-1], "|")
-	}
-	u, err := url.Parse(ref)
-	if err != nil || u.Scheme != "https" || !strings.HasSuffix(u.Hostname(), ".slack.com") {
-		return "", "", false
-	}
-	m := slackPathPattern.FindStringSubmatch(u.Path)
-	if m == nil {
-		return "", "", false
-	}
-	threadTS = m[2] + "." + m[3]
-	if parent := u.Query().Get("thread_ts"); slackTSPattern.MatchString(parent) {
-		threadTS = parent
-	}
-	return m[1], threadTS, true
-}
-
-// discordLinkPattern is a Discord thread's link: its server, then the
-// thread.
-var discordLinkPattern = regexp.MustCompile(`^<?https://(?:ptb\.|canary\.)?discord(?:app)?\.com/channels/[0-9]{17,20}/([0-9]{17,20})/?>?$`)
-
-// discordLink reads a Discord thread's link as its id.
-func discordLink(ref string) (string, bool) {
-	m := discordLinkPattern.FindStringSubmatch(strings.TrimSpace(ref))
-	if m == nil {
-		return "", false
-	}
-	return m[1], true
-}
-
-// Patterns of a Slack permalink's path (/archives/<channel>/p<ts without
-// its dot>) and of a ts.
-var (
-	slackPathPattern = regexp.MustCompile(`^/archives/([A-Z0-9]{2,})/p([0-9]{10})([0-9]{6})/?$`)
-	slackTSPattern   = regexp.MustCompile(`^[0-9]{10}\.[0-9]{6}$`)
-)

@@ -19,6 +19,9 @@ import (
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -52,10 +55,10 @@ func setupSlackContinue(t *testing.T, linked bool) *slackContinueBundle {
 	ws, err := slack.NewWorkspaces(slack.Config{Token: slacktest.BotToken, APIURL: fake.APIURL(), Logger: logger}, nil)
 	require.NoError(t, err)
 	b := &slackContinueBundle{store: store, ing: ing, fake: fake, linear: dbtest.LinearAttachment()}
-	b.cont = &continuation.Continuer{Store: store, Opener: continuation.SlackOpener{Store: store, Slack: slackThreads{ws}}, Recorder: ing,
-		IssueURLFunc: func(_ context.Context, att *thread.LinearAttachment) (string, error) {
+	b.cont = &continuation.Continuer{Store: store, Opener: surfaceslack.Opener{Store: store, Slack: slackThreads{ws}}, Recorder: ing, Refs: refs(store),
+		Origins: []continuation.Originator{surfacelinear.Origin{Store: store, IssueURL: func(_ context.Context, att *thread.LinearAttachment) (string, error) {
 			return "https://linear.app/acme/issue/" + att.IssueIdentifier, nil
-		}}
+		}}}}
 	if linked {
 		require.NoError(t, store.LinkTenants(ctx, "acme", thread.LinearTenant(b.linear.WorkspaceID), thread.SlackTenant(slacktest.TeamID)))
 	}
@@ -144,7 +147,7 @@ func TestContinueInSlack(t *testing.T) {
 	t.Run("LinkBackWithoutTheIssueURL", func(t *testing.T) {
 		t.Parallel()
 		b := setupSlackContinue(t, true)
-		b.cont.IssueURLFunc = nil
+		b.cont.Origins = []continuation.Originator{surfacelinear.Origin{Store: b.store}}
 		_, err := b.cont.ContinueRef(ctx, b.linear.IssueIdentifier, continueChannel, thread.SlackTenant(slacktest.TeamID), "U0ADA")
 		require.NoError(t, err)
 		require.Equal(t, "*"+b.linear.IssueIdentifier+": Fix the flaky test*\nContinued from "+b.linear.IssueIdentifier,
@@ -238,7 +241,7 @@ func TestContinueSlackThreadInDiscord(t *testing.T) {
 		client, err := discord.New(discord.Config{Token: discordtest.Token, APIBaseURL: fake.URL(), Logger: logger})
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, client.Stop(context.Background())) })
-		cont := &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: client}, Recorder: ing,
+		cont := &continuation.Continuer{Store: store, Opener: surfacediscord.Opener{Store: store, Discord: client}, Recorder: ing, Refs: refs(store),
 			ChannelID: fake.AddChannel(continueGuild)}
 		if linked {
 			require.NoError(t, store.LinkTenants(ctx, "acme", thread.SlackTenant(slacktest.TeamID), thread.DiscordTenant(continueGuild)))
@@ -296,38 +299,9 @@ func withoutTimes(a *thread.SlackAttachment) *thread.SlackAttachment {
 	return &c
 }
 
-func TestSlackLink(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		ref, channel, ts string
-		ok               bool
-	}{
-		{"https://acme.slack.com/archives/C123/p1700000000123456", "C123", "1700000000.123456", true},
-		{"  https://acme.slack.com/archives/C123/p1700000000123456/  ", "C123", "1700000000.123456", true},
-		{"<https://acme.slack.com/archives/C123/p1700000000123456>", "C123", "1700000000.123456", true},
-		{"<https://acme.slack.com/archives/C123/p1700000000123456|a thread>", "C123", "1700000000.123456", true},
-		{"https://acme.enterprise.slack.com/archives/G0PRIV/p1700000000123456", "G0PRIV", "1700000000.123456", true},
-		{"https://acme.slack.com/archives/C123/p1700000099000001?thread_ts=1700000000.123456&cid=C123", "C123", "1700000000.123456", true},
-		{"https://acme.slack.com/archives/C123/p1700000099000001?thread_ts=bogus", "C123", "1700000099.000001", true},
-		{"http://acme.slack.com/archives/C123/p1700000000123456", "", "", false},
-		{"https://slack.com.evil.example/archives/C123/p1700000000123456", "", "", false},
-		{"https://acme.slack.com/archives/C123", "", "", false},
-		{"https://acme.slack.com/archives/C123/p17000000001234", "", "", false},
-		{"https://acme.slack.com/archives/c123/p1700000000123456", "", "", false},
-		{"https://linear.app/acme/issue/ENG-1", "", "", false},
-		{"ENG-1", "", "", false},
-		{"", "", "", false},
-	} {
-		channel, ts, ok := continuation.SlackLink(tt.ref)
-		require.Equal(t, tt.ok, ok, tt.ref)
-		require.Equal(t, tt.channel, channel, tt.ref)
-		require.Equal(t, tt.ts, ts, tt.ref)
-	}
-}
-
 // slackThreads are the workspaces' clients as SlackOpener opens threads.
 type slackThreads struct{ *slack.Workspaces }
 
-func (w slackThreads) Threads(ctx context.Context, teamID string) (continuation.SlackThreads, error) {
+func (w slackThreads) Threads(ctx context.Context, teamID string) (surfaceslack.ThreadStarter, error) {
 	return w.Client(ctx, teamID)
 }

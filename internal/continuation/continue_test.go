@@ -16,6 +16,9 @@ import (
 	"github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/ingest"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -48,7 +51,7 @@ func setupContinue(t *testing.T, channelSetting, linked bool) *continueBundle {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, client.Stop(context.Background())) })
 	b := &continueBundle{store: store, fake: fake, channel: fake.AddChannel(continueGuild), linear: dbtest.LinearAttachment()}
-	b.cont = &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: client}, Recorder: ing}
+	b.cont = &continuation.Continuer{Store: store, Opener: surfacediscord.Opener{Store: store, Discord: client}, Recorder: ing, Refs: refs(store)}
 	if channelSetting {
 		b.cont.ChannelID = b.channel
 	}
@@ -177,4 +180,21 @@ func TestSummary(t *testing.T) {
 		"> **weft:** A race in the fixture.\n"+
 		"> **Someone:** "+strings.Repeat("x", 279)+"…\n"+
 		"\nReply in this thread to continue; I have the whole conversation.", got)
+}
+
+// refs are every platform's, as weft asks them.
+func refs(store *db.Store) []continuation.Resolver {
+	return []continuation.Resolver{surfacelinear.Refs{Store: store}, surfacediscord.Refs{Store: store}, surfaceslack.Refs{Store: store}}
+}
+
+// TestElsewhere: help text names the platforms on the list, but the one
+// the conversation continues on.
+func TestElsewhere(t *testing.T) {
+	t.Parallel()
+	discordCont := &continuation.Continuer{Opener: surfacediscord.Opener{}, Refs: refs(nil)}
+	require.Equal(t, "Linear or Slack", discordCont.Elsewhere())
+	require.Equal(t, "a Linear issue key (ENG-123) or URL, or a Slack thread's link", discordCont.Hints())
+	slackCont := &continuation.Continuer{Opener: surfaceslack.Opener{}, Refs: refs(nil)[:1]}
+	require.Equal(t, "Linear", slackCont.Elsewhere())
+	require.Empty(t, (&continuation.Continuer{Opener: surfaceslack.Opener{}}).Elsewhere())
 }

@@ -15,18 +15,29 @@ const (
 	subcommandStop   = "stop"
 )
 
+// maxDescription is Discord's limit on a command's or option's
+// description, in code points.
+const maxDescription = 100
+
 // Commands are weft's slash commands: /continue <target>, /weft status
-// and /weft stop.
-func Commands() []*discordgo.ApplicationCommand {
+// and /weft stop. targetHelp says what /continue's target may be (the
+// platforms weft finds conversations on say it); empty, a generic line.
+func Commands(targetHelp string) []*discordgo.ApplicationCommand {
+	if targetHelp == "" {
+		targetHelp = "the link or key of the conversation to continue"
+	}
+	if r := []rune(targetHelp); len(r) > maxDescription {
+		targetHelp = string(r[:maxDescription-1]) + "…"
+	}
 	return []*discordgo.ApplicationCommand{
 		{
 			Name:        commandContinue,
 			Type:        discordgo.ChatApplicationCommand,
-			Description: "Continue a Linear issue, agent session or Slack thread in a Discord thread",
+			Description: "Continue a conversation from elsewhere in a Discord thread",
 			Options: []*discordgo.ApplicationCommandOption{{
 				Type:        discordgo.ApplicationCommandOptionString,
 				Name:        optionTarget,
-				Description: "Linear issue key (ABC-123) or URL, or a Slack thread link",
+				Description: targetHelp,
 				Required:    true,
 			}},
 		},
@@ -47,13 +58,14 @@ func Commands() []*discordgo.ApplicationCommand {
 	}
 }
 
-// RegisterCommands replaces the application's commands with Commands in one
+// RegisterCommands replaces the application's commands with Commands
+// (targetHelp for /continue's target) in one
 // Bulk Overwrite, for a guild or, with guildID "", globally. One call per
 // deploy, not one create per command per boot: creates count toward
 // Discord's 200 per day per guild. Guild commands update at once, so use a
 // guild while developing.
-func (c *Client) RegisterCommands(ctx context.Context, appID, guildID string) error {
-	_, err := c.session.ApplicationCommandBulkOverwrite(appID, guildID, Commands(), opts(ctx)...)
+func (c *Client) RegisterCommands(ctx context.Context, appID, guildID, targetHelp string) error {
+	_, err := c.session.ApplicationCommandBulkOverwrite(appID, guildID, Commands(targetHelp), opts(ctx)...)
 	return translate("register commands", err)
 }
 

@@ -65,7 +65,7 @@ type InteractionKind int
 const (
 	// InteractionPing is Discord checking the endpoint; answer PongResponse.
 	InteractionPing InteractionKind = iota + 1
-	// InteractionContinue is /continue <Linear issue key or URL>.
+	// InteractionContinue is /continue <target>: a conversation elsewhere.
 	InteractionContinue
 	// InteractionStatus is /weft status.
 	InteractionStatus
@@ -85,7 +85,8 @@ type Interaction struct {
 	GuildID   string
 	ChannelID string
 	User      Author
-	// Target is /continue's argument: a Linear issue key or URL, as typed.
+	// Target is /continue's argument, as typed: what names a conversation
+	// elsewhere (an issue key, a thread's link).
 	Target string
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/require"
@@ -135,7 +136,7 @@ func TestInteractionResponses(t *testing.T) {
 func TestRegisterCommands(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	require.NoError(t, b.client.RegisterCommands(t.Context(), b.server.ApplicationID(), b.guildID))
+	require.NoError(t, b.client.RegisterCommands(t.Context(), b.server.ApplicationID(), b.guildID, ""))
 
 	overwrites := b.server.CommandOverwrites()
 	require.Len(t, overwrites, 1, "one bulk overwrite, not a create per command")
@@ -165,4 +166,14 @@ func TestEditInteractionResponse(t *testing.T) {
 
 	err := b.client.EditInteractionResponse(t.Context(), "1", "tok", "hi")
 	requireKind(t, err, surface.KindNotFound)
+}
+
+// TestCommandsTargetHelp: /continue's target says what the platforms on
+// weft's list take, cut to Discord's limit.
+func TestCommandsTargetHelp(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "a thread's link", Commands("a thread's link")[0].Options[0].Description)
+	require.NotEmpty(t, Commands("")[0].Options[0].Description)
+	long := Commands(strings.Repeat("é", 150))[0].Options[0].Description
+	require.Equal(t, maxDescription, utf8.RuneCountInString(long))
 }

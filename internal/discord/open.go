@@ -8,7 +8,7 @@ import (
 // OpenThread opens a public thread named name in a channel, without a
 // starter message, and returns its id and its guild's. Given a thread, it
 // opens the new one in that thread's channel: threads do not nest. This is
-// how a conversation from elsewhere (a Linear session) continues in Discord.
+// how a conversation from elsewhere continues in Discord.
 func (c *Client) OpenThread(ctx context.Context, channelID, name string) (threadID, guildID string, err error) {
 	ch, err := c.Channel(ctx, channelID)
 	if err != nil {

@@ -93,7 +93,7 @@ func splitChunks(text string, limit int) []chunk {
 		if reopen != "" {
 			budget -= utf8.RuneCountInString(reopen) + 1
 		}
-		// Counting only up to budget keeps long texts linear.
+		// Counting only up to budget keeps long texts cheap: O(budget).
 		if byteIndexAfterRunes(rest, budget) == len(rest) {
 			out = append(out, chunk{reopen: reopen, body: rest})
 			break

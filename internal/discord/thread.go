@@ -32,7 +32,7 @@ func (c *Client) StartThread(ctx context.Context, channelID, messageID, name str
 }
 
 // StartThreadWithoutMessage opens a public thread in a channel without a
-// starter message, as continuing a Linear conversation in Discord does,
+// starter message, as continuing a conversation from elsewhere does,
 // joins it, and returns its id.
 func (c *Client) StartThreadWithoutMessage(ctx context.Context, channelID, name string) (string, error) {
 	clean, err := threadName(name)

@@ -98,3 +98,30 @@ type Running interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
 }
+
+// Originating is a platform conversations come from (a Linear issue),
+// which a conversation continued elsewhere links back to.
+type Originating interface {
+	Platform
+	// Origin labels and links where thread threadID comes from on this
+	// platform; url is empty when it cannot be read (best effort), and the
+	// error thread.ErrNotFound when the thread is not attached here.
+	Origin(ctx context.Context, threadID uuid.UUID) (label, url string, err error)
+}
+
+// Resolving is a platform whose conversations people name by something
+// they type or paste (a Linear issue key or URL, a Slack or Discord
+// thread's link). Continuing a conversation elsewhere (Discord's
+// /continue, Slack's /weft continue) asks every platform in the list, so
+// no platform's command names another.
+type Resolving interface {
+	Platform
+	// Hint is what a person types to name one of its conversations, for
+	// help text: "a Slack thread's link".
+	Hint() string
+	// Resolve returns the thread ref names among organisation's threads,
+	// or thread.ErrNotFound when it names none of this platform's: one of
+	// another organisation looks the same, its existence not the asker's
+	// to know. It works whether or not the platform is on.
+	Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error)
+}

@@ -63,13 +63,17 @@ type App struct {
 	// interactions is POST /webhooks/discord, once Serve has its
 	// dependencies; nil (the route off) without a public key.
 	interactions *Interactions
-	logger       *slog.Logger
+	// targetHelp is /continue's target described, from the platforms
+	// the continuer asks (Serve).
+	targetHelp string
+	refs       Refs
+	logger     *slog.Logger
 }
 
 // New builds the Discord client from the configuration; without
 // a bot token Discord is off.
 func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
-	app := &App{cfg: c, logger: logger}
+	app := &App{cfg: c, refs: Refs{Store: store}, logger: logger}
 	if c.BotToken == "" {
 		return app, nil
 	}
@@ -114,15 +118,25 @@ func (a *App) Sender() surface.Sender {
 	return a.sender
 }
 
+// Hint is what people type to name one of Discord's conversations.
+func (a *App) Hint() string { return Refs{}.Hint() }
+
+// Resolve finds the thread a Discord thread's link names, for continuing
+// it elsewhere.
+func (a *App) Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error) {
+	return a.refs.Resolve(ctx, ref, organisation)
+}
+
 // Continuer serves continue_in_discord and /continue, recording through
-// rec; nil when Discord is off.
-func (a *App) Continuer(store *db.Store, rec continuation.Recorder,
-	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *continuation.Continuer {
+// rec and finding what /continue names through refs, linking back through origins; nil when Discord
+// is off.
+func (a *App) Continuer(store *db.Store, rec continuation.Recorder, refs []continuation.Resolver,
+	origins []continuation.Originator) *continuation.Continuer {
 	if !a.On() {
 		return nil
 	}
-	return &continuation.Continuer{Store: store, Opener: continuation.DiscordOpener{Store: store, Discord: a.client}, Recorder: rec,
-		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
+	return &continuation.Continuer{Store: store, Opener: Opener{Store: store, Discord: a.client}, Recorder: rec, Refs: refs,
+		ChannelID: a.cfg.ContinueChannelID, Origins: origins}
 }
 
 // Tools are the agent tools Discord adds: continue_in_discord, when there
@@ -154,7 +168,13 @@ func (a *App) OnTurn() surface.TurnHook {
 // status reads, /continue's continuer and /weft stop's aborter. The route
 // stays off without a bot token or public key.
 func (a *App) Serve(store *db.Store, c *continuation.Continuer, ab Aborter) {
-	if !a.On() || a.cfg.PublicKey == "" {
+	if !a.On() {
+		return
+	}
+	if c != nil {
+		a.targetHelp = c.Hints()
+	}
+	if a.cfg.PublicKey == "" {
 		return
 	}
 	key, _ := a.cfg.Key() // validated by loadDiscord
@@ -200,7 +220,7 @@ func (a *App) Start(ctx context.Context) error {
 		return nil
 	}
 	if a.cfg.ApplicationID != "" {
-		if err := a.client.RegisterCommands(ctx, a.cfg.ApplicationID, a.cfg.CommandGuildID); err != nil {
+		if err := a.client.RegisterCommands(ctx, a.cfg.ApplicationID, a.cfg.CommandGuildID, a.targetHelp); err != nil {
 			// Commands registered by an earlier start still work.
 			a.logger.WarnContext(ctx, "discord commands not registered", slog.Any("error", err))
 		}
@@ -239,13 +259,15 @@ func (a *App) Elector() *discordapi.Elector { return a.el }
 // continueCommand adapts the Continuer to the interactions handler.
 type continueCommand struct{ c *continuation.Continuer }
 
-func (x continueCommand) ContinueLinear(ctx context.Context, ref, channelID, guildID, by string) (string, bool, error) {
+func (x continueCommand) ContinueRef(ctx context.Context, ref, channelID, guildID, by string) (string, bool, error) {
 	got, err := x.c.ContinueRef(ctx, ref, channelID, thread.DiscordTenant(guildID), by)
 	if err != nil {
 		return "", false, err
 	}
 	return got.URL, got.Existing, nil
 }
+
+func (x continueCommand) Elsewhere() string { return x.c.Elsewhere() }
 
 // discordHistoryLimit is how many of a Discord thread's latest messages
 // the prompt's history section shows.

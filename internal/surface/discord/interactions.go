@@ -61,12 +61,14 @@ type DiscordThreads interface {
 	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
 }
 
-// DiscordContinuer continues the conversation of a Linear session (ref: an
-// issue key, id or URL) or of a Slack thread (ref: its permalink) in a new
-// Discord thread and returns its link; existing says it was in Discord
-// already.
+// DiscordContinuer continues the conversation ref names (on whichever
+// platform knows it) in a new Discord thread and returns its link;
+// existing says it was in Discord already.
 type DiscordContinuer interface {
-	ContinueLinear(ctx context.Context, ref, channelID, guildID, by string) (url string, existing bool, err error)
+	ContinueRef(ctx context.Context, ref, channelID, guildID, by string) (url string, existing bool, err error)
+	// Elsewhere names the platforms whose conversations it finds, for the
+	// reply when it finds none: "Linear or Slack".
+	Elsewhere() string
 }
 
 // InteractionResponder edits a deferred interaction response.
@@ -154,12 +156,12 @@ func handleDiscordInteraction(logger *slog.Logger, rec surface.Recorder, d *Inte
 func runContinue(ctx context.Context, log *slog.Logger, d *Interactions, in discordapi.Interaction, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	url, existing, err := d.Continue.ContinueLinear(ctx, in.Target, in.ChannelID, in.GuildID, in.User.ID)
+	url, existing, err := d.Continue.ContinueRef(ctx, in.Target, in.ChannelID, in.GuildID, in.User.ID)
 	var text string
 	var refused *thread.Error
 	switch {
 	case errors.Is(err, thread.ErrNotFound):
-		text = fmt.Sprintf("I found no Linear or Slack conversation for %q.", in.Target)
+		text = fmt.Sprintf("I found no %s conversation for %q.", d.Continue.Elsewhere(), in.Target)
 	case errors.As(err, &refused) && errors.Is(err, thread.ErrInvalid):
 		// Said to the person who asked: another organisation's channel, or
 		// no channel configured. Not weft's failure, so not logged as one.

@@ -39,7 +39,9 @@ type continueCall struct{ ref, channelID, guildID, by string }
 
 type fakeContinuer struct{ calls chan continueCall }
 
-func (f *fakeContinuer) ContinueLinear(_ context.Context, ref, channelID, guildID, by string) (string, bool, error) {
+func (f *fakeContinuer) Elsewhere() string { return "Linear or Slack" }
+
+func (f *fakeContinuer) ContinueRef(_ context.Context, ref, channelID, guildID, by string) (string, bool, error) {
 	f.calls <- continueCall{ref, channelID, guildID, by}
 	switch ref {
 	case "ENG-404":

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
 	"github.com/weft-dev/weft/db"
@@ -65,8 +66,9 @@ type App struct {
 	sender        *linearapi.Sender
 	history       history.Fetcher
 	oauth         *OAuth
-	store         *db.Store
-	logger        *slog.Logger
+	// store finds the threads people name and their sessions.
+	store  *db.Store
+	logger *slog.Logger
 }
 
 // New builds the Linear client from the configuration: a static
@@ -190,4 +192,19 @@ func (h linearHistory) ThreadHistory(ctx context.Context, ref history.Ref) ([]hi
 		out = append(out, history.Message{ID: c.ID, Author: c.AuthorName, Text: c.Body})
 	}
 	return out, nil
+}
+
+// Hint is what people type to name one of Linear's conversations.
+func (a *App) Hint() string { return Refs{}.Hint() }
+
+// Resolve finds the Linear session's thread ref names (an issue key, an
+// issue or session id, a Linear URL holding one), for continuing it
+// elsewhere.
+func (a *App) Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error) {
+	return Refs{Store: a.store}.Resolve(ctx, ref, organisation)
+}
+
+// Origin links a thread continued elsewhere back to its Linear issue.
+func (a *App) Origin(ctx context.Context, threadID uuid.UUID) (label, url string, err error) {
+	return Origin{Store: a.store, IssueURL: a.IssueURL()}.Origin(ctx, threadID)
 }

@@ -21,14 +21,14 @@ import (
 // told to try again. Nothing is promised that a crash could lose.
 const slackCommandBudget = 2500 * time.Millisecond
 
-// slackContinue is /weft continue ENG-123: the Linear session's
-// conversation (or a Discord thread's, by its link) continued in a new
-// Slack thread in the command's channel (or SLACK_CONTINUE_CHANNEL_ID), if
+// slackContinue is /weft continue <ref>: the conversation ref names (on
+// whichever platform of c.Refs knows it) continued in a new Slack thread in the command's channel (or SLACK_CONTINUE_CHANNEL_ID), if
 // it is of the workspace's organisation.
 func slackContinue(c *continuation.Continuer, logger *slog.Logger) CommandHandler {
 	return func(ctx context.Context, cmd Command) (string, error) {
 		if cmd.Text == "" {
-			return "Usage: `/weft continue ENG-123` (or a Discord thread's link) continues that conversation in a new thread here.", nil
+			return "Usage: `/weft continue <conversation>` continues that conversation in a new thread here: name it by " +
+				c.Hints() + ".", nil
 		}
 		ctx, cancel := context.WithTimeout(ctx, slackCommandBudget)
 		defer cancel()
@@ -38,7 +38,7 @@ func slackContinue(c *continuation.Continuer, logger *slog.Logger) CommandHandle
 		case errors.Is(err, thread.ErrNotFound):
 			// Also what another organisation's session looks like: its
 			// existence is not the caller's to know.
-			return fmt.Sprintf("I found no Linear or Discord conversation for %q in this workspace's organisation.", slackapi.Escape(cmd.Text)), nil
+			return fmt.Sprintf("I found no %s conversation for %q in this workspace's organisation.", c.Elsewhere(), slackapi.Escape(cmd.Text)), nil
 		case errors.As(err, &refused) && errors.Is(err, thread.ErrInvalid):
 			return "I cannot continue that conversation here: " + slackapi.Escape(refused.Msg), nil
 		case errors.Is(err, slackapi.ErrNotInstalled):

@@ -112,7 +112,7 @@ func handleSlackEvents(logger *slog.Logger, s *Doors) http.Handler {
 }
 
 // slackUsage is the reply to /weft without a known subcommand.
-const slackUsage = "Usage: `/weft continue ENG-123` continues a Linear issue's conversation here; `/weft stop <link>` stops my work in a thread."
+const slackUsage = "Usage: `/weft continue <conversation>` continues a conversation from elsewhere here; `/weft stop <link>` stops my work in a thread."
 
 // slackCommandFailed is the reply to a subcommand that failed: the error
 // is for the log, not the chat.

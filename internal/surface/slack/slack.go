@@ -133,7 +133,7 @@ func (a *App) Workspaces() *slackapi.Workspaces { return a.ws }
 // threads with them.
 type slackThreads struct{ *slackapi.Workspaces }
 
-func (w slackThreads) Threads(ctx context.Context, teamID string) (continuation.SlackThreads, error) {
+func (w slackThreads) Threads(ctx context.Context, teamID string) (ThreadStarter, error) {
 	return w.Client(ctx, teamID)
 }
 
@@ -177,15 +177,25 @@ func (a *App) Routes(r chi.Router, m surface.Mount) {
 	}
 }
 
+// Hint is what people type to name one of Slack's conversations.
+func (a *App) Hint() string { return Refs{}.Hint() }
+
+// Resolve finds the thread a Slack message's link names, for continuing
+// it elsewhere.
+func (a *App) Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error) {
+	return Refs{Store: a.store}.Resolve(ctx, ref, organisation)
+}
+
 // Continuer serves continue_in_slack and /weft continue, recording
-// through rec; nil when Slack is off.
-func (a *App) Continuer(store *db.Store, rec continuation.Recorder,
-	issueURL func(context.Context, *thread.LinearAttachment) (string, error)) *continuation.Continuer {
+// through rec and finding what /weft continue names through refs, linking back through origins; nil
+// when Slack is off.
+func (a *App) Continuer(store *db.Store, rec continuation.Recorder, refs []continuation.Resolver,
+	origins []continuation.Originator) *continuation.Continuer {
 	if !a.On() {
 		return nil
 	}
-	return &continuation.Continuer{Store: store, Opener: continuation.SlackOpener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec,
-		ChannelID: a.cfg.ContinueChannelID, IssueURLFunc: issueURL}
+	return &continuation.Continuer{Store: store, Opener: Opener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec, Refs: refs,
+		ChannelID: a.cfg.ContinueChannelID, Origins: origins}
 }
 
 // Tools are the agent tools Slack adds: continue_in_slack, when there is

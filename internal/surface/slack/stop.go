@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/weft-dev/weft/internal/continuation"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -31,7 +30,7 @@ const slackStopUsage = "Usage: `/weft stop <link>` stops my work in a thread: us
 // that the link names is stopped, its stop confirmed in the thread.
 func slackStop(threads SlackThreads, ab Aborter, logger *slog.Logger) CommandHandler {
 	return func(ctx context.Context, cmd Command) (string, error) {
-		channel, ts, ok := continuation.SlackLink(cmd.Text)
+		channel, ts, ok := threadLink(cmd.Text)
 		if !ok {
 			return slackStopUsage, nil
 		}
