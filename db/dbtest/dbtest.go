@@ -15,7 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver pgtestdb opens
 	"github.com/peterldowns/pgtestdb"
@@ -68,7 +70,48 @@ func config(t testing.TB) pgtestdb.Config {
 // database is dropped when t passes and kept (its URL logged) when it fails.
 func URL(t testing.TB) string {
 	t.Helper()
-	return pgtestdb.Custom(t, config(t), goosemigrator.New(".", goosemigrator.WithFS(migrations.FS))).URL()
+	u := pgtestdb.Custom(t, config(t), goosemigrator.New(".", goosemigrator.WithFS(migrations.FS))).URL()
+	waitDisconnected(t, u)
+	return u
+}
+
+// disconnectWait bounds how long a test's end waits for its database's
+// backends to exit.
+const disconnectWait = 15 * time.Second
+
+// waitDisconnected registers a cleanup, run before pgtestdb's drop, that
+// waits until no backend is connected to the database at dsn. A client
+// that closed its connections (a weft serve the test stopped) leaves
+// backends that exit a moment later, and on a loaded machine the drop
+// could find one still there ("is being accessed by other users"). A
+// backend that never goes is left for the drop to report.
+func waitDisconnected(t testing.TB, dsn string) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("dbtest: parse database url: %v", err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), disconnectWait)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, ServerURL())
+		if err != nil {
+			return // the drop reports the server's trouble
+		}
+		defer conn.Close(context.WithoutCancel(ctx))
+		for {
+			var n int
+			err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1`, name).Scan(&n)
+			if err != nil || n == 0 {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
 }
 
 // EmptyURL creates a fresh database with no schema at all, as a newcomer's
