@@ -47,8 +47,7 @@ type Store interface {
 	RecentDeliveries(ctx context.Context, limit int) ([]db.Delivery, error)
 	LLMUsageSince(ctx context.Context, since time.Time) ([]db.LLMUsage, error)
 	View(ctx context.Context, name string) (*db.ViewRows, error)
-	WatchStitches(ctx context.Context, threadID uuid.UUID, pid uint32) error
-	UnwatchStitches(ctx context.Context, threadID uuid.UUID, pid uint32) error
+	Follow(ctx context.Context, conn *pgx.Conn, threadID uuid.UUID) (*db.Follower, error)
 	Partial(ctx context.Context, threadID uuid.UUID) (*db.Partial, error)
 }
 
