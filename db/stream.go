@@ -17,6 +17,9 @@ type Streamed struct {
 	// AnswerSeq is the input the answer answers: the newest input stitch
 	// up to the model call's position.
 	AnswerSeq int64
+	// AskerID is the platform's id of who wrote that input (StreamOfCall
+	// only), empty when unknown.
+	AskerID string
 	// Target is the outbox target the messages are in; MessageIDs their
 	// platform ids in order, empty when the answer has no open message on
 	// the platform yet.
@@ -37,6 +40,8 @@ const (
 // writes, with its open (unfinished) messages on platform if it has some.
 // ok is false when nothing in the thread up to afterSeq is an input (no
 // answer to stream).
+//
+// The queries' input stitches are those of db.InputSurface.
 func (q *Queries) StreamOfCall(ctx context.Context, threadID uuid.UUID, afterSeq int64, platform thread.Platform) (s Streamed, ok bool, err error) {
 	r, err := q.gen.StreamOfCall(ctx, dbsqlc.StreamOfCallParams{ThreadID: threadID, AfterSeq: afterSeq, Platform: string(platform)})
 	if err != nil {
@@ -46,6 +51,9 @@ func (q *Queries) StreamOfCall(ctx context.Context, threadID uuid.UUID, afterSeq
 		return Streamed{}, false, fmt.Errorf("stream of %s at %d: %w", threadID, afterSeq, err)
 	}
 	s = Streamed{AnswerSeq: r.AnswerSeq, MessageIDs: r.MessageIds}
+	if r.AskerID != nil {
+		s.AskerID = *r.AskerID
+	}
 	if r.Target != nil {
 		s.Target = *r.Target
 	}

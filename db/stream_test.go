@@ -99,9 +99,10 @@ func TestStreamMessages(t *testing.T) {
 	require.Equal(t, []string{"4.0"}, got.MessageIDs)
 
 	// A new input is a new answer.
-	next := appendStitch(thread.Stitch{Type: thread.StitchSlackMessage, Content: "And now?", Source: thread.PlatformSlack, ExternalID: "ev1"})
+	next := appendStitch(thread.Stitch{Type: thread.StitchSlackMessage, Content: "And now?", Source: thread.PlatformSlack, ExternalID: "ev1",
+		Author: &thread.Author{ID: "U0ASKER", Name: "ada"}})
 	got, ok, err = store.StreamOfCall(ctx, th.ID, next.Seq, thread.PlatformSlack)
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Equal(t, db.Streamed{AnswerSeq: next.Seq}, got)
+	require.Equal(t, db.Streamed{AnswerSeq: next.Seq, AskerID: "U0ASKER"}, got)
 }

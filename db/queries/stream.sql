@@ -1,14 +1,15 @@
 -- name: StreamOfCall :one
 -- StreamOfCall is the answer a model call answering through after_seq
--- writes (the newest input stitch up to it; null when there is none) and
--- its message on platform, if one was started and is not finished.
-SELECT k.answer_seq::bigint AS answer_seq, m.target, m.message_ids, m.mode
-FROM (SELECT max(i.seq) AS answer_seq FROM stitches i
+-- writes (the newest input stitch up to it, and who wrote that) and its
+-- message on platform, if one was started and is not finished. No row:
+-- nothing up to after_seq is an input.
+SELECT k.seq AS answer_seq, k.author_id AS asker_id, m.target, m.message_ids, m.mode
+FROM (SELECT i.seq, i.author_id FROM stitches i
       WHERE i.thread_id = @thread_id AND i.seq <= @after_seq
-        AND i.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message')) k
-LEFT JOIN stream_messages m ON m.thread_id = @thread_id AND m.answer_seq = k.answer_seq
-    AND m.platform = @platform AND m.finished_by IS NULL
-WHERE k.answer_seq IS NOT NULL;
+        AND i.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message')
+      ORDER BY i.seq DESC LIMIT 1) k
+LEFT JOIN stream_messages m ON m.thread_id = @thread_id AND m.answer_seq = k.seq
+    AND m.platform = @platform AND m.finished_by IS NULL;
 
 -- name: SaveStream :execrows
 -- SaveStream records an answer's messages as the streamer has them. A

@@ -94,13 +94,13 @@ func (q *Queries) SaveStream(ctx context.Context, arg SaveStreamParams) (int64, 
 }
 
 const streamOfCall = `-- name: StreamOfCall :one
-SELECT k.answer_seq::bigint AS answer_seq, m.target, m.message_ids, m.mode
-FROM (SELECT max(i.seq) AS answer_seq FROM stitches i
+SELECT k.seq AS answer_seq, k.author_id AS asker_id, m.target, m.message_ids, m.mode
+FROM (SELECT i.seq, i.author_id FROM stitches i
       WHERE i.thread_id = $1 AND i.seq <= $2
-        AND i.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message')) k
-LEFT JOIN stream_messages m ON m.thread_id = $1 AND m.answer_seq = k.answer_seq
+        AND i.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message')
+      ORDER BY i.seq DESC LIMIT 1) k
+LEFT JOIN stream_messages m ON m.thread_id = $1 AND m.answer_seq = k.seq
     AND m.platform = $3 AND m.finished_by IS NULL
-WHERE k.answer_seq IS NOT NULL
 `
 
 type StreamOfCallParams struct {
@@ -111,19 +111,22 @@ type StreamOfCallParams struct {
 
 type StreamOfCallRow struct {
 	AnswerSeq  int64
+	AskerID    *string
 	Target     *string
 	MessageIds []string
 	Mode       *string
 }
 
 // StreamOfCall is the answer a model call answering through after_seq
-// writes (the newest input stitch up to it; null when there is none) and
-// its message on platform, if one was started and is not finished.
+// writes (the newest input stitch up to it, and who wrote that) and its
+// message on platform, if one was started and is not finished. No row:
+// nothing up to after_seq is an input.
 func (q *Queries) StreamOfCall(ctx context.Context, arg StreamOfCallParams) (StreamOfCallRow, error) {
 	row := q.db.QueryRow(ctx, streamOfCall, arg.ThreadID, arg.AfterSeq, arg.Platform)
 	var i StreamOfCallRow
 	err := row.Scan(
 		&i.AnswerSeq,
+		&i.AskerID,
 		&i.Target,
 		&i.MessageIds,
 		&i.Mode,
