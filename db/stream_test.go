@@ -3,6 +3,7 @@ package db_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -42,13 +43,31 @@ func TestStreamMessages(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, db.Streamed{AnswerSeq: input.Seq}, s, "no message yet")
 
-	s.Target, s.MessageIDs, s.Mode = "T1/C1/1.0", []string{"2.0"}, db.StreamNative
-	saved, err := store.SaveStream(ctx, th.ID, thread.PlatformSlack, s, true)
+	s.Target, s.Mode = "T1/C1/1.0", db.StreamNative
+	begun, err := store.BeginStream(ctx, th.ID, thread.PlatformSlack, s, input.Seq)
+	require.NoError(t, err)
+	require.True(t, begun)
+	begun, err = store.BeginStream(ctx, th.ID, thread.PlatformSlack, s, input.Seq)
+	require.NoError(t, err)
+	require.True(t, begun, "a message never made is begun again")
+
+	// While its message is being created, a delivery is asked to wait,
+	// then (past the wait) claims it without messages.
+	early := appendStitch(thread.Stitch{Type: thread.StitchLLMCall, Content: "", Metadata: thread.Meta{AnsweredThrough: input.Seq}.JSON()})
+	earlyRow := thread.Outbox{ID: uuid.New(), ThreadID: th.ID, StitchID: early.ID, Platform: thread.PlatformSlack, Target: s.Target}
+	_, claim, err := store.ClaimStream(ctx, earlyRow, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, db.Creating, claim)
+	begun, err = store.BeginStream(ctx, th.ID, thread.PlatformSlack, s, input.Seq)
+	require.NoError(t, err)
+	require.False(t, begun, "the call's outcome is recorded: its delivery posts")
+
+	s.MessageIDs = []string{"2.0"}
+	saved, err := store.SaveStream(ctx, th.ID, thread.PlatformSlack, s)
 	require.NoError(t, err)
 	require.True(t, saved)
 
 	// The turn's next call (after a tool) writes into the same message.
-	appendStitch(thread.Stitch{Type: thread.StitchLLMCall, Content: "", Metadata: thread.Meta{AnsweredThrough: input.Seq}.JSON()})
 	tool := appendStitch(thread.Stitch{Type: thread.StitchToolCall, Content: "ok", ToolName: "t", ToolInput: []byte(`{}`), ToolOutput: []byte(`"ok"`)})
 	got, ok, err := store.StreamOfCall(ctx, th.ID, tool.Seq, thread.PlatformSlack)
 	require.NoError(t, err)
@@ -63,40 +82,35 @@ func TestStreamMessages(t *testing.T) {
 
 	wrongTarget := row
 	wrongTarget.Target = "T1/C2/1.0"
-	_, ok, err = store.ClaimStream(ctx, wrongTarget)
+	_, claim, err = store.ClaimStream(ctx, wrongTarget, time.Minute)
 	require.NoError(t, err)
-	require.False(t, ok, "another conversation's row")
+	require.Equal(t, db.NotStreamed, claim, "another conversation's row")
 
-	claimed, ok, err := store.ClaimStream(ctx, row)
+	claimed, claim, err := store.ClaimStream(ctx, row, time.Minute)
 	require.NoError(t, err)
-	require.True(t, ok)
-	require.Equal(t, s, claimed)
-	claimed, ok, err = store.ClaimStream(ctx, row)
+	require.Equal(t, db.Claimed, claim)
+	require.Equal(t, db.Streamed{AnswerSeq: s.AnswerSeq, Target: s.Target, MessageIDs: s.MessageIDs, Mode: s.Mode}, claimed)
+	claimed, claim, err = store.ClaimStream(ctx, row, time.Minute)
 	require.NoError(t, err)
-	require.True(t, ok, "the same row sent again finds its message")
-	require.Equal(t, s, claimed)
+	require.Equal(t, db.Claimed, claim, "the same row sent again finds its message")
+	require.Equal(t, s.MessageIDs, claimed.MessageIDs)
 	second := row
 	second.ID = uuid.New()
-	_, ok, err = store.ClaimStream(ctx, second)
+	_, claim, err = store.ClaimStream(ctx, second, time.Minute)
 	require.NoError(t, err)
-	require.False(t, ok, "another row of the answer posts on its own")
+	require.Equal(t, db.NotStreamed, claim, "another row of the answer posts on its own")
 
-	// Finished: a call of the answer no longer finds it, a save that does
-	// not replace it is refused, one that does starts afresh.
+	// Finished: a call of the answer no longer finds it, a save is
+	// refused, a new beginning replaces it.
 	got, _, err = store.StreamOfCall(ctx, th.ID, tool.Seq, thread.PlatformSlack)
 	require.NoError(t, err)
 	require.Empty(t, got.MessageIDs)
-	s.MessageIDs = []string{"2.0", "3.0"}
-	saved, err = store.SaveStream(ctx, th.ID, thread.PlatformSlack, s, false)
+	saved, err = store.SaveStream(ctx, th.ID, thread.PlatformSlack, s)
 	require.NoError(t, err)
 	require.False(t, saved, "a finished message is not written again")
-	s.MessageIDs = []string{"4.0"}
-	saved, err = store.SaveStream(ctx, th.ID, thread.PlatformSlack, s, true)
+	begun, err = store.BeginStream(ctx, th.ID, thread.PlatformSlack, s, answer.Seq)
 	require.NoError(t, err)
-	require.True(t, saved)
-	got, _, err = store.StreamOfCall(ctx, th.ID, tool.Seq, thread.PlatformSlack)
-	require.NoError(t, err)
-	require.Equal(t, []string{"4.0"}, got.MessageIDs)
+	require.True(t, begun)
 
 	// A new input is a new answer.
 	next := appendStitch(thread.Stitch{Type: thread.StitchSlackMessage, Content: "And now?", Source: thread.PlatformSlack, ExternalID: "ev1",

@@ -10,7 +10,11 @@
 -- the platform's ids of its messages in order (a Slack ts, Discord
 -- snowflakes; more than one once the text outgrows a message); mode is how
 -- the text gets there (Slack: 'stream', its native streaming, or 'edit',
--- post and update; Discord: 'edit'). The delivery of the outbox row that
+-- post and update; Discord: 'edit'). A row without message_ids is a
+-- message being created: written before the platform call, and only while
+-- the model call's outcome is not recorded, so that the delivery, which
+-- comes after the outcome, either finds it (and waits a moment for its
+-- ids) or knows no message will be made. The delivery of the outbox row that
 -- carries the answer finishes the message instead of posting a new one,
 -- and marks the row finished_by itself, in the same statement that finds
 -- it: a finished row is never written to again, and a row sent twice
@@ -28,8 +32,7 @@ CREATE TABLE stream_messages (
     finished_by uuid,
     created_at  timestamptz NOT NULL DEFAULT now(),
     updated_at  timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (thread_id, answer_seq, platform),
-    CHECK (cardinality(message_ids) > 0)
+    PRIMARY KEY (thread_id, answer_seq, platform)
 );
 
 -- +goose Down

@@ -11,81 +11,152 @@ import (
 	"github.com/google/uuid"
 )
 
+const beginStream = `-- name: BeginStream :execrows
+INSERT INTO stream_messages (thread_id, answer_seq, platform, target, message_ids, mode)
+SELECT $1, $2, $3, $4, '{}', $5
+WHERE NOT EXISTS (SELECT 1 FROM stitches s WHERE s.thread_id = $1 AND s.seq > $6
+    AND s.stitch_type IN ('llm_call', 'error'))
+ON CONFLICT (thread_id, answer_seq, platform) DO UPDATE
+SET target = EXCLUDED.target, message_ids = EXCLUDED.message_ids, mode = EXCLUDED.mode,
+    finished_by = NULL, created_at = now(), updated_at = now()
+WHERE stream_messages.finished_by IS NOT NULL OR cardinality(stream_messages.message_ids) = 0
+`
+
+type BeginStreamParams struct {
+	ThreadID  uuid.UUID
+	AnswerSeq int64
+	Platform  string
+	Target    string
+	Mode      string
+	AfterSeq  int64
+}
+
+// BeginStream records that a message for the answer is being created on
+// platform, unless the model call answering through after_seq has its
+// outcome recorded already (its delivery will post): no row, no message.
+// A finished row of the answer is replaced, as is one whose message was
+// never made (a replica died creating it); an open one is left alone.
+func (q *Queries) BeginStream(ctx context.Context, arg BeginStreamParams) (int64, error) {
+	result, err := q.db.Exec(ctx, beginStream,
+		arg.ThreadID,
+		arg.AnswerSeq,
+		arg.Platform,
+		arg.Target,
+		arg.Mode,
+		arg.AfterSeq,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const claimStream = `-- name: ClaimStream :one
-UPDATE stream_messages m SET finished_by = $1, updated_at = now()
-FROM (SELECT max(i.seq) AS answer_seq
-      FROM stitches s JOIN stitches i ON i.thread_id = s.thread_id
-      WHERE s.stitch_id = $5 AND s.thread_id = $2
-        AND i.seq <= coalesce((s.metadata->>'answered_through')::bigint, s.seq)
-        AND i.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message')) k
-WHERE m.thread_id = $2 AND m.answer_seq = k.answer_seq AND m.platform = $3 AND m.target = $4
-    AND (m.finished_by IS NULL OR m.finished_by = $1)
-RETURNING m.answer_seq, m.message_ids, m.mode
+WITH k AS (
+    SELECT max(i.seq) AS answer_seq
+    FROM stitches s JOIN stitches i ON i.thread_id = s.thread_id
+    WHERE s.stitch_id = $1 AND s.thread_id = $2
+      AND i.seq <= coalesce((s.metadata->>'answered_through')::bigint, s.seq)
+      AND i.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message')
+), m AS (
+    SELECT sm.answer_seq, sm.message_ids, sm.mode,
+           (cardinality(sm.message_ids) > 0 OR sm.updated_at < now() - make_interval(secs => $3::float8)) AS claimable
+    FROM stream_messages sm, k
+    WHERE sm.thread_id = $2 AND sm.answer_seq = k.answer_seq AND sm.platform = $4 AND sm.target = $5
+      AND (sm.finished_by IS NULL OR sm.finished_by = $6)
+    FOR UPDATE OF sm
+), u AS (
+    UPDATE stream_messages sm SET finished_by = $6, updated_at = now()
+    FROM m WHERE m.claimable AND sm.thread_id = $2 AND sm.answer_seq = m.answer_seq AND sm.platform = $4
+    RETURNING sm.answer_seq
+)
+SELECT m.answer_seq, m.message_ids, m.mode, EXISTS (SELECT 1 FROM u) AS claimed FROM m
 `
 
 type ClaimStreamParams struct {
-	OutboxID *uuid.UUID
-	ThreadID uuid.UUID
-	Platform string
-	Target   string
-	StitchID uuid.UUID
+	StitchID    uuid.UUID
+	ThreadID    uuid.UUID
+	PendingSecs float64
+	Platform    string
+	Target      string
+	OutboxID    *uuid.UUID
 }
 
 type ClaimStreamRow struct {
 	AnswerSeq  int64
 	MessageIds []string
 	Mode       string
+	Claimed    bool
 }
 
 // ClaimStream finds the streamed message an outbox row from stitch_id
 // finishes (the answer to the newest input up to the stitch, or up to what
-// it answered) and marks it finished by the row; a row sent again finds
-// the message it finished.
+// it answered) and marks it finished by the row, unless its message is
+// still being created (no ids yet) and began less than pending_secs ago:
+// claimed is then false, to ask again. A row sent again finds the message
+// it finished.
 func (q *Queries) ClaimStream(ctx context.Context, arg ClaimStreamParams) (ClaimStreamRow, error) {
 	row := q.db.QueryRow(ctx, claimStream,
-		arg.OutboxID,
+		arg.StitchID,
 		arg.ThreadID,
+		arg.PendingSecs,
 		arg.Platform,
 		arg.Target,
-		arg.StitchID,
+		arg.OutboxID,
 	)
 	var i ClaimStreamRow
-	err := row.Scan(&i.AnswerSeq, &i.MessageIds, &i.Mode)
+	err := row.Scan(
+		&i.AnswerSeq,
+		&i.MessageIds,
+		&i.Mode,
+		&i.Claimed,
+	)
 	return i, err
 }
 
+const dropStream = `-- name: DropStream :exec
+DELETE FROM stream_messages
+WHERE thread_id = $1 AND answer_seq = $2 AND platform = $3
+  AND finished_by IS NULL AND cardinality(message_ids) = 0
+`
+
+type DropStreamParams struct {
+	ThreadID  uuid.UUID
+	AnswerSeq int64
+	Platform  string
+}
+
+// DropStream forgets an answer's message that was never made (its
+// creation failed), so that its delivery does not wait for it.
+func (q *Queries) DropStream(ctx context.Context, arg DropStreamParams) error {
+	_, err := q.db.Exec(ctx, dropStream, arg.ThreadID, arg.AnswerSeq, arg.Platform)
+	return err
+}
+
 const saveStream = `-- name: SaveStream :execrows
-INSERT INTO stream_messages (thread_id, answer_seq, platform, target, message_ids, mode)
-VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (thread_id, answer_seq, platform) DO UPDATE
-SET target = EXCLUDED.target, message_ids = EXCLUDED.message_ids, mode = EXCLUDED.mode,
-    finished_by = NULL, updated_at = now()
-WHERE stream_messages.finished_by IS NULL OR $7::boolean
+UPDATE stream_messages SET target = $1, message_ids = $2, mode = $3, updated_at = now()
+WHERE thread_id = $4 AND answer_seq = $5 AND platform = $6 AND finished_by IS NULL
 `
 
 type SaveStreamParams struct {
-	ThreadID   uuid.UUID
-	AnswerSeq  int64
-	Platform   string
 	Target     string
 	MessageIds []string
 	Mode       string
-	Replace    bool
+	ThreadID   uuid.UUID
+	AnswerSeq  int64
+	Platform   string
 }
 
-// SaveStream records an answer's messages as the streamer has them. A
-// finished row is replaced only when replace is set: the streamer started
-// a new message after the old one was finished (the answer's text was
-// cut by a notice, then written again).
+// SaveStream records an open answer's messages as the streamer has them;
+// none saved: a delivery finished the answer meanwhile.
 func (q *Queries) SaveStream(ctx context.Context, arg SaveStreamParams) (int64, error) {
 	result, err := q.db.Exec(ctx, saveStream,
-		arg.ThreadID,
-		arg.AnswerSeq,
-		arg.Platform,
 		arg.Target,
 		arg.MessageIds,
 		arg.Mode,
-		arg.Replace,
+		arg.ThreadID,
+		arg.AnswerSeq,
+		arg.Platform,
 	)
 	if err != nil {
 		return 0, err
