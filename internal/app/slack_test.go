@@ -86,14 +86,16 @@ func (w *slackWorld) mention(text string) slacktest.Message {
 	return w.slack.Post(w.ada, w.channel, "", "<@"+slacktest.BotUserID+"> "+text)
 }
 
-// answers waits until weft posted at least n messages in the thread.
+// answers waits until weft posted at least n messages in the thread, each
+// finished: an outbox row's (with its weft_outbox metadata, which a
+// streamed answer gets when it is delivered), or the thread's parent.
 func (w *slackWorld) answers(t *testing.T, threadTS string, n int) []slacktest.Message {
 	t.Helper()
 	var got []slacktest.Message
 	require.Eventually(t, func() bool {
 		got = nil
 		for _, m := range w.slack.BotMessages(w.channel) {
-			if m.ThreadTS == threadTS {
+			if m.ThreadTS == threadTS && (m.TS == threadTS || m.Metadata != nil && !m.Streaming) {
 				got = append(got, m)
 			}
 		}

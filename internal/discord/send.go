@@ -46,12 +46,9 @@ func (c *Client) Send(ctx context.Context, channelID, content, nonce string) (st
 		return "", errors.New("discord: send: empty content")
 	}
 	first := ""
-	for i, part := range Split(content, MessageLimit) {
-		// Discord rejects blank messages; a blank part only held whitespace
-		// between paragraphs.
-		if strings.TrimSpace(part) == "" {
-			continue
-		}
+	// Discord rejects blank messages; a blank part only held whitespace
+	// between paragraphs.
+	for i, part := range Parts(content) {
 		id, err := c.sendPart(ctx, channelID, part, partNonce(nonce, i))
 		if err != nil {
 			return first, err

@@ -43,6 +43,56 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	return id, nil
 }
 
+// Finish delivers row o into the messages its answer was streamed into
+// (ids, in order; sent, when known, what each holds): each part of the
+// row's text edits the message streamed for it where that differs, the
+// parts past them are posted (with the row's nonces, as Send posts them),
+// and streamed messages past the text's end are deleted. It returns the
+// first message's id.
+func (s *Sender) Finish(ctx context.Context, o thread.Outbox, ids, sent []string) (string, error) {
+	body, err := surface.Body(thread.PlatformDiscord, o)
+	if err != nil {
+		return "", err
+	}
+	parts := Parts(Render(o.Kind, body))
+	if len(parts) == 0 {
+		return "", fmt.Errorf("discord: finish %s: %w: nothing to post for a %s", o.ID, thread.ErrInvalid, o.Kind)
+	}
+	for i, part := range parts {
+		switch {
+		case i < len(ids) && i < len(sent) && sent[i] == part:
+		case i < len(ids):
+			if err := s.c.Edit(ctx, o.Target, ids[i], part); err != nil {
+				return "", surface.SendError("discord", o, err)
+			}
+		default:
+			id, err := s.c.SendPart(ctx, o.Target, part, o.ID.String(), i)
+			if err != nil {
+				return "", surface.SendError("discord", o, err)
+			}
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids[len(parts):] {
+		if err := s.c.Delete(ctx, o.Target, id); err != nil {
+			return "", surface.SendError("discord", o, err)
+		}
+	}
+	return ids[0], nil
+}
+
+// Parts are the messages content is posted as: split at MessageLimit,
+// blank parts left out.
+func Parts(content string) []string {
+	var out []string
+	for _, p := range Split(content, MessageLimit) {
+		if strings.TrimSpace(p) != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Render is the message an outbox row of kind k shows in Discord: the text,
 // an elicitation's options as a numbered list, an error marked as one, a
 // notice (weft's word on the turn, such as a busy model) in italics.

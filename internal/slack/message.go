@@ -161,10 +161,7 @@ func (c *Client) PostMessage(ctx context.Context, p Post) (string, error) {
 		opts = append(opts, goslack.MsgOptionTS(p.ThreadTS))
 	}
 	if p.OutboxID != "" {
-		opts = append(opts, goslack.MsgOptionMetadata(goslack.SlackMetadata{
-			EventType:    OutboxEventType,
-			EventPayload: map[string]any{"outbox_id": p.OutboxID, "part": p.Part},
-		}))
+		opts = append(opts, outboxMetadata(p.OutboxID, p.Part))
 	}
 	_, ts, err := c.api.PostMessageContext(ctx, p.Channel, opts...)
 	if err = translate("chat.postMessage", err); err != nil {

@@ -37,6 +37,8 @@ func (s *Server) routes() http.Handler {
 	api("GET /channels/{channel}/messages", s.handleMessageList)
 	api("POST /channels/{channel}/messages", s.handleMessageCreate)
 	api("GET /channels/{channel}/messages/{message}", s.handleMessageGet)
+	api("PATCH /channels/{channel}/messages/{message}", s.handleMessageEdit)
+	api("DELETE /channels/{channel}/messages/{message}", s.handleMessageDelete)
 	api("POST /channels/{channel}/messages/{message}/threads", s.handleThreadFromMessage)
 	api("POST /channels/{channel}/threads", s.handleThreadWithoutMessage)
 	api("PUT /channels/{channel}/thread-members/@me", s.handleThreadJoin)

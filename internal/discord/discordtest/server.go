@@ -55,6 +55,7 @@ type Server struct {
 	messages  map[string][]*discordgo.Message // per channel, oldest first
 	nonces    map[string]string               // channel/nonce → message id
 	sent      map[string][]SentMessage
+	edits     map[string][]Edit
 	typing    map[string]int
 	requests  fakekit.Log[Request]
 	overwrite []CommandOverwrite
@@ -72,6 +73,7 @@ func NewServer(t fakekit.TB) *Server {
 		messages: make(map[string][]*discordgo.Message),
 		nonces:   make(map[string]string),
 		sent:     make(map[string][]SentMessage),
+		edits:    make(map[string][]Edit),
 		typing:   make(map[string]int),
 		webhooks: make(map[string][]WebhookMessage),
 		gateway:  newGatewayState(),
@@ -145,8 +147,9 @@ type SentMessage struct {
 	AllowedMentions *discordgo.MessageAllowedMentions // nil if absent
 }
 
-// Sent returns the messages the bot created in a channel, oldest first.
-// A send deduplicated by its nonce is not listed twice.
+// Sent returns the messages the bot created in a channel, oldest first,
+// with their content as it stands (edited; deleted ones left out). A send
+// deduplicated by its nonce is not listed twice.
 func (s *Server) Sent(channelID string) []SentMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()

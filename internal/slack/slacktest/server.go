@@ -89,6 +89,8 @@ type Message struct {
 	EditedTS string
 	Deleted  bool
 	Metadata *Metadata
+	// Streaming is a message started by chat.startStream and not stopped.
+	Streaming bool
 }
 
 // Call is one Web API request the fake answered.
@@ -115,7 +117,8 @@ type Server struct {
 	calls    fakekit.Log[Call]
 	statuses []Status
 	pageCap  int
-	oauth    *OAuth // answers oauth.v2.access, once attached
+	oauth    *OAuth            // answers oauth.v2.access, once attached
+	noStream map[string]string // channel → the error its streaming calls get
 
 	closeOnce sync.Once
 	events    *events
@@ -438,6 +441,10 @@ func (s *Server) methods() map[string]handler {
 	return map[string]handler{
 		"auth.test":                   s.authTest,
 		"chat.postMessage":            s.postMessage,
+		"chat.update":                 s.update,
+		"chat.startStream":            s.startStream,
+		"chat.appendStream":           s.appendStream,
+		"chat.stopStream":             s.stopStream,
 		"conversations.replies":       s.replies,
 		"conversations.history":       s.history,
 		"assistant.threads.setStatus": s.setStatus,

@@ -15,6 +15,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/continuation"
 	slackapi "github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/streamer"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
@@ -43,6 +44,8 @@ type Config struct {
 	// workspace (SLACK_HISTORY_PER_MINUTE, 50: Slack's Tier 3; 1 for an
 	// app distributed outside the Marketplace).
 	HistoryPerMinute int
+	// Stream tunes answers streamed as the model writes them.
+	Stream StreamConfig
 }
 
 // App is Slack, built: the Web API clients (one per workspace), the
@@ -57,6 +60,10 @@ type App struct {
 	// installs are the OAuth installations; nil without OAuth.
 	installs *Installations
 	sender   *slackapi.Sender
+	// streamer writes answers into their messages as the model writes
+	// them (when WEFT_STREAM_SLACK leaves it on), and the sender finishes
+	// them.
+	streamer *streamer.Streamer
 	conv     *slackapi.Conversations
 	socket   *slackapi.Socket
 	// doors are the HTTP routes, once Serve has their dependencies.
@@ -81,6 +88,7 @@ func New(cfg Config, store *db.Store, installs *Installations, logger *slog.Logg
 		return nil, fmt.Errorf("slack: %w", err)
 	}
 	a.ws, a.sender = ws, slackapi.NewSender(ws)
+	a.streamer = newStreamer(ws, store, cfg.Stream, a)
 	return a, nil
 }
 
@@ -123,7 +131,7 @@ func (a *App) Sender() surface.Sender {
 	if !a.On() {
 		return nil
 	}
-	return a.sender
+	return &streamSender{plain: a.sender, streamer: a.streamer}
 }
 
 // Workspaces are the workspaces' clients; nil with Slack off.
