@@ -22,10 +22,25 @@ const findSlack = time.Minute
 // has and posts only the others.
 type Sender struct {
 	ws *Workspaces
+	// feedback puts feedback buttons under answers (WithFeedback).
+	feedback bool
 }
 
+// SenderOption configures a Sender.
+type SenderOption func(*Sender)
+
+// WithFeedback puts feedback buttons (AnswerBlocks) under each answer's
+// last part; an echo, a notice or an error gets none.
+func WithFeedback(on bool) SenderOption { return func(s *Sender) { s.feedback = on } }
+
 // NewSender returns a Sender posting with each workspace's own token.
-func NewSender(ws *Workspaces) *Sender { return &Sender{ws: ws} }
+func NewSender(ws *Workspaces, opts ...SenderOption) *Sender {
+	s := &Sender{ws: ws}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // Send posts one outbox row, split at TextLimit, in its target thread and
 // returns the ts of the first part. Rate limits, server and network
@@ -65,7 +80,11 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 		if _, ok := posted[i]; ok {
 			continue
 		}
-		ts, err := c.PostMessage(ctx, Post{Channel: target.ChannelID, ThreadTS: target.ThreadTS, Text: part, OutboxID: id, Part: i})
+		p := Post{Channel: target.ChannelID, ThreadTS: target.ThreadTS, Text: part, OutboxID: id, Part: i}
+		if s.feedback && i == len(parts)-1 && o.Kind == thread.OutboxResponse && !body.Echo {
+			p.Blocks = AnswerBlocks(part, id)
+		}
+		ts, err := c.PostMessage(ctx, p)
 		if err != nil {
 			return "", surface.SendError(platform, o, err, ErrNotInstalled)
 		}
