@@ -266,3 +266,43 @@ func TestSlackInteractionsDoorRejects(t *testing.T) {
 	require.Empty(t, w.feedbacks(t, th.ID))
 	require.Equal(t, "", w.metric(t, `weft_feedback_total{platform="slack",value="positive"}`))
 }
+
+// TestSlackAssistantThread: through weft serve, opening an assistant
+// thread offers WEFT_SLACK_SUGGESTED_PROMPTS in it, and opening the
+// messages tab at its top; a question in the thread is answered there,
+// the thread titled with its goal and its status shown with loading
+// messages while the turn runs.
+func TestSlackAssistantThread(t *testing.T) {
+	t.Parallel()
+	w := newSlackWorldSetup(t, false, func(s *slacktest.Server) map[string]string {
+		s.AddChannel("D0ADA", "im")
+		return map[string]string{"WEFT_SLACK_SUGGESTED_PROMPTS": "Deploys=How do I deploy? | What changed this week?",
+			"WEFT_SLACK_SUGGESTED_PROMPTS_TITLE": "Ask weft"}
+	})
+	root := w.slack.AssistantThreadStarted(w.ada, "D0ADA")
+	w.slack.AppHomeOpened(w.ada, "D0ADA", "messages")
+	want := []slacktest.Prompt{{Title: "Deploys", Message: "How do I deploy?"}, {Title: "What changed this week?", Message: "What changed this week?"}}
+	require.Eventually(t, func() bool { return len(w.slack.SuggestedPrompts()) == 2 }, 30*time.Second, 10*time.Millisecond)
+	require.ElementsMatch(t, []slacktest.Prompts{
+		{Channel: "D0ADA", ThreadTS: root, Title: "Ask weft", Prompts: want}, // the assistant thread's
+		{Channel: "D0ADA", Title: "Ask weft", Prompts: want},                 // the messages tab's
+	}, w.slack.SuggestedPrompts(), "the events are delivered concurrently")
+
+	w.slack.Post(w.ada, "D0ADA", root, "How do I deploy?")
+	require.Eventually(t, func() bool {
+		for _, m := range w.slack.BotMessages("D0ADA") {
+			if m.ThreadTS == root && m.TS != root {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 10*time.Millisecond, "no answer in the assistant thread")
+	require.Contains(t, w.slack.Titles(), slacktest.Title{Channel: "D0ADA", ThreadTS: root, Title: "How do I deploy?"})
+	var loading bool
+	for _, s := range w.slack.Statuses() {
+		if s.Channel == "D0ADA" && s.ThreadTS == root && s.Status == "is thinking…" && len(s.LoadingMessages) > 0 {
+			loading = true
+		}
+	}
+	require.True(t, loading, "no status with loading messages: %+v", w.slack.Statuses())
+}
