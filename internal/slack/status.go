@@ -61,7 +61,6 @@ func (s *Status) Thinking(ctx context.Context, threadID uuid.UUID) (stop func())
 		s.logger.DebugContext(ctx, "slack status", slog.String("thread_id", threadID.String()), slog.Any("error", err))
 		return func() {}
 	}
-	s.title(ctx, c, threadID, t)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	set := func(ctx context.Context, status string) {
@@ -77,8 +76,17 @@ func (s *Status) Thinking(ctx context.Context, threadID uuid.UUID) (stop func())
 		defer close(done)
 		tick := time.NewTicker(statusRefresh)
 		defer tick.Stop()
-		for {
+		for first := true; ; first = false {
 			set(ctx, Thinking)
+			if first {
+				// After the status, so that the person sees weft at work
+				// at once; never before the turn, which it would delay.
+				// A turn that ends meanwhile waits for it (within
+				// titleBudget) rather than leave the thread untitled.
+				tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), titleBudget)
+				s.title(tctx, c, threadID, t)
+				tcancel()
+			}
 			select {
 			case <-ctx.Done():
 				return

@@ -43,8 +43,12 @@ type titles struct {
 	done  ttlcache.Cache[bool]
 }
 
-// titleTTL is how long a titled thread is remembered as titled.
-const titleTTL = 24 * time.Hour
+// titleTTL is how long a titled thread is remembered as titled;
+// titleBudget bounds setting the title.
+const (
+	titleTTL    = 24 * time.Hour
+	titleBudget = 5 * time.Second
+)
 
 // title sets the title of a direct message's thread once. A failure is
 // logged at debug level and tried again on the next turn.
