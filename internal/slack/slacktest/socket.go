@@ -96,7 +96,9 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		}
 		st.mu.Lock()
 		if ch, ok := st.acks[ack.EnvelopeID]; ok {
-			st.ackPayloads[ack.EnvelopeID] = ack.Payload
+			if len(ack.Payload) > 0 && string(ack.Payload) != "null" {
+				st.ackPayloads[ack.EnvelopeID] = ack.Payload // envelope reads and drops it
+			}
 			close(ch)
 			delete(st.acks, ack.EnvelopeID)
 		}
