@@ -235,7 +235,10 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	a.express = a.proc.Express(a.intake, expressSends)
 	a.ingest = ingest.New(ingest.Deps{Store: a.intake, Jobs: a.proc.Inserter(), Express: a.express, Logger: logger, Persona: cfg.Persona})
 	a.discord.Elect(a.intake, a.ingest, a.telemetry.metrics, a.telemetry.tracer)
-	a.slack.Listen(a.ingest, cfg.SlackInstall.TeamAllowed)
+	// Slack's block actions by action_id prefix: a feature's buttons are
+	// registered here (ListenDeps.Actions), beside Slack's own feedback.
+	a.slack.Listen(surfaceslack.ListenDeps{Recorder: a.ingest, Allowed: cfg.SlackInstall.TeamAllowed,
+		Continuer: continuers.slack, Aborter: a.ingest})
 	if cfg.Role != "worker" {
 		a.handler = a.newHandler(rep, continuers)
 	}

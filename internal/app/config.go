@@ -341,6 +341,10 @@ func loadSlack(getenv func(string) string) (surfaceslack.Config, error) {
 	if err != nil {
 		return surfaceslack.Config{}, err
 	}
+	assist, err := surfaceslack.LoadAssistant(getenv)
+	if err != nil {
+		return surfaceslack.Config{}, err
+	}
 	return surfaceslack.Config{
 		SigningSecret: getenv("SLACK_SIGNING_SECRET"),
 		BotToken:      getenv("SLACK_BOT_TOKEN"),
@@ -349,5 +353,6 @@ func loadSlack(getenv func(string) string) (surfaceslack.Config, error) {
 
 		ContinueChannelID: getenv("SLACK_CONTINUE_CHANNEL_ID"),
 		HistoryPerMinute:  perMinute,
+		Assistant:         assist,
 	}, nil
 }

@@ -16,7 +16,7 @@ import (
 // log component themselves.
 func (a *App) newHandler(rep *replies.Service, c continuers) http.Handler {
 	a.discord.Serve(a.intake, c.discord, a.ingest)
-	a.slack.Serve(c.slack, a.ingest, a.cfg.SlackInstall.TeamAllowed, a.slackOAuth)
+	a.slack.Serve(a.slackOAuth)
 	hooks := webhooks.NewHandler(webhooks.Deps{Logger: a.logger, Recorder: a.ingest, Platforms: a.platforms,
 		Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer, Intake: a.admitted})
 	// The console's live view LISTENs: on the direct connection, if any.

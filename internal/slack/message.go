@@ -140,6 +140,9 @@ type Post struct {
 	// Part, for FindPosted.
 	OutboxID string
 	Part     int
+	// Blocks, when set, are what Slack shows (Text is then the
+	// notification's and screen readers' fallback).
+	Blocks []goslack.Block
 }
 
 // PostMessage sends one message (chat.postMessage) and returns its ts,
@@ -159,6 +162,9 @@ func (c *Client) PostMessage(ctx context.Context, p Post) (string, error) {
 	}
 	if p.ThreadTS != "" {
 		opts = append(opts, goslack.MsgOptionTS(p.ThreadTS))
+	}
+	if len(p.Blocks) > 0 {
+		opts = append(opts, goslack.MsgOptionBlocks(p.Blocks...))
 	}
 	if p.OutboxID != "" {
 		opts = append(opts, outboxMetadata(p.OutboxID, p.Part))

@@ -22,10 +22,25 @@ const findSlack = time.Minute
 // has and posts only the others.
 type Sender struct {
 	ws *Workspaces
+	// feedback puts feedback buttons under answers (WithFeedback).
+	feedback bool
 }
 
+// SenderOption configures a Sender.
+type SenderOption func(*Sender)
+
+// WithFeedback puts feedback buttons (AnswerBlocks) under each answer's
+// last part; an echo, a notice or an error gets none.
+func WithFeedback(on bool) SenderOption { return func(s *Sender) { s.feedback = on } }
+
 // NewSender returns a Sender posting with each workspace's own token.
-func NewSender(ws *Workspaces) *Sender { return &Sender{ws: ws} }
+func NewSender(ws *Workspaces, opts ...SenderOption) *Sender {
+	s := &Sender{ws: ws}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // Send posts one outbox row, split at TextLimit, in its target thread and
 // returns the ts of the first part. Rate limits, server and network
@@ -49,13 +64,14 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	if len(parts) == 0 {
 		return "", fmt.Errorf("slack: send %s: %w: nothing to post for a %s", o.ID, thread.ErrInvalid, o.Kind)
 	}
-	return s.post(ctx, c, o, target, parts, map[int]string{})
+	return s.post(ctx, c, o, target, parts, map[int]string{}, s.feedback && o.Kind == thread.OutboxResponse && !body.Echo)
 }
 
 // post posts the parts of row o not in posted (their ts by index), first
 // looking in the thread for those an earlier attempt posted, and returns
-// the first part's ts.
-func (s *Sender) post(ctx context.Context, c *Client, o thread.Outbox, target thread.SlackTarget, parts []string, posted map[int]string) (string, error) {
+// the first part's ts. With feedback, the last part carries the feedback
+// buttons.
+func (s *Sender) post(ctx context.Context, c *Client, o thread.Outbox, target thread.SlackTarget, parts []string, posted map[int]string, feedback bool) (string, error) {
 	id := o.ID.String()
 	if o.Attempts > 1 && len(posted) < len(parts) {
 		// An earlier attempt may have posted some parts without hearing so.
@@ -77,7 +93,11 @@ func (s *Sender) post(ctx context.Context, c *Client, o thread.Outbox, target th
 		if _, ok := posted[i]; ok {
 			continue
 		}
-		ts, err := c.PostMessage(ctx, Post{Channel: target.ChannelID, ThreadTS: target.ThreadTS, Text: part, OutboxID: id, Part: i})
+		p := Post{Channel: target.ChannelID, ThreadTS: target.ThreadTS, Text: part, OutboxID: id, Part: i}
+		if feedback && i == len(parts)-1 {
+			p.Blocks = AnswerBlocks(part, id)
+		}
+		ts, err := c.PostMessage(ctx, p)
 		if err != nil {
 			return "", surface.SendError(platform, o, err, ErrNotInstalled)
 		}
@@ -140,7 +160,7 @@ func (s *Sender) Finish(ctx context.Context, o thread.Outbox, m Streamed) (strin
 			return "", surface.SendError(platform, o, err, ErrNotInstalled)
 		}
 	}
-	return s.post(ctx, c, o, target, parts, map[int]string{0: m.TS})
+	return s.post(ctx, c, o, target, parts, map[int]string{0: m.TS}, s.feedback && o.Kind == thread.OutboxResponse && !body.Echo)
 }
 
 // Render is the mrkdwn an outbox row of kind k shows in Slack: the text

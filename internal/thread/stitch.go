@@ -24,13 +24,16 @@ const (
 	StitchAgentThought         StitchType = "agent_thought"
 	StitchClarificationRequest StitchType = "clarification_request"
 	StitchError                StitchType = "error"
+	// StitchFeedback is a person's rating of an answer (Slack's feedback
+	// buttons): shown to operators, never to the model.
+	StitchFeedback StitchType = "feedback"
 )
 
 // StitchTypes lists every stitch type.
 var StitchTypes = []StitchType{
 	StitchSystemPrompt, StitchInitialPrompt, StitchLLMCall, StitchToolCall, StitchThreadResult,
 	StitchDiscordMessage, StitchLinearActivity, StitchAgentThought, StitchClarificationRequest, StitchError,
-	StitchSlackMessage, StitchGitHubMessage,
+	StitchSlackMessage, StitchGitHubMessage, StitchFeedback,
 }
 
 // Valid reports whether t is a known stitch type.
