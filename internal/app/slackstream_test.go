@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -157,4 +158,24 @@ func TestSlackStreamKilledMidStreamFinishesSameMessage(t *testing.T) {
 	require.Len(t, fake.Calls("chat.startStream"), 1, "no second stream")
 	require.Empty(t, fake.Calls("chat.postMessage"), "no second message")
 	require.NotEmpty(t, fake.Calls("chat.update"), "the resumed call replaced the cut attempt's text")
+}
+
+// TestSlackStreamLongAnswerContinues: an answer past Slack's 3,900
+// characters streams its first part into the message, and its delivery
+// continues the rest in a second message.
+func TestSlackStreamLongAnswerContinues(t *testing.T) {
+	t.Parallel()
+	w := newSlackWorld(t, false)
+	para := strings.Repeat("word ", 700) // 3,500 characters
+	w.llm.Enqueue(llmtest.Reply{Text: para + "\n\n" + para, Chunk: 700})
+	q := w.mention("tell me at length")
+	got := w.answers(t, q.TS, 2)
+	th := w.thread(t, q.TS)
+	w.settled(t, th.ID)
+	msgs := inThread(w.slack, w.channel, q.TS)
+	require.Len(t, msgs, 2, "the streamed message and one more")
+	require.Equal(t, strings.TrimSpace(para), got[0].Text)
+	require.Equal(t, strings.TrimSpace(para), got[1].Text)
+	require.Len(t, w.slack.Calls("chat.startStream"), 1)
+	require.Len(t, w.slack.Calls("chat.postMessage"), 1, "the second part, posted on delivery")
 }
