@@ -356,9 +356,10 @@ func TestLoadDiscoveryConfig(t *testing.T) {
 		want    discovery.Config
 		wantErr string
 	}{
-		{"Defaults", nil, discovery.Config{MaxThreads: 10, ScoreThreshold: 0.6, FetchTimeout: 5 * time.Second}, ""},
-		{"Set", map[string]string{"MAX_RELEVANT_THREADS": "3", "RELEVANCE_SCORE_THRESHOLD": "0.75", "THREAD_FETCH_TIMEOUT_MS": "1500"},
-			discovery.Config{MaxThreads: 3, ScoreThreshold: 0.75, FetchTimeout: 1500 * time.Millisecond}, ""},
+		{"Defaults", nil, discovery.Config{MaxThreads: 10, ScoreThreshold: 0.6, FetchTimeout: 5 * time.Second, RankTimeout: 2 * time.Second}, ""},
+		{"Set", map[string]string{"MAX_RELEVANT_THREADS": "3", "RELEVANCE_SCORE_THRESHOLD": "0.75", "THREAD_FETCH_TIMEOUT_MS": "1500", "RELEVANCE_TIMEOUT_MS": "800"},
+			discovery.Config{MaxThreads: 3, ScoreThreshold: 0.75, FetchTimeout: 1500 * time.Millisecond, RankTimeout: 800 * time.Millisecond}, ""},
+		{"BadRankTimeout", map[string]string{"RELEVANCE_TIMEOUT_MS": "0"}, discovery.Config{}, "RELEVANCE_TIMEOUT_MS"},
 		{"BadCount", map[string]string{"MAX_RELEVANT_THREADS": "ten"}, discovery.Config{}, "MAX_RELEVANT_THREADS"},
 		{"BadTimeout", map[string]string{"THREAD_FETCH_TIMEOUT_MS": "-1"}, discovery.Config{}, "THREAD_FETCH_TIMEOUT_MS"},
 		{"ThresholdAboveOne", map[string]string{"RELEVANCE_SCORE_THRESHOLD": "6"}, discovery.Config{}, "RELEVANCE_SCORE_THRESHOLD"},
@@ -381,4 +382,26 @@ func TestLoadDiscoveryConfig(t *testing.T) {
 func discordDiscovery(t *testing.T, c *discord.Client, store *db.Store, fast llm.Provider) agent.ContextProvider {
 	src := surfacediscord.NewDiscovery(c, store, logtest.New(t))
 	return newDiscovery(map[thread.Platform]discovery.Source{thread.PlatformDiscord: src}, fast, "fast-model", discovery.Config{}, logtest.New(t))
+}
+
+// With WEFT_FAST_LLM_*, the fast model is asked at its own provider and
+// the agent's is not.
+func TestFastModelAtItsOwnProvider(t *testing.T) {
+	t.Parallel()
+	agentModel, fastModel := llmtest.NewServer(t), llmtest.NewServer(t)
+	agent, err := llm.New(llm.Config{Provider: "openai", APIKey: "a", BaseURL: agentModel.OpenAIBaseURL()})
+	require.NoError(t, err)
+	fastModel.Enqueue(llmtest.Reply{Text: "[]"})
+	p, err := fastProvider(&Config{Fast: FastProvider{Provider: "openai", APIKey: "f", BaseURL: fastModel.OpenAIBaseURL()}}, agent)
+	require.NoError(t, err)
+	got, err := fastModelOf(p, "small").Ask(context.Background(), "system", "rank these")
+	require.NoError(t, err)
+	require.Equal(t, "[]", got)
+	require.Equal(t, 1, fastModel.Calls())
+	require.Equal(t, "small", fastModel.Requests()[0].Model)
+	require.Zero(t, agentModel.Calls())
+
+	same, err := fastProvider(&Config{}, agent)
+	require.NoError(t, err)
+	require.Same(t, agent, same, "without WEFT_FAST_LLM_* the agent's provider serves it")
 }

@@ -31,7 +31,7 @@ func (a *App) Context(store *db.Store, fast discovery.FastModel, logger *slog.Lo
 // NewDiscovery is discovery's source for Discord on client c, posting its
 // notice in the conversation's Discord thread.
 func NewDiscovery(c *discordapi.Client, store *db.Store, logger *slog.Logger) *DiscordChannels {
-	return &DiscordChannels{Reader: NewReader(c), Store: store, Post: discoveryNotice(c, logger.With("component", "discovery"))}
+	return &DiscordChannels{Reader: NewReader(c), Store: store, Post: discoveryNotice(c, logger.With("component", "discovery")), Self: c.BotUserID}
 }
 
 // Guild finds the server of a Discord channel weft does not track, for

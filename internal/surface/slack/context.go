@@ -69,12 +69,12 @@ var _ SlackChannelReader = slackChannels{}
 // TopLevel implements SlackChannelReader. History pages come newest
 // first; messages that are no one's words (joins, topic changes) are left
 // out.
-func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID string, n int) ([]discovery.ChannelMessage, error) {
+func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID, latest string, n int) ([]discovery.ChannelMessage, error) {
 	c, err := r.ws.Client(ctx, teamID)
 	if err != nil {
 		return nil, err
 	}
-	pg, err := c.History(ctx, channelID, slackapi.ReadOptions{Limit: n})
+	pg, err := c.History(ctx, channelID, slackapi.ReadOptions{Limit: n, Latest: latest})
 	if err != nil {
 		return nil, slackReadError(err)
 	}
@@ -108,6 +108,12 @@ func (r slackChannels) Replies(ctx context.Context, teamID, channelID, threadTS,
 		out[i] = slackChannelMessage(m)
 	}
 	return named(ctx, c, out), nil
+}
+
+// BotUserID implements SlackChannelReader.
+func (r slackChannels) BotUserID(ctx context.Context, teamID string) (string, error) {
+	id, err := r.ws.Identity(ctx, teamID)
+	return id.UserID, err
 }
 
 // SetStatus implements SlackChannelReader.
