@@ -38,11 +38,13 @@ func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackA
 	}
 	out := make([]history.Message, 0, len(msgs))
 	for _, m := range msgs {
-		who := "Bot"
-		if m.BotID == "" {
-			who = c.UserName(ctx, m.User)
+		// A bot is named as its user is, if it has one.
+		who := c.UserName(ctx, m.User)
+		if who == "" && m.BotID != "" {
+			who = "Bot"
 		}
-		out = append(out, history.Message{ID: m.TS, Author: who, Text: m.Text})
+		out = append(out, history.Message{ID: m.TS, Author: who, Text: m.Text,
+			Edited: m.EditedTS != "", Deleted: m.Subtype == "tombstone"})
 	}
 	return out, nil
 }
