@@ -91,6 +91,19 @@ func (r discordReader) MessagesAfter(ctx context.Context, channelID, afterID str
 	return channelMessages(msgs), notFound(err)
 }
 
+// SearchMembers implements DiscordReader.
+func (r discordReader) SearchMembers(ctx context.Context, guildID, query string, limit int) ([]DiscordMember, error) {
+	ms, err := r.c.SearchMembers(ctx, guildID, query, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DiscordMember, len(ms))
+	for i, m := range ms {
+		out[i] = DiscordMember{ID: m.ID, Names: m.Names}
+	}
+	return out, nil
+}
+
 // Message implements DiscordReader.
 func (r discordReader) Message(ctx context.Context, channelID, messageID string) (discovery.ChannelMessage, error) {
 	m, err := r.c.Message(ctx, channelID, messageID)

@@ -67,6 +67,10 @@ func (m *memDiscord) Message(context.Context, string, string) (discovery.Channel
 	return discovery.ChannelMessage{}, errors.New("not used")
 }
 
+func (m *memDiscord) SearchMembers(context.Context, string, string, int) ([]discord.DiscordMember, error) {
+	return nil, errors.New("not used")
+}
+
 // fastFunc is a FastModel.
 type fastFunc func(system, prompt string) (string, error)
 
