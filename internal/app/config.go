@@ -64,7 +64,11 @@ type Config struct {
 	LLMBaseURL  string
 	Model       string
 	FastModel   string
-	MaxSteps    int
+	// Fast is the fast model's own provider (WEFT_FAST_LLM_PROVIDER,
+	// WEFT_FAST_LLM_API_KEY, WEFT_FAST_LLM_BASE_URL); its zero value
+	// means the agent's provider.
+	Fast     FastProvider
+	MaxSteps int
 	// MCP are the MCP servers whose tools the agent may call
 	// (WEFT_MCP_CONFIG); nil without.
 	MCP         *mcpclient.Config
@@ -192,6 +196,12 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 	cfg.Model, cfg.FastModel = getenv("WEFT_MODEL"), getenv("WEFT_FAST_MODEL")
 	if d, ok := defaultModels[cfg.LLMProvider]; ok {
 		cfg.Model = cmp.Or(cfg.Model, d[0])
+	}
+	if cfg.Fast, err = loadFastProvider(getenv, cfg); err != nil {
+		return nil, err
+	}
+	fastProvider := cmp.Or(cfg.Fast.Provider, cfg.LLMProvider)
+	if d, ok := defaultModels[fastProvider]; ok {
 		cfg.FastModel = cmp.Or(cfg.FastModel, d[1])
 	}
 	cfg.FastModel = cmp.Or(cfg.FastModel, cfg.Model)
@@ -240,6 +250,40 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// FastProvider is where the fast model (WEFT_FAST_MODEL) is asked when it
+// is not the agent's provider: relevant-thread-discovery.md ranks with a
+// cheaper, faster model, which may live elsewhere (a local server, another
+// vendor).
+type FastProvider struct {
+	Provider, APIKey, BaseURL string
+}
+
+// loadFastProvider reads WEFT_FAST_LLM_PROVIDER and its key and base URL:
+// the key defaults to the provider's own variable (OPENAI_API_KEY,
+// ANTHROPIC_API_KEY), and a base URL alone points the agent's provider
+// elsewhere for the fast model.
+func loadFastProvider(getenv func(string) string, cfg *Config) (FastProvider, error) {
+	f := FastProvider{Provider: getenv("WEFT_FAST_LLM_PROVIDER"), APIKey: getenv("WEFT_FAST_LLM_API_KEY"), BaseURL: getenv("WEFT_FAST_LLM_BASE_URL")}
+	if f == (FastProvider{}) {
+		return f, nil
+	}
+	switch f.Provider {
+	case "":
+		if cfg.LLMProvider == "" {
+			return f, errors.New("WEFT_FAST_LLM_API_KEY/WEFT_FAST_LLM_BASE_URL: set WEFT_FAST_LLM_PROVIDER (or WEFT_LLM_PROVIDER)")
+		}
+		f.Provider = cfg.LLMProvider
+		f.APIKey = cmp.Or(f.APIKey, cfg.LLMAPIKey)
+	case "openai":
+		f.APIKey = cmp.Or(f.APIKey, getenv("OPENAI_API_KEY"))
+	case "anthropic":
+		f.APIKey = cmp.Or(f.APIKey, getenv("ANTHROPIC_API_KEY"))
+	default:
+		return f, fmt.Errorf("WEFT_FAST_LLM_PROVIDER: %q is not openai or anthropic", f.Provider)
+	}
+	return f, nil
 }
 
 // loadPersona reads WEFT_PERSONA, or the file WEFT_PERSONA_FILE names (a

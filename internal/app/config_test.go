@@ -130,3 +130,40 @@ func TestConfigMCP(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, cfg.MCP)
 }
+
+// The fast model may have its own provider (relevant-thread-discovery.md
+// ranks with a cheaper model): WEFT_FAST_LLM_PROVIDER, its key and base URL.
+func TestConfigFastProvider(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		fast    FastProvider
+		model   string
+		wantErr string
+	}{
+		{name: "TheAgentsProvider", env: map[string]string{"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "sk"}, model: "gpt-4o-mini"},
+		{name: "AnotherProvider", env: map[string]string{"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "sk",
+			"WEFT_FAST_LLM_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "ak"},
+			fast: FastProvider{Provider: "anthropic", APIKey: "ak"}, model: "claude-haiku-4-5"},
+		{name: "OwnKeyAndURL", env: map[string]string{"WEFT_LLM_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "ak",
+			"WEFT_FAST_LLM_PROVIDER": "openai", "WEFT_FAST_LLM_API_KEY": "local", "WEFT_FAST_LLM_BASE_URL": "http://127.0.0.1:11434/v1", "WEFT_FAST_MODEL": "llama3.2"},
+			fast: FastProvider{Provider: "openai", APIKey: "local", BaseURL: "http://127.0.0.1:11434/v1"}, model: "llama3.2"},
+		{name: "BaseURLAlone", env: map[string]string{"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "sk", "WEFT_FAST_LLM_BASE_URL": "http://fast/v1"},
+			fast: FastProvider{Provider: "openai", APIKey: "sk", BaseURL: "http://fast/v1"}, model: "gpt-4o-mini"},
+		{name: "UnknownProvider", env: map[string]string{"WEFT_FAST_LLM_PROVIDER": "gemini"}, wantErr: "WEFT_FAST_LLM_PROVIDER"},
+		{name: "NoProviderAtAll", env: map[string]string{"WEFT_FAST_LLM_BASE_URL": "http://fast/v1"}, wantErr: "WEFT_FAST_LLM_PROVIDER"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := LoadConfig(env(tc.env))
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.fast, cfg.Fast)
+			require.Equal(t, tc.model, cfg.FastModel)
+		})
+	}
+}

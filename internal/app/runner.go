@@ -46,6 +46,10 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 	if cfg.WrapModel != nil {
 		provider = cfg.WrapModel(provider)
 	}
+	fast, err := fastProvider(cfg, provider)
+	if err != nil {
+		return nil, err
+	}
 	own := tools.Memory(store)
 	own = append(own, dis.Tools(lin.On() || sl.On(), c.discord)...)
 	own = append(own, sl.Tools(lin.On() || dis.On(), c.slack)...)
@@ -70,7 +74,7 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 		if !ok {
 			continue
 		}
-		src, own := pc.Context(store, fastModelOf(provider, cfg.FastModel), logger)
+		src, own := pc.Context(store, fastModelOf(fast, cfg.FastModel), logger)
 		if src != nil {
 			sources[p.Name()] = src
 		}
@@ -81,7 +85,7 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 		}
 	}
 	if len(sources) > 0 {
-		contexts = append(contexts, newDiscovery(sources, provider, cfg.FastModel, cfg.Discovery, logger))
+		contexts = append(contexts, newDiscovery(sources, fast, cfg.FastModel, cfg.Discovery, logger))
 	}
 	return &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps, RetryWindow: cfg.LLMRetryWindow,
 		Context: contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer,

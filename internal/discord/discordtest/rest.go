@@ -43,6 +43,7 @@ func (s *Server) routes() http.Handler {
 	api("POST /channels/{channel}/threads", s.handleThreadWithoutMessage)
 	api("PUT /channels/{channel}/thread-members/@me", s.handleThreadJoin)
 	api("POST /channels/{channel}/typing", s.handleTyping)
+	api("GET /guilds/{guild}/members/search", s.handleMemberSearch)
 	api("PUT /applications/{app}/commands", s.handleCommandOverwrite)
 	api("PUT /applications/{app}/guilds/{guild}/commands", s.handleCommandOverwrite)
 	api("PATCH /webhooks/{app}/{token}/messages/@original", s.handleWebhookEditOriginal)

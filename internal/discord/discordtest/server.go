@@ -59,7 +59,8 @@ type Server struct {
 	typing    map[string]int
 	requests  fakekit.Log[Request]
 	overwrite []CommandOverwrite
-	webhooks  map[string][]WebhookMessage // by interaction token
+	webhooks  map[string][]WebhookMessage    // by interaction token
+	members   map[string][]*discordgo.Member // by guild
 	gateway   gatewayState
 }
 
@@ -212,6 +213,7 @@ func (s *Server) PostUserMessage(channelID string, author User, content string) 
 		m.Mentions = append(m.Mentions, u)
 	}
 	s.messages[channelID] = append(s.messages[channelID], m)
+	s.addMemberLocked(ch.GuildID, author, "")
 	s.dispatchLocked("MESSAGE_CREATE", m)
 	return copyMessage(m)
 }

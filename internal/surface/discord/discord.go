@@ -294,7 +294,7 @@ func (h discordHistory) ThreadHistory(ctx context.Context, ref history.Ref) ([]h
 	}
 	out := make([]history.Message, 0, len(msgs))
 	for _, m := range msgs {
-		out = append(out, history.Message{ID: m.ID, Author: m.Author.Name, Text: m.Content})
+		out = append(out, history.Message{ID: m.ID, Author: m.Author.Name, Text: m.Content, Edited: !m.EditedAt.IsZero()})
 	}
 	return out, nil
 }
