@@ -33,7 +33,7 @@ type continuers struct{ discord, slack *continuation.Continuer }
 
 // newRunner builds the agent that works turns: the model, the tools (memory,
 // get-thread-replies, continue_in_discord and continue_in_slack through the
-// continuers, and Discord's search tools) and the context providers
+// continuers, Discord's search tools and GitHub's issue tools) and the context providers
 // (platform thread history and, with Discord or Slack on, relevant thread
 // discovery).
 func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []surface.Platform,
@@ -47,8 +47,12 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 		provider = cfg.WrapModel(provider)
 	}
 	own := tools.Memory(store)
-	own = append(own, dis.Tools(lin.On() || sl.On(), c.discord)...)
-	own = append(own, sl.Tools(lin.On() || dis.On(), c.slack)...)
+	gh := false // GitHub's conversations continue in Discord and Slack too
+	for _, p := range platforms {
+		gh = gh || (p.Name() == thread.PlatformGitHub && p.Door().On)
+	}
+	own = append(own, dis.Tools(lin.On() || sl.On() || gh, c.discord)...)
+	own = append(own, sl.Tools(lin.On() || dis.On() || gh, c.slack)...)
 	registry, err := tools.NewRegistry(own...)
 	if err != nil {
 		return nil, err
