@@ -285,8 +285,9 @@ func (c *Continuer) Tool() tools.Tool {
 	name := platformName(c.Opener.Platform())
 	return tools.Tool{
 		Name: "continue_in_" + string(c.Opener.Platform()),
-		Description: "Move this conversation to a new " + name + " thread: it opens the thread, posts a summary of the conversation there, " +
-			"and links it in Linear. Use it when the user asks to continue or discuss in " + name + ". Returns the thread's link.",
+		Description: "Move this conversation to a new " + name + " thread: it opens the thread, posts a summary of the conversation there " +
+			"linking back to where it started (a Linear session is also given the link). Use it when the user asks to continue or discuss in " +
+			name + ". Returns the thread's link; tell the user where to find it.",
 		Schema: toolschema.For[struct{}](),
 		Handler: func(ctx context.Context, call tools.Call) (string, error) {
 			got, err := c.Continue(ctx, call.ThreadID, "", call.AgentName)
@@ -296,7 +297,7 @@ func (c *Continuer) Tool() tools.Tool {
 			if got.Existing {
 				return "This conversation already continues in " + name + ": " + got.URL, nil
 			}
-			return "Opened a " + name + " thread, posted a summary there and linked it in Linear: " + got.URL, nil
+			return "Opened a " + name + " thread and posted a summary of the conversation there: " + got.URL, nil
 		},
 	}
 }
