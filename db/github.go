@@ -22,6 +22,17 @@ func queueAttachGitHub(ctx context.Context, p *pipeline, g *thread.GitHubAttachm
 	p.add(func(q *dbsqlc.Queries) error { return translate(q.InsertGitHubAttachment(ctx, arg)) })
 }
 
+// AttachGitHub attaches a thread (g's ThreadID) to an issue or pull
+// request it continues on: a conversation begun elsewhere. One the issue
+// has a thread already fails with thread.ErrGitHubThreadAttached, a
+// thread on GitHub already with thread.ErrAlreadyAttached.
+func (q *Queries) AttachGitHub(ctx context.Context, g thread.GitHubAttachment) error {
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	return q.attach(ctx, g.ThreadID, func(p *pipeline) { queueAttachGitHub(ctx, p, &g) })
+}
+
 // GitHubAttachment returns a thread's GitHub attachment, or
 // thread.ErrNotFound.
 func (q *Queries) GitHubAttachment(ctx context.Context, threadID uuid.UUID) (*thread.GitHubAttachment, error) {

@@ -46,10 +46,19 @@ SELECT coalesce((SELECT removed_at IS NOT NULL OR suspended FROM github_installa
 -- name: GitHubInstallationsOf :many
 -- GitHubInstallationsOf is the live installations whose account is of an
 -- organisation (linked, or its own), every live one for the operator
--- (''): what a conversation's GitHub tools may read. Few rows: a scan.
-SELECT installation_id, account_id, account_login FROM github_installations
-WHERE removed_at IS NULL AND NOT suspended
-  AND (@organisation::text = '' OR tenant_organisation('github', account_id::text) = @organisation::text)
+-- (''): what a conversation's GitHub tools may read. An installation made
+-- before weft heard its installation event is known by its threads (its
+-- login taken from a repository's owner). Few rows: a scan.
+SELECT installation_id, account_id, account_login FROM (
+    SELECT i.installation_id, i.account_id, i.account_login FROM github_installations i
+    WHERE i.removed_at IS NULL AND NOT i.suspended
+    UNION ALL
+    (SELECT DISTINCT ON (g.installation_id) g.installation_id, g.account_id, g.repo_owner
+     FROM github_thread_metadata g
+     WHERE NOT EXISTS (SELECT 1 FROM github_installations i WHERE i.installation_id = g.installation_id)
+     ORDER BY g.installation_id, g.created_at DESC)
+) live
+WHERE @organisation::text = '' OR tenant_organisation('github', account_id::text) = @organisation::text
 ORDER BY installation_id;
 
 -- name: ThreadByGitHubIssue :one

@@ -51,6 +51,9 @@ func TestGitHubAcrossPlatforms(t *testing.T) {
 			return llmtest.Reply{Text: "Done: " + last.Content}
 		case strings.Contains(last.Content, "continue in slack"):
 			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "continue_in_slack", Arguments: "{}"}}}
+		case strings.Contains(last.Content, "continue on github "):
+			f := strings.Fields(last.Content)
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "continue_in_github", Arguments: `{"url":"` + f[len(f)-1] + `"}`}}}
 		}
 		return llmtest.Reply{Text: "Answer to: " + last.Content}
 	})
@@ -191,4 +194,31 @@ func TestGitHubAcrossPlatforms(t *testing.T) {
 	require.Len(t, githubapi.Markers(echo), 1, "an echo carries its outbox marker")
 	waitSettled(t, w.store, oth.ID)
 	require.Len(t, gh.BotComments(githubRepo, other), 2, "the answer on GitHub and the echo, once each")
+
+	// And back: a Slack conversation continues on an existing issue,
+	// where a mention goes on with its history.
+	third := gh.AddIssue(githubRepo, bob, "Docs are stale", "", false)
+	thirdURL := "https://github.com/" + githubRepo + "/issues/" + strconv.Itoa(third)
+	m := w.mention("the docs say v1, is that right?")
+	slackSays(m.TS, "Answer to:")
+	sth := w.thread(t, m.TS)
+	waitSettled(t, w.store, sth.ID)
+	w.slack.Post(w.ada, w.channel, m.TS, "please continue on github "+thirdURL)
+	slackSays(m.TS, "Done: Posted a summary of the conversation on "+thirdURL)
+	summary = githubSays(third, "the docs say v1, is that right?")
+	require.Contains(t, summary, "Mention @"+githubtest.AppSlug+" in a comment here to continue")
+	require.Len(t, githubapi.Markers(summary), 1)
+	att, err := w.store.GitHubAttachment(ctx, sth.ID)
+	require.NoError(t, err)
+	require.Equal(t, third, att.Number)
+	require.Equal(t, acme.ID, att.AccountID)
+	waitSettled(t, w.store, sth.ID)
+	gw.comment(t, third, "@weft-test which version then?")
+	githubSays(third, "which version then?")
+	require.Equal(t, sth.ID, gw.thread(t, third).ID, "the Slack conversation's thread")
+	reqs = w.llm.Requests()
+	last = reqs[len(reqs)-1]
+	require.True(t, slices.ContainsFunc(last.Messages, func(m llmtest.Message) bool { return strings.Contains(m.Content, "the docs say v1") }),
+		"the Slack part of the conversation is in the history")
+	require.Contains(t, last.System, `<github_issue repository="acme/api" number="`+strconv.Itoa(third)+`"`)
 }

@@ -260,6 +260,9 @@ func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, 
 	name := platformName(c.Opener.Platform())
 	got.ThreadID = th.ID
 	got.Summary = summary(th.Goal, chain, origin, c.Opener.Bold)
+	if iv, ok := c.Opener.(inviter); ok {
+		got.Summary = strings.Replace(got.Summary, invite, iv.Invite(), 1)
+	}
 	got.LinearText = "Continuing this conversation in " + name + ": " + got.URL
 	got.URLLabel = name + " thread"
 	if err := c.Recorder.Continue(ctx, *got); err != nil {
@@ -301,6 +304,13 @@ func (c *Continuer) Tool() tools.Tool {
 		},
 	}
 }
+
+// invite ends a summary: how to go on where it is posted.
+const invite = "Reply in this thread to continue; I have the whole conversation."
+
+// inviter is an Opener whose platform goes on otherwise (GitHub answers
+// mentions only): its Invite replaces invite.
+type inviter interface{ Invite() string }
 
 // platformName is a platform as people write it.
 func platformName(p thread.Platform) string { return p.Title() }
@@ -357,7 +367,7 @@ func summary(goal string, chain []thread.Stitch, origin Link, bold func(string) 
 		b.WriteString(strings.Join(lines, "\n"))
 		b.WriteString("\n")
 	}
-	b.WriteString("\nReply in this thread to continue; I have the whole conversation.")
+	b.WriteString("\n" + invite)
 	return b.String()
 }
 
