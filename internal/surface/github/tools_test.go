@@ -59,6 +59,14 @@ func TestGitHubTools(t *testing.T) {
 		ThreadTS: "1700000000.000200", CreatedBy: "U1"}).Build(ctx, store)
 	require.NoError(t, err)
 	operator := dbtest.Thread(ctx, t, store, nil)
+	// An installation weft never heard the installation event of, known
+	// by the thread one of its deliveries opened.
+	initechID := rand.Int64N(1<<40) + 1
+	initechInst := gh.Install(githubtest.User{ID: initechID, Login: "initech", Type: "Organization"}, "initech/tps")
+	report := gh.AddIssue("initech/tps", bob, "TPS reports", "new cover sheet", false)
+	onInitech, err := thread.NewBuilder(nil).WithGoal("tps").InteractiveGitHub(&thread.GitHubAttachment{InstallationID: initechInst,
+		AccountID: initechID, RepoID: rand.Int64N(1<<40) + 1, Owner: "initech", Repo: "tps", Number: report, CreatedBy: "bob"}).Build(ctx, store)
+	require.NoError(t, err)
 	require.NoError(t, store.LinkTenants(ctx, "acme-"+team[1:], thread.GitHubTenant(acmeID), thread.SlackTenant(team)))
 
 	client, err := githubapi.New(githubapi.Deps{AppID: githubtest.AppID, PrivateKey: gh.PrivateKeyPEM(), Slug: githubtest.AppSlug, APIURL: gh.URL()})
@@ -109,6 +117,10 @@ func TestGitHubTools(t *testing.T) {
 			refused: `repository "globex/core" is out of reach`},
 		{name: "SearchOperator", from: operator.ID, tool: "search_github_issues", args: map[string]any{"query": "flaky"},
 			want: []string{"acme/api#", "globex/core#"}, absent: []string{"secret"}},
+		{name: "KnownByItsThreads", from: onInitech.ID, tool: "get_github_issue", args: issue("initech/tps", report), want: []string{"TPS reports"}},
+		{name: "KnownByItsThreadsNotOthers", from: onInitech.ID, tool: "get_github_issue", args: issue("acme/api", flaky), refused: "out of reach"},
+		{name: "OperatorReadsEveryInstallation", from: operator.ID, tool: "search_github_issues", args: map[string]any{"query": "report"},
+			want: []string{"initech/tps#"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := call(tt.from, tt.tool, tt.args)
@@ -137,5 +149,5 @@ func TestGitHubTools(t *testing.T) {
 			lists++
 		}
 	}
-	require.Equal(t, 2, lists, "one listing per installation")
+	require.Equal(t, 3, lists, "one listing per installation")
 }
