@@ -167,6 +167,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	continuers := continuers{
 		discord: a.discord.Continuer(a.store, rec, refs, origins),
 		slack:   a.slack.Continuer(a.store, rec, refs, origins),
+		github:  github.Continuer(a.store, rec, refs, origins),
 	}
 	workers := cfg.Role != "api"
 	var runner *agent.Runner

@@ -33,6 +33,9 @@ type Door struct {
 	// Installations keeps the installations' state; nil keeps none.
 	Installations Installations
 	Logger        *slog.Logger
+	// Seen hears of each verified delivery before it is recorded, to
+	// drop what caches keep of what it changes; nil hears nothing.
+	Seen func(githubapi.Event)
 }
 
 func (d Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +44,9 @@ func (d Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	gev, ok := d.Client.ReadWebhook(w, r, reject)
 	if !ok {
 		return
+	}
+	if d.Seen != nil {
+		d.Seen(gev)
 	}
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ingestTimeout)
 	defer cancel()
