@@ -19,7 +19,7 @@ import (
 // spec is the vendored description of the operations the client calls
 // (testdata/README.md), loaded once.
 var spec = sync.OnceValues(func() (routers.Router, error) {
-	doc, err := openapi3.NewLoader().LoadFromFile("testdata/openapi/operations.json")
+	doc, err := openapi3.NewLoader().LoadFromFile("githubtest/openapi/operations.json")
 	if err != nil {
 		return nil, err
 	}
