@@ -45,7 +45,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		s.checkCall(Call{Method: r.Method, URL: r.URL.RequestURI(), Header: r.Header, Body: body})
-		s.record(r, "", body, http.StatusNotFound, 0)
+		s.record(r, "", body, http.StatusNotFound, 0, s.Now())
 		writeError(w, http.StatusNotFound, "Not Found")
 	})
 	return mux
@@ -83,10 +83,11 @@ func (s *status) Write(b []byte) (int, error) {
 func (s *status) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, a auth, h func(*request)) {
+	at := s.Now()
 	body, _ := io.ReadAll(r.Body)
 	sw := &status{ResponseWriter: w}
 	var instID int64
-	defer func() { s.record(r, route, body, sw.code, instID) }()
+	defer func() { s.record(r, route, body, sw.code, instID, at) }()
 	req := &request{w: sw, r: r, body: body}
 	if !s.checkCall(Call{Route: route, Method: r.Method, URL: r.URL.RequestURI(), Header: r.Header, Body: body}) {
 		writeError(sw, http.StatusUnprocessableEntity, "Invalid request.")
@@ -121,9 +122,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, a a
 	}, writeFault)
 }
 
-func (s *Server) record(r *http.Request, route string, body []byte, code int, inst int64) {
+func (s *Server) record(r *http.Request, route string, body []byte, code int, inst int64, at time.Time) {
 	s.calls.Add(Call{Route: route, Method: r.Method, URL: r.URL.RequestURI(), Header: r.Header.Clone(),
-		Body: body, Status: code, Installation: inst, At: s.Now()})
+		Body: body, Status: code, Installation: inst, At: at, Answered: s.Now()})
 }
 
 // secondaryLimited answers as GitHub does while the installation is under

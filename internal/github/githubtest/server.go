@@ -63,8 +63,9 @@ type Call struct {
 	// Installation is the installation whose token made the call, 0 for
 	// the app JWT or none.
 	Installation int64
-	// At is when the fake received it, on its clock.
-	At time.Time
+	// At is when the fake received it, and Answered when it answered,
+	// on its clock.
+	At, Answered time.Time
 }
 
 // Server is a fake GitHub. All methods are safe for concurrent use.
