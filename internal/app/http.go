@@ -46,7 +46,7 @@ const home = `<!doctype html>
 <meta charset="utf-8">
 <title>weft</title>
 <h1>weft</h1>
-<p>weft runs AI agents across Linear, Discord and Slack on one Postgres store of threads.</p>
+<p>weft runs AI agents across Linear, Discord, Slack and GitHub on one Postgres store of threads.</p>
 <ul>
 <li><a href="/console">/console</a>: the operator console (needs WEFT_API_TOKEN)</li>
 <li><a href="/healthz">/healthz</a>: whether the process is up (<a href="/readyz">/readyz</a>: and its database)</li>

@@ -42,6 +42,7 @@ type Store interface {
 	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
 	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
 	SlackAttachment(ctx context.Context, threadID uuid.UUID) (*thread.SlackAttachment, error)
+	GitHubAttachment(ctx context.Context, threadID uuid.UUID) (*thread.GitHubAttachment, error)
 	ThreadOutbox(ctx context.Context, threadID uuid.UUID) ([]thread.Outbox, error)
 	OutboxBacklog(ctx context.Context, limit int) ([]thread.Outbox, error)
 	RecentDeliveries(ctx context.Context, limit int) ([]db.Delivery, error)

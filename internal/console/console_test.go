@@ -332,3 +332,35 @@ func TestLive(t *testing.T) {
 		return watchers == 0
 	}, 10*time.Second, 20*time.Millisecond, "the watch ends with the stream")
 }
+
+// TestGitHubThreads checks a GitHub thread is filtered, badged and shown
+// attached, with a link out to its issue, pull request or review thread.
+func TestGitHubThreads(t *testing.T) {
+	g := newRig(t)
+	ctx := context.Background()
+	att := &thread.GitHubAttachment{InstallationID: 7, AccountID: 70, RepoID: 700, Owner: "acme", Repo: "api", Number: 12, CreatedBy: "bob"}
+	issue, err := thread.NewBuilder(nil).WithGoal("answer on github").InteractiveGitHub(att).Build(ctx, g.store)
+	require.NoError(t, err)
+	review, err := thread.NewBuilder(nil).WithGoal("answer in review").InteractiveGitHub(&thread.GitHubAttachment{InstallationID: 7,
+		AccountID: 70, RepoID: 700, Owner: "acme", Repo: "api", Number: 13, PullRequest: true, ReviewRoot: 99, CreatedBy: "bob"}).Build(ctx, g.store)
+	require.NoError(t, err)
+	g.thread(t, "answer in slack", thread.PlatformSlack, thread.StatusRunning)
+	c := client(t)
+	login(t, g, c)
+	base := g.srv.URL + "/console"
+
+	_, page := get(t, c, base+"/?platform=github")
+	require.Contains(t, page, "answer on github")
+	require.Contains(t, page, "answer in review")
+	require.NotContains(t, page, "answer in slack")
+	require.Contains(t, page, `<span class="plat github">GitHub</span>`)
+	require.Contains(t, page, `<option value="github" selected`)
+
+	_, page = get(t, c, base+"/threads/"+issue.ID.String())
+	require.Contains(t, page, `<span class="plat github">GitHub</span>`)
+	require.Contains(t, page, `href="https://github.com/acme/api/issues/12"`)
+	require.Contains(t, page, "acme/api#12")
+	_, page = get(t, c, base+"/threads/"+review.ID.String())
+	require.Contains(t, page, `href="https://github.com/acme/api/pull/13#discussion_r99"`)
+	require.Contains(t, page, "review thread 99")
+}

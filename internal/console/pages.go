@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,6 +65,20 @@ var funcs = template.FuncMap{
 	"linearURL": func(l *thread.LinearAttachment) string {
 		return "https://linear.app/issue/" + url.PathEscape(l.IssueIdentifier)
 	},
+	"githubURL": githubURL,
+}
+
+// githubURL is a GitHub conversation's page on github.com: its issue or
+// pull request, or a review thread's first comment.
+func githubURL(g *thread.GitHubAttachment) string {
+	u := "https://github.com/" + url.PathEscape(g.Owner) + "/" + url.PathEscape(g.Repo)
+	switch {
+	case g.ReviewRoot != 0:
+		return u + "/pull/" + strconv.Itoa(g.Number) + "#discussion_r" + strconv.FormatInt(g.ReviewRoot, 10)
+	case g.PullRequest:
+		return u + "/pull/" + strconv.Itoa(g.Number)
+	}
+	return u + "/issues/" + strconv.Itoa(g.Number)
 }
 
 func parsePages() *pages {
@@ -267,6 +282,7 @@ type threadView struct {
 	Discord   *thread.DiscordAttachment
 	Linear    *thread.LinearAttachment
 	Slack     *thread.SlackAttachment
+	GitHub    *thread.GitHubAttachment
 	Outbox    []thread.Outbox
 	Stitches  []stitchView
 	// From is the position the timeline starts after; Earlier links the
@@ -307,6 +323,10 @@ func (c *Console) threadPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if v.Slack, err = c.d.Store.SlackAttachment(ctx, id); err != nil && !isNotFound(err) {
+		c.fail(w, r, err)
+		return
+	}
+	if v.GitHub, err = c.d.Store.GitHubAttachment(ctx, id); err != nil && !isNotFound(err) {
 		c.fail(w, r, err)
 		return
 	}

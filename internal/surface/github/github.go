@@ -145,12 +145,16 @@ func (a *App) Sender() surface.Sender {
 	return Sender{Client: a.client}
 }
 
-// Routes mounts POST /webhooks/github (counted, buffered, admitted).
+// Routes mounts POST /webhooks/github (counted, read and verified,
+// admitted). GitHub's payloads run to 25 MB, beyond the 1 MiB the other
+// doors' shared buffer takes: the door reads its own (githubapi.ReadDelivery),
+// still before admission, so that a sender trickling its body holds no
+// slot.
 func (a *App) Routes(r chi.Router, m surface.Mount) {
 	if !a.On() {
 		return
 	}
-	r.With(m.Count(thread.PlatformGitHub), m.Buffer, m.Admit).Method("POST", "/webhooks/github",
+	r.With(m.Count(thread.PlatformGitHub), readFirst(a.client, m.Logger), m.Admit).Method("POST", "/webhooks/github",
 		Door{Client: a.client, Recorder: m.Recorder, Installations: a.installs, Logger: m.Logger, Seen: a.seen})
 }
 
