@@ -44,6 +44,23 @@ type linearBench struct {
 	linearIssue
 	weft   *target
 	served *served
+	// debugAddr is weft serve's WEFT_DEBUG_ADDR, "" when unset.
+	debugAddr string
+}
+
+// profile takes a CPU profile of weft serve for d from its pprof
+// endpoint into path, from now, and sends on the channel returned when it
+// is written (at once when path is "").
+func (b *linearBench) profile(ctx context.Context, path string, d time.Duration) <-chan error {
+	done := make(chan error, 1)
+	if path == "" {
+		done <- nil
+		return done
+	}
+	go func() {
+		done <- kit.FetchProfile(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", b.debugAddr, max(1, int(d.Seconds()))), path)
+	}()
+	return done
 }
 
 // benchLinear drives a real weft serve (`weft-bench serve`, as a child process,
@@ -63,6 +80,7 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 	sc := scratchFlags(fs, "weft_bench_linear")
 	overload := fs.Int("overload", 5, "after the ramp, drive weft at 2×, 3×, … up to this multiple of its capacity, every answer due within 1 s; 0 skips")
 	anchor := fs.Bool("anchor", true, "measure the anchor first: a minimal signed-webhook handler (read, HMAC, one insert, one commit) on the same database")
+	serveProfile := fs.String("serve-cpuprofile", "", "write a CPU profile of the weft serve child during the steady run to this file (taken from its WEFT_DEBUG_ADDR)")
 	anchorServe := fs.String("anchor-serve", "", "serve the anchor on this address (how the bench starts it as its child)")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
@@ -88,7 +106,7 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 			return err
 		}
 	}
-	if err := b.startWeft(ctx, url, *role, *modelDelay); err != nil {
+	if err := b.startWeft(ctx, url, *role, *modelDelay, *serveProfile != ""); err != nil {
 		return err
 	}
 	defer b.close(logger)
@@ -98,9 +116,13 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 	b.warm(ctx, stdout, b.weft, *rate, *warmup)
 	// Steady rate: ack latency, then first activities.
 	deliveries, sessions := b.deliveries(*rate, *duration)
+	profiled := b.profile(ctx, *serveProfile, *duration)
 	before, _ := b.weft.cpu()
 	results := b.weft.load.Run(ctx, *rate, deliveries)
 	after, _ := b.weft.cpu()
+	if err := <-profiled; err != nil {
+		return err
+	}
 	steady := kit.Count(results)
 	ackP99 := steady.Ack.Percentile(99)
 	ackOK := ackP99 <= targetAckP99 && steady.OK == len(results)
@@ -182,10 +204,21 @@ func newLinearBench() *linearBench {
 const linearBenchSecret = "weft-bench-webhook-secret"
 
 // startWeft starts the model's fake and weft serve on the database at url.
-func (b *linearBench) startWeft(ctx context.Context, url, role string, modelDelay time.Duration) error {
+// With debug set, weft serve serves its pprof profiles (WEFT_DEBUG_ADDR)
+// for profile.
+func (b *linearBench) startWeft(ctx context.Context, url, role string, modelDelay time.Duration, debug bool) error {
+	env := []string{"LINEAR_WEBHOOK_SECRET=" + linearBenchSecret, "LINEAR_ACCESS_TOKEN=" + lineartest.AccessToken, "LINEAR_API_URL=" + b.linear.URL()}
+	if debug {
+		addr, err := kit.FreeAddr()
+		if err != nil {
+			return err
+		}
+		b.debugAddr = addr
+		env = append(env, "WEFT_DEBUG_ADDR="+addr)
+	}
 	s, err := startServed(ctx, url, role, false, func(llmtest.Request) llmtest.Reply {
 		return llmtest.Reply{Text: "The redirect drops the return URL; keep it in the state parameter.", Delay: modelDelay}
-	}, "LINEAR_WEBHOOK_SECRET="+linearBenchSecret, "LINEAR_ACCESS_TOKEN="+lineartest.AccessToken, "LINEAR_API_URL="+b.linear.URL())
+	}, env...)
 	if err != nil {
 		return err
 	}
