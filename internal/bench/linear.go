@@ -529,10 +529,14 @@ func (f *anchorFigures) compare(stdout io.Writer, rate int, ack kit.Latencies, c
 		fmt.Fprintf(stdout, "against the anchor: capacity %d/s vs its knee %d/s, %.2f (target ≥ %.1f) %s\n", capacity, f.knee, share, targetAnchorCapacityShare, kit.Verdict(share >= targetAnchorCapacityShare))
 		ok = ok && share >= targetAnchorCapacityShare
 	}
-	if relKnee >= 0 && f.knee > 0 {
+	switch {
+	case relKnee >= 0 && f.knee > 0:
 		share := float64(relKnee) / float64(f.knee)
 		fmt.Fprintf(stdout, "against the anchor: knee by the relative rule (ack p99 ≤ %d× the anchor's at the same rate) %d/s vs its knee %d/s, %.2f (target ≥ %.1f) %s\n",
 			relativeHold, relKnee, f.knee, share, targetAnchorCapacityShare, kit.Verdict(share >= targetAnchorCapacityShare))
+	case relKnee >= 0:
+		fmt.Fprintf(stdout, "against the anchor: knee by the relative rule (ack p99 ≤ %d× the anchor's at the same rate) %d/s; the anchor itself held no step (p99 ≤ %s): the machine is too busy for an absolute knee\n",
+			relativeHold, relKnee, heldP99)
 	}
 	return ok
 }
