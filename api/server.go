@@ -69,6 +69,8 @@ type Deps struct {
 	Store    Store
 	Ingester Ingester
 	Replies  RepliesGetter
+	// Approvals lists and decides requests for approval.
+	Approvals Approvals
 	// MCP is the MCP server's streamable HTTP handler, served at /mcp.
 	MCP http.Handler
 	// Metrics is the registry /metrics exports.

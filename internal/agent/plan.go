@@ -65,6 +65,7 @@ func nextStep(chain []thread.Stitch) plan {
 		resolved := map[string]bool{}
 		closed := false // the model's calls ended the turn: a question, or the result
 		var sawResult bool
+		states := callStates(chain[lastCall+1:])
 		for _, s := range chain[lastCall+1:] {
 			m := s.Meta()
 			if id := m.ToolCallID; id != "" {
@@ -84,6 +85,13 @@ func nextStep(chain []thread.Stitch) plan {
 		if !closed {
 			for _, c := range calls {
 				if !resolved[c.ID] {
+					if st := states[c.ID]; st.asked != nil && st.decision == nil {
+						// A call waits for a person's decision: so does
+						// the turn, and any input that arrives meanwhile.
+						p.calls = nil
+						p.kind = stepDone
+						return p
+					}
 					p.calls = append(p.calls, c)
 				}
 			}
@@ -107,3 +115,39 @@ func nextStep(chain []thread.Stitch) plan {
 // Pending reports whether the chain has work for a turn: input not yet
 // answered, or a step of an earlier turn left unfinished.
 func Pending(chain []thread.Stitch) bool { return nextStep(chain).kind != stepDone }
+
+// callState is what the chain records of one of the model's calls since the
+// llm_call that made it, besides its result.
+type callState struct {
+	// intent: the call was about to be made (it has side effects).
+	intent bool
+	// asked is the call's approval request, decision the decision on it.
+	asked, decision *thread.Stitch
+}
+
+// callStates reads the states of the calls in stitches (those after an
+// llm_call), by call id.
+func callStates(stitches []thread.Stitch) map[string]callState {
+	out := map[string]callState{}
+	for i := range stitches {
+		s := &stitches[i]
+		m := s.Meta()
+		switch {
+		case m.IntentOf != "":
+			st := out[m.IntentOf]
+			st.intent = true
+			out[m.IntentOf] = st
+		case s.Type == thread.StitchApprovalRequest && m.ApprovalFor != "":
+			st := out[m.ApprovalFor]
+			st.asked = s
+			out[m.ApprovalFor] = st
+		case s.Type == thread.StitchApprovalDecision && m.ApprovalFor != "":
+			st := out[m.ApprovalFor]
+			if st.decision == nil { // the first decision stands
+				st.decision = s
+			}
+			out[m.ApprovalFor] = st
+		}
+	}
+	return out
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/admission"
 	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/approval"
 	"github.com/weft-dev/weft/internal/continuation"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/mcpclient"
@@ -69,6 +70,8 @@ type App struct {
 	telemetry *telemetry
 	// mcpTools are the MCP servers' tools (WEFT_MCP_CONFIG); nil without.
 	mcpTools *mcpclient.Manager
+	// approvals decides requests for approval, from every surface.
+	approvals *approval.Decider
 	// handler is the HTTP surface; nil on a worker.
 	handler http.Handler
 	// admitted bounds the webhooks worked at once; turns yield to it.
@@ -197,6 +200,11 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 			hooks = append(hooks, h.OnTurn())
 		}
 	}
+	// Requests for approval left unanswered are denied by the leader's
+	// sweep; the decider is made once the processor can enqueue.
+	sweeps = append(sweeps, processor.Sweep{Name: "approvals", Run: func(ctx context.Context) (int64, error) {
+		return a.approvals.Expire(ctx)
+	}})
 	if c := github.PromptContext(a.store); c != nil && runner != nil {
 		runner.Context = append(runner.Context, c)
 	}
@@ -232,6 +240,8 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if err != nil {
 		return nil, err
 	}
+	a.approvals = &approval.Decider{Store: a.intake, Jobs: a.proc.Inserter(), Approvers: cfg.Approvers,
+		Logger: logger.With("component", "approval")}
 	a.express = a.proc.Express(a.intake, expressSends)
 	a.ingest = ingest.New(ingest.Deps{Store: a.intake, Jobs: a.proc.Inserter(), Express: a.express, Logger: logger, Persona: cfg.Persona})
 	a.discord.Elect(a.intake, a.ingest, a.telemetry.metrics, a.telemetry.tracer)

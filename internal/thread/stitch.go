@@ -24,13 +24,19 @@ const (
 	StitchAgentThought         StitchType = "agent_thought"
 	StitchClarificationRequest StitchType = "clarification_request"
 	StitchError                StitchType = "error"
+	// StitchApprovalRequest asks a person to approve a tool call; its id
+	// is the approval's.
+	StitchApprovalRequest StitchType = "approval_request"
+	// StitchApprovalDecision records a person's (or the timeout's)
+	// decision on an approval request.
+	StitchApprovalDecision StitchType = "approval_decision"
 )
 
 // StitchTypes lists every stitch type.
 var StitchTypes = []StitchType{
 	StitchSystemPrompt, StitchInitialPrompt, StitchLLMCall, StitchToolCall, StitchThreadResult,
 	StitchDiscordMessage, StitchLinearActivity, StitchAgentThought, StitchClarificationRequest, StitchError,
-	StitchSlackMessage, StitchGitHubMessage,
+	StitchSlackMessage, StitchGitHubMessage, StitchApprovalRequest, StitchApprovalDecision,
 }
 
 // Valid reports whether t is a known stitch type.
