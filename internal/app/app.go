@@ -242,6 +242,11 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	}
 	a.approvals = &approval.Decider{Store: a.intake, Jobs: a.proc.Inserter(), Approvers: cfg.Approvers,
 		Logger: logger.With("component", "approval")}
+	for _, p := range a.platforms {
+		if ap, ok := p.(surface.Approving); ok {
+			ap.DecideThrough(a.approvals)
+		}
+	}
 	a.express = a.proc.Express(a.intake, expressSends)
 	a.ingest = ingest.New(ingest.Deps{Store: a.intake, Jobs: a.proc.Inserter(), Express: a.express, Logger: logger, Persona: cfg.Persona})
 	a.discord.Elect(a.intake, a.ingest, a.telemetry.metrics, a.telemetry.tracer)

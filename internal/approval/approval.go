@@ -21,6 +21,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/job"
 	"github.com/weft-dev/weft/internal/outbox"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -33,19 +34,11 @@ const (
 )
 
 // ErrNotApprover is a decision by someone WEFT_APPROVERS does not name.
-var ErrNotApprover = errors.New("not among the approvers")
+var ErrNotApprover = thread.ErrNotApprover
 
-// DecidedError is a decision on a request decided before: the first
-// decision stands, and Approval says who made it. It is a
-// thread.ErrConflict.
-type DecidedError struct{ Approval *thread.Approval }
-
-func (e *DecidedError) Error() string {
-	return fmt.Sprintf("already %s by %s", e.Approval.Status, e.Approval.Decider())
-}
-
-// Is makes a DecidedError a thread.ErrConflict.
-func (e *DecidedError) Is(target error) bool { return target == thread.ErrConflict }
+// DecidedError is a decision on a request decided before (see
+// thread.DecidedError).
+type DecidedError = thread.DecidedError
 
 // Who is who decides: a platform user's id and name and the platform
 // (Via), or an operator through the API or the console.
@@ -188,6 +181,15 @@ func (d *Decider) Expire(ctx context.Context) (int64, error) {
 	}
 	return n, nil
 }
+
+// DecideOnPlatform decides as a person on a platform (Discord's buttons,
+// Slack's): the surface.Approvals every surface.Approving platform gets.
+func (d *Decider) DecideOnPlatform(ctx context.Context, r surface.ApprovalDecision) (*thread.Approval, error) {
+	return d.Decide(ctx, Request{ApprovalID: r.ApprovalID, Decision: r.Decision, Reason: r.Reason,
+		By: Who{ID: r.User.ID, Name: r.User.Name, Via: string(r.Platform)}})
+}
+
+var _ surface.Approvals = (*Decider)(nil)
 
 // List is a thread's requests for approval, oldest first; thread.ErrNotFound
 // when there is no such thread.

@@ -2,6 +2,8 @@ package thread
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -67,6 +69,20 @@ func (a *Approval) Decider() string {
 	}
 	return a.DecidedBy
 }
+
+// ErrNotApprover is a decision by someone WEFT_APPROVERS does not name.
+var ErrNotApprover = errors.New("not among the approvers")
+
+// DecidedError is a decision on a request decided before: the first
+// decision stands, and Approval says who made it. It is an ErrConflict.
+type DecidedError struct{ Approval *Approval }
+
+func (e *DecidedError) Error() string {
+	return fmt.Sprintf("already %s by %s", e.Approval.Status, e.Approval.Decider())
+}
+
+// Is makes a DecidedError an ErrConflict.
+func (e *DecidedError) Is(target error) bool { return target == ErrConflict }
 
 // ApprovalRequest is an approval to store with a step: Stitch is the index
 // in Effects.Stitches of its approval_request stitch, whose id it takes.
