@@ -368,3 +368,17 @@ func TestApprovalNeedsCSRF(t *testing.T) {
 	_, page = get(t, c, g.srv.URL+"/console/threads/"+th.ID.String())
 	require.Contains(t, page, "denied by an operator (console): wrong file")
 }
+
+// A call whose outcome weft could not know is marked on the timeline.
+func TestUnknownOutcomeIsMarked(t *testing.T) {
+	g := newRig(t)
+	th := g.thread(t, "a thread that crashed", thread.PlatformDiscord, thread.StatusRunning)
+	_, err := g.store.AppendStitch(context.Background(), thread.Stitch{ThreadID: th.ID, Type: thread.StitchToolCall,
+		Content: "error: the outcome of this call is unknown", ToolName: "mcp__files__write_file", ToolError: true,
+		Metadata: thread.Meta{ToolCallID: "c1", Unknown: true}.JSON()})
+	require.NoError(t, err)
+	c := client(t)
+	login(t, g, c)
+	_, page := get(t, c, g.srv.URL+"/console/threads/"+th.ID.String())
+	require.Contains(t, page, `<span class="mark error unknown"`)
+}
