@@ -2,9 +2,13 @@ package agent
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/thread"
@@ -76,4 +80,59 @@ func FormatArguments(raw json.RawMessage) string {
 		out = string(r[:maxShownArguments-1]) + "…"
 	}
 	return out
+}
+
+// ReplyDecision is a decision a person made by replying to a request for
+// approval in the conversation (a Linear select, a chat message, the API).
+type ReplyDecision struct {
+	ApprovalID uuid.UUID
+	Decision   thread.Decision
+	Reason     string
+	// By is who replied (nil: the thread's API or CLI user), Via where.
+	By  *thread.Author
+	Via thread.Platform
+}
+
+// ApprovalDecider decides requests for approval from replies; the first
+// decision wins (a *thread.DecidedError after it), and a person
+// WEFT_APPROVERS does not name is refused (thread.ErrNotApprover).
+type ApprovalDecider interface {
+	DecideReply(ctx context.Context, r ReplyDecision) (*thread.Approval, error)
+}
+
+// decide takes the reply p found as the decision on the request the turn
+// waits on, and returns the chain with the decision (ok: its Effects are
+// empty), or, when the person may not decide or nothing can decide here,
+// a step that says so and leaves the thread waiting.
+func (r *Runner) decide(ctx context.Context, th *thread.Thread, store Store, chain []thread.Stitch, p plan) ([]thread.Stitch, thread.Effects, error) {
+	var err error
+	if r.Approvals == nil {
+		err = errors.New("no approvals")
+	} else {
+		_, err = r.Approvals.DecideReply(ctx, ReplyDecision{ApprovalID: p.asked.ID, Decision: p.decision, Reason: p.reason,
+			By: p.reply.Author, Via: p.reply.Source})
+	}
+	var decided *thread.DecidedError
+	var msg string
+	switch {
+	case err == nil, errors.As(err, &decided):
+		// The chain holds the decision now (this one, or the first).
+		chain, err = store.Record(ctx, th.ID, chain, thread.Effects{}, false)
+		return chain, thread.Effects{}, err
+	case errors.Is(err, thread.ErrNotApprover):
+		who := "This person"
+		if p.reply.Author != nil && p.reply.Author.Name != "" {
+			who = p.reply.Author.Name
+		}
+		msg = who + " may not approve tool calls here; the request still waits for an approver."
+	case r.Approvals == nil:
+		msg = "A reply cannot decide this request here; decide it from weft's console or API."
+	default:
+		return chain, thread.Effects{}, fmt.Errorf("decide approval: %w", err)
+	}
+	return chain, thread.Effects{
+		Stitches: []thread.Stitch{{Type: thread.StitchAgentThought, Content: msg, Metadata: thread.Meta{AnsweredThrough: p.reply.Seq}.JSON()}},
+		Outputs:  []thread.Output{{Kind: thread.OutboxNotice, OutboxBody: thread.OutboxBody{Text: msg}}},
+		Status:   &thread.StatusChange{To: thread.StatusWaiting, WaitingReason: thread.WaitingApproval},
+	}, nil
 }

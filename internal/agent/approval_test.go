@@ -121,3 +121,34 @@ func TestToolNeedingApproval(t *testing.T) {
 		}
 	}
 }
+
+func TestParseDecision(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		text     string
+		decision thread.Decision
+		reason   string
+		ok       bool
+	}{
+		{"Approve", thread.Approve, "", true},
+		{" deny ", thread.Deny, "", true},
+		{"Deny: wrong file", thread.Deny, "wrong file", true},
+		{"denied, not today", thread.Deny, "not today", true},
+		{"APPROVED.", thread.Approve, "", true},
+		{"I approve", "", "", false},
+		{"any news?", "", "", false},
+		{"", "", "", false},
+	} {
+		d, reason, ok := ParseDecision(tc.text)
+		require.Equal(t, tc.ok, ok, tc.text)
+		require.Equal(t, tc.decision, d, tc.text)
+		require.Equal(t, tc.reason, reason, tc.text)
+	}
+	// A reply deciding the request is a step; one that does not waits.
+	c := chain(system, prompt, call(2, "", tc1), asked("c1"), input("any news?"), input("Deny: no"))
+	p := nextStep(c)
+	require.Equal(t, stepDecide, p.kind)
+	require.Equal(t, thread.Deny, p.decision)
+	require.Equal(t, "no", p.reason)
+	require.Equal(t, int64(6), p.reply.Seq)
+}

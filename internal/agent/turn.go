@@ -52,6 +52,9 @@ type Runner struct {
 	RetryWindow time.Duration
 	// Now is the clock the retry window is measured by; nil is time.Now.
 	Now func() time.Time
+	// Approvals decides requests for approval from people's replies; nil
+	// leaves a reply's decision to the console and the API.
+	Approvals ApprovalDecider
 	// ApprovalTimeout is how long a call waits for a person's approval
 	// before it is denied; 0 means DefaultApprovalTimeout.
 	ApprovalTimeout time.Duration
@@ -87,6 +90,14 @@ func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store, chain
 		switch p.kind {
 		case stepDone:
 			return nil
+		case stepDecide:
+			if chain, e, err = r.decide(ctx, th, store, chain, p); err != nil {
+				return err
+			}
+			if e.Status == nil {
+				continue // decided: the chain now holds the decision
+			}
+			last = true
 		case stepRunTools:
 			if e, chain, last, err = r.runTools(ctx, th, store, chain, p.calls); err != nil {
 				return err

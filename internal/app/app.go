@@ -6,6 +6,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -177,6 +178,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		if runner, err = newRunner(cfg, logger, a.store, a.platforms, a.linear, a.discord, a.slack, rep, continuers, a.telemetry); err != nil {
 			return nil, err
 		}
+		runner.Approvals = replyDecider{a}
 		if cfg.MCP != nil {
 			a.mcpTools = mcpclient.New(mcpclient.Deps{Config: cfg.MCP, Logger: logger.With("component", "mcp_client")})
 			runner.Tools.AddSource(a.mcpTools.Tools)
@@ -437,4 +439,22 @@ func turnHooks(hooks ...surface.TurnHook) func(context.Context, uuid.UUID) func(
 			}
 		}
 	}
+}
+
+// replyDecider decides requests for approval from people's replies in the
+// conversation (agent.ApprovalDecider), through the decider every other
+// surface uses: made after the runner, once the processor can enqueue.
+type replyDecider struct{ a *App }
+
+func (r replyDecider) DecideReply(ctx context.Context, d agent.ReplyDecision) (*thread.Approval, error) {
+	who := approval.Who{Via: string(d.Via)}
+	if d.By != nil {
+		who.ID, who.Name = d.By.ID, d.By.Name
+	}
+	if d.Via == "" || d.Via == thread.PlatformAPI || d.Via == thread.PlatformCLI {
+		// Input from the API or the CLI comes from their operator.
+		who.Via = approval.ViaAPI
+		who.ID, who.Name = cmp.Or(who.ID, string(cmp.Or(d.Via, thread.PlatformAPI))), cmp.Or(who.Name, "the API")
+	}
+	return r.a.approvals.Decide(ctx, approval.Request{ApprovalID: d.ApprovalID, Decision: d.Decision, Reason: d.Reason, By: who})
 }
