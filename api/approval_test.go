@@ -90,3 +90,40 @@ func TestApprovalsAPI(t *testing.T) {
 		th.ID.String()).Scan(&turns))
 	require.Equal(t, 1, turns, "one turn acts on the decision")
 }
+
+// A thread that waits for a person takes an answer through the API; one
+// that waits for nothing refuses it.
+func TestThreadMessagesAPI(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	waiting := dbtest.Thread(ctx, t, b.store, nil)
+	dbtest.PendingApproval(ctx, t, b.store, waiting.ID)
+	pending := dbtest.Thread(ctx, t, b.store, nil)
+	path := func(id uuid.UUID) string { return "/api/v1/threads/" + id.String() + "/messages" }
+
+	var apiErr httpapi.ErrorBody
+	require.Equal(t, http.StatusConflict, b.do(t, http.MethodPost, path(pending.ID), `{"text":"approve"}`, &apiErr))
+	require.Equal(t, http.StatusBadRequest, b.do(t, http.MethodPost, path(waiting.ID), `{"text":"  "}`, &apiErr))
+	require.Equal(t, http.StatusBadRequest, b.do(t, http.MethodPost, path(waiting.ID), `{"text":"appr`, &apiErr))
+	require.Equal(t, http.StatusNotFound, b.do(t, http.MethodPost, path(uuid.New()), `{"text":"approve"}`, &apiErr))
+	before, err := b.store.Thread(ctx, waiting.ID)
+	require.NoError(t, err)
+
+	var added struct {
+		Stitch struct {
+			Type    string `json:"type"`
+			Content string `json:"content"`
+		} `json:"stitch"`
+	}
+	require.Equal(t, http.StatusAccepted, b.do(t, http.MethodPost, path(waiting.ID), `{"text":"deny: wrong file"}`, &added))
+	require.Equal(t, "initial_prompt", added.Stitch.Type)
+	require.Equal(t, "deny: wrong file", added.Stitch.Content)
+	after, err := b.store.Thread(ctx, waiting.ID)
+	require.NoError(t, err)
+	require.Equal(t, before.StitchCount+1, after.StitchCount, "the refused requests wrote nothing")
+	var turns int
+	require.NoError(t, b.store.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'weft_turn' AND args->>'thread_id' = $1`,
+		waiting.ID.String()).Scan(&turns))
+	require.Equal(t, 1, turns)
+}

@@ -50,6 +50,7 @@ type Ingester interface {
 	Builder() *thread.Builder
 	StartThread(ctx context.Context, b *thread.Builder) (*thread.Thread, error)
 	Abort(ctx context.Context, threadID uuid.UUID, text string) (bool, error)
+	Replier
 }
 
 // RepliesGetter answers get-thread-replies. *replies.Service implements it.
