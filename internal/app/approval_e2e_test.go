@@ -15,10 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/internal/discord/discordtest"
+	"github.com/weft-dev/weft/internal/linear/lineartest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -28,7 +30,7 @@ import (
 type notesServer struct {
 	url    string
 	writes atomic.Int64
-	listed atomic.Int64 // tools/list requests seen
+	listed atomic.Int64 // tools/list requests answered
 }
 
 func newNotesServer(t *testing.T) *notesServer {
@@ -44,11 +46,11 @@ func newNotesServer(t *testing.T) *notesServer {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if bytes.Contains(body, []byte(`"tools/list"`)) {
-			n.listed.Add(1)
-		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, r)
+		if bytes.Contains(body, []byte(`"tools/list"`)) {
+			n.listed.Add(1) // once the list is answered
+		}
 	}))
 	t.Cleanup(ts.Close)
 	n.url = ts.URL
@@ -177,4 +179,54 @@ func (w *discordWorld) post(t *testing.T, ch string, ok func(discordtest.SentMes
 		return false
 	}, 30*time.Second, 10*time.Millisecond, "no such post in %s: %v", ch, w.discord.Sent(ch))
 	return got
+}
+
+// A Linear session whose agent calls a write tool: the request is an
+// elicitation with the select signal and Approve / Deny; the person's
+// choice, a prompt, resumes the turn and the tool runs once.
+func TestLinearApprovalEndToEnd(t *testing.T) {
+	t.Parallel()
+	notes := newNotesServer(t)
+	cfg := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"mcpServers": {"notes": {"url": "`+notes.url+`"}}}`), 0o600))
+	w := newLinearWorldWith(t, map[string]string{"WEFT_MCP_CONFIG": cfg}, nil)
+	w.llm.SetDefault(func(r llmtest.Request) llmtest.Reply {
+		for _, m := range slices.Backward(r.Messages) {
+			if m.Role == "tool" {
+				return llmtest.Reply{Text: "Done: " + m.Content}
+			}
+		}
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: writeNote, Arguments: `{"text":"ship it"}`}}}
+	})
+	require.Eventually(t, func() bool { return notes.listed.Load() > 0 }, 30*time.Second, 10*time.Millisecond)
+	s := w.mention(t, "Write a note: ship it")
+	var ask lineartest.Activity
+	require.Eventually(t, func() bool {
+		for _, a := range w.linear.Activities(s.SessionID) {
+			if a.Type == "elicitation" {
+				ask = a
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 10*time.Millisecond)
+	require.Equal(t, "select", ask.Signal)
+	require.Equal(t, []string{"Approve", "Deny"}, ask.Options)
+	require.Contains(t, ask.Body, "write_note")
+	require.Zero(t, notes.writes.Load())
+
+	w.deliver(t, w.signer.Prompted(s, uuid.NewString(), "Approve"))
+	require.Eventually(t, func() bool {
+		for _, a := range w.linear.Activities(s.SessionID) {
+			if a.Type == "response" && a.Body == "Done: note written" {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 10*time.Millisecond)
+	require.EqualValues(t, 1, notes.writes.Load())
+	list, err := w.store.ThreadApprovals(context.Background(), w.thread(t, s.SessionID).ID)
+	require.NoError(t, err)
+	require.Equal(t, thread.ApprovalApproved, list[0].Status)
+	require.Equal(t, "linear", list[0].DecidedVia)
 }
