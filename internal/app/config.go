@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/mcpclient"
@@ -71,7 +72,13 @@ type Config struct {
 	MaxSteps int
 	// MCP are the MCP servers whose tools the agent may call
 	// (WEFT_MCP_CONFIG); nil without.
-	MCP         *mcpclient.Config
+	MCP *mcpclient.Config
+	// ApprovalTimeout is how long a tool call waits for a person's
+	// approval before it is denied (WEFT_APPROVAL_TIMEOUT, default 24h).
+	ApprovalTimeout time.Duration
+	// Approvers are the platform user ids who may decide approvals
+	// (WEFT_APPROVERS, comma-separated); empty: anyone in the conversation.
+	Approvers   []string
 	TurnWorkers int
 	// LeaseTTL and SweepInterval bound how soon a crashed replica's turns
 	// resume elsewhere: after the lease lapses, at the next sweep.
@@ -210,6 +217,12 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 			return nil, err
 		}
 	}
+	cfg.ApprovalTimeout = agent.DefaultApprovalTimeout
+	for _, id := range strings.Split(getenv("WEFT_APPROVERS"), ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			cfg.Approvers = append(cfg.Approvers, id)
+		}
+	}
 	if cfg.MaxSteps, err = intEnv(getenv, "WEFT_MAX_STEPS", 20); err != nil {
 		return nil, err
 	}
@@ -232,6 +245,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		"WEFT_TURN_TIMEOUT":     &cfg.TurnTimeout,
 		"WEFT_HISTORY_TTL":      &cfg.HistoryTTL,
 		"WEFT_LLM_RETRY_WINDOW": &cfg.LLMRetryWindow,
+		"WEFT_APPROVAL_TIMEOUT": &cfg.ApprovalTimeout,
 	} {
 		if v := getenv(key); v != "" {
 			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {

@@ -25,10 +25,10 @@ func (a *App) newHandler(rep *replies.Service, c continuers) http.Handler {
 		listen = a.directPool
 	}
 	cons := console.New(console.Deps{Logger: a.logger.With("component", "console"), Token: a.cfg.APIToken,
-		Store: a.intake, Aborter: a.ingest, Listen: console.Connector(listen)})
+		Store: a.intake, Aborter: a.ingest, Approvals: a.approvals, Listen: console.Connector(listen)})
 	return api.NewServer(api.Deps{
 		Logger: a.logger.With("component", "http"), DB: a.intake, Token: a.cfg.APIToken,
-		Store: a.intake, Ingester: a.ingest, Replies: rep, MCP: newMCP(a.store, rep, a.logger),
+		Store: a.intake, Ingester: a.ingest, Replies: rep, MCP: newMCP(a.store, rep, a.logger), Approvals: a.approvals,
 		Metrics: a.telemetry.registry, Series: a.telemetry.metrics,
 		Listen: console.Connector(listen), Live: a.intake,
 		Mount: func(r chi.Router) {

@@ -96,6 +96,7 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 		contexts = append(contexts, newDiscovery(sources, fast, cfg.FastModel, cfg.Discovery, logger))
 	}
 	return &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps, RetryWindow: cfg.LLMRetryWindow,
-		Context: contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer,
+		ApprovalTimeout: cfg.ApprovalTimeout,
+		Context:         contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer,
 		Partials: partials(cfg.Stream, store, logger, platforms)}, nil
 }

@@ -192,9 +192,12 @@ type stitchView struct {
 	LatencyMS                 int64
 	ToolName                  string
 	ToolError                 bool
-	ToolInput, ToolOutput     string
-	Metadata                  string
-	Bodies                    string // where the LLM request and response load from, or empty
+	// Unknown marks a call whose outcome weft could not know (it stopped
+	// while the call ran); Intent a call about to be made.
+	Unknown, Intent       bool
+	ToolInput, ToolOutput string
+	Metadata              string
+	Bodies                string // where the LLM request and response load from, or empty
 }
 
 const timeFormat = "2006-01-02 15:04:05Z"
@@ -220,6 +223,8 @@ func viewStitch(threadID uuid.UUID, c *db.ConsoleStitch) stitchView {
 	}
 	if v.Tool {
 		v.ToolInput, v.ToolOutput = prettyJSON(s.ToolInput), prettyJSON(s.ToolOutput)
+		m := s.Meta()
+		v.Unknown, v.Intent = m.Unknown, m.IntentOf != ""
 	}
 	if c.HasRequest || c.HasResponse {
 		v.Bodies = Prefix + "/threads/" + threadID.String() + "/stitches/" + s.ID.String() + "/llm"

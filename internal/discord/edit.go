@@ -48,7 +48,7 @@ func (c *Client) SendPart(ctx context.Context, channelID, content, nonce string,
 	if strings.TrimSpace(content) == "" {
 		return "", fmt.Errorf("discord: send: empty content")
 	}
-	return c.sendPart(ctx, channelID, content, partNonce(nonce, i))
+	return c.sendPart(ctx, channelID, content, partNonce(nonce, i), nil)
 }
 
 // isUnknownMessage reports Discord's answer for a message that does not

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bwmarrin/discordgo"
+
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -36,7 +38,11 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	if strings.TrimSpace(content) == "" {
 		return "", fmt.Errorf("discord: send %s: %w: nothing to post for a %s", o.ID, thread.ErrInvalid, o.Kind)
 	}
-	id, err := s.c.Send(ctx, o.Target, content, o.ID.String())
+	var components []discordgo.MessageComponent
+	if a := body.Approval; a != nil && o.Kind == thread.OutboxElicitation {
+		components = ApprovalButtons(a.ID.String())
+	}
+	id, err := s.c.SendComponents(ctx, o.Target, content, o.ID.String(), components)
 	if err != nil {
 		return "", surface.SendError("discord", o, err)
 	}
@@ -104,7 +110,7 @@ func Render(k thread.OutboxKind, b thread.OutboxBody) string {
 	case thread.OutboxElicitation:
 		var sb strings.Builder
 		sb.WriteString(text)
-		if len(b.Options) > 0 {
+		if len(b.Options) > 0 && b.Approval == nil { // an approval's options are its buttons
 			sb.WriteString("\n")
 			for i, opt := range b.Options {
 				fmt.Fprintf(&sb, "\n%d. %s", i+1, opt)

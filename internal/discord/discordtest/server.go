@@ -146,6 +146,8 @@ type SentMessage struct {
 	Nonce           string
 	EnforceNonce    bool
 	AllowedMentions *discordgo.MessageAllowedMentions // nil if absent
+	// Buttons are the message components' buttons it was sent with.
+	Buttons []Button
 }
 
 // Sent returns the messages the bot created in a channel, oldest first,

@@ -72,6 +72,8 @@ type App struct {
 	// interactions is POST /webhooks/discord, once Serve has its
 	// dependencies; nil (the route off) without a public key.
 	interactions *Interactions
+	// approvals decides approval requests' buttons (DecideThrough).
+	approvals surface.Approvals
 	// targetHelp is /continue's target described, from the platforms
 	// the continuer asks (Serve).
 	targetHelp string
@@ -191,9 +193,15 @@ func (a *App) Serve(store *db.Store, c *continuation.Continuer, ab Aborter) {
 	key, _ := a.cfg.Key() // validated by loadDiscord
 	a.interactions = &Interactions{
 		PublicKey: key, AllowedGuilds: a.cfg.AllowedGuilds, Threads: store,
-		Continue: continueCommand{c}, Responses: a.client, Aborter: ab,
+		Continue: continueCommand{c}, Responses: a.client, Aborter: ab, Approvals: a.approvals,
 	}
 }
+
+// DecideThrough makes the Approve and Deny buttons under approval
+// requests decide through ap (surface.Approving). Call it before Serve.
+func (a *App) DecideThrough(ap surface.Approvals) { a.approvals = ap }
+
+var _ surface.Approving = (*App)(nil)
 
 // Routes mounts the interactions' route when Serve turned it on.
 func (a *App) Routes(r chi.Router, m surface.Mount) {
