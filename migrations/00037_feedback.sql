@@ -4,44 +4,17 @@
 -- redelivered click from becoming a second stitch). The model never
 -- sees it; the console and the API show it.
 --
--- The type is added to whatever the check allows when this runs, rather
--- than to a list written out here, so that stitch types other migrations
--- add alongside are kept.
+-- The list is written out as an array literal, as migration 00023 keeps
+-- it (cheaper to re-plan on every insert than an IN list).
 
 -- +goose Up
--- +goose StatementBegin
-DO $$
-DECLARE
-    def text;
-BEGIN
-    SELECT pg_get_constraintdef(oid) INTO def FROM pg_constraint
-    WHERE conname = 'stitches_stitch_type_check' AND conrelid = 'stitches'::regclass;
-    IF def IS NULL OR position('ARRAY[' IN def) = 0 THEN
-        RAISE EXCEPTION 'stitches_stitch_type_check is not a list of types: %', def;
-    END IF;
-    IF position('''feedback''' IN def) > 0 THEN
-        RETURN;
-    END IF;
-    EXECUTE 'ALTER TABLE stitches DROP CONSTRAINT stitches_stitch_type_check, ADD CONSTRAINT stitches_stitch_type_check '
-        || replace(def, 'ARRAY[', 'ARRAY[''feedback''::text, ');
-END
-$$;
--- +goose StatementEnd
+ALTER TABLE stitches DROP CONSTRAINT stitches_stitch_type_check,
+    ADD CONSTRAINT stitches_stitch_type_check CHECK (stitch_type = ANY ('{system_prompt,initial_prompt,llm_call,tool_call,thread_result,discord_message,linear_activity,agent_thought,clarification_request,error,slack_message,github_message,approval_request,approval_decision,feedback}'::text[]));
 
 -- +goose Down
 -- Going down keeps each click in its place in the chain, as a note the
 -- model does not see either.
 UPDATE stitches SET stitch_type = 'agent_thought', content = 'Feedback: ' || coalesce(content, '')
 WHERE stitch_type = 'feedback';
--- +goose StatementBegin
-DO $$
-DECLARE
-    def text;
-BEGIN
-    SELECT pg_get_constraintdef(oid) INTO def FROM pg_constraint
-    WHERE conname = 'stitches_stitch_type_check' AND conrelid = 'stitches'::regclass;
-    EXECUTE 'ALTER TABLE stitches DROP CONSTRAINT stitches_stitch_type_check, ADD CONSTRAINT stitches_stitch_type_check '
-        || replace(def, '''feedback''::text, ', '');
-END
-$$;
--- +goose StatementEnd
+ALTER TABLE stitches DROP CONSTRAINT stitches_stitch_type_check,
+    ADD CONSTRAINT stitches_stitch_type_check CHECK (stitch_type = ANY ('{system_prompt,initial_prompt,llm_call,tool_call,thread_result,discord_message,linear_activity,agent_thought,clarification_request,error,slack_message,github_message,approval_request,approval_decision}'::text[]));
