@@ -103,7 +103,7 @@ func TestServe(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
-	require.Contains(t, string(page), "Linear, Discord and Slack")
+	require.Contains(t, string(page), "Linear, Discord, Slack and GitHub")
 	for _, link := range []string{`href="/console"`, `href="/healthz"`, `href="/api/v1/openapi.json"`} {
 		require.Contains(t, string(page), link)
 	}

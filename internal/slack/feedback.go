@@ -35,10 +35,16 @@ func AnswerBlocks(text, outboxID string) []goslack.Block {
 		}
 		blocks = append(blocks, goslack.NewSectionBlock(goslack.NewTextBlockObject(goslack.MarkdownType, part, false, false), nil, nil))
 	}
+	return append(blocks, FeedbackBlock(outboxID))
+}
+
+// FeedbackBlock is the feedback buttons alone, for an answer whose text is
+// already in the message (a stream stopped, its blocks shown under it).
+func FeedbackBlock(outboxID string) goslack.Block {
 	up := goslack.NewFeedbackButton(goslack.NewTextBlockObject(goslack.PlainTextType, "👍", true, false), FeedbackPositive)
 	up.AccessibilityLabel = "Good answer"
 	down := goslack.NewFeedbackButton(goslack.NewTextBlockObject(goslack.PlainTextType, "👎", true, false), FeedbackNegative)
 	down.AccessibilityLabel = "Bad answer"
 	buttons := goslack.NewFeedbackButtonsBlockElement(FeedbackActionID, up, down)
-	return append(blocks, goslack.NewContextActionsBlock(FeedbackBlockPrefix+outboxID, buttons))
+	return goslack.NewContextActionsBlock(FeedbackBlockPrefix+outboxID, buttons)
 }

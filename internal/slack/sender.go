@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	goslack "github.com/slack-go/slack"
+
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -142,13 +144,20 @@ func (s *Sender) Finish(ctx context.Context, o thread.Outbox, m Streamed) (strin
 		return "", fmt.Errorf("slack: finish %s: %w: nothing to post for a %s", o.ID, thread.ErrInvalid, o.Kind)
 	}
 	id := o.ID.String()
+	feedback := s.feedback && o.Kind == thread.OutboxResponse && !body.Echo
+	// The buttons go under the last part: here when the streamed message
+	// is the whole answer, else on the last part post posts.
+	var stopBlocks, updateBlocks []goslack.Block
+	if feedback && len(parts) == 1 {
+		stopBlocks, updateBlocks = []goslack.Block{FeedbackBlock(id)}, AnswerBlocks(parts[0], id)
+	}
 	update := true
 	if m.Streaming {
 		rest, extends := "", m.SentKnown && strings.HasPrefix(parts[0], m.Sent)
 		if extends {
 			rest = parts[0][len(m.Sent):]
 		}
-		switch err := c.StopStream(ctx, target.ChannelID, m.TS, rest, id, 0); {
+		switch err := c.StopStream(ctx, target.ChannelID, m.TS, rest, id, 0, stopBlocks...); {
 		case err == nil:
 			update = !extends
 		case !NotStreaming(err):
@@ -156,11 +165,11 @@ func (s *Sender) Finish(ctx context.Context, o thread.Outbox, m Streamed) (strin
 		}
 	}
 	if update {
-		if err := c.Update(ctx, target.ChannelID, m.TS, parts[0], id, 0); err != nil {
+		if err := c.Update(ctx, target.ChannelID, m.TS, parts[0], id, 0, updateBlocks...); err != nil {
 			return "", surface.SendError(platform, o, err, ErrNotInstalled)
 		}
 	}
-	return s.post(ctx, c, o, target, parts, map[int]string{0: m.TS}, s.feedback && o.Kind == thread.OutboxResponse && !body.Echo)
+	return s.post(ctx, c, o, target, parts, map[int]string{0: m.TS}, feedback)
 }
 
 // Render is the mrkdwn an outbox row of kind k shows in Slack: the text

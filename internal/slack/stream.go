@@ -115,7 +115,7 @@ func (c *Client) AppendStream(ctx context.Context, channel, ts, text string) err
 // with outboxID, the weft_outbox metadata of the row it is part of. A
 // stream that was already stopped fails with Code
 // "message_not_in_streaming_state".
-func (c *Client) StopStream(ctx context.Context, channel, ts, text, outboxID string, part int) error {
+func (c *Client) StopStream(ctx context.Context, channel, ts, text, outboxID string, part int, blocks ...goslack.Block) error {
 	const op = "chat.stopStream"
 	if err := wait(ctx, c.streams.starts, op); err != nil {
 		return err
@@ -127,6 +127,9 @@ func (c *Client) StopStream(ctx context.Context, channel, ts, text, outboxID str
 	if outboxID != "" {
 		opts = append(opts, outboxMetadata(outboxID, part))
 	}
+	if len(blocks) > 0 {
+		opts = append(opts, goslack.MsgOptionBlocks(blocks...))
+	}
 	_, _, err := c.api.StopStreamContext(ctx, channel, ts, opts...)
 	return translate(op, err)
 }
@@ -135,7 +138,7 @@ func (c *Client) StopStream(ctx context.Context, channel, ts, text, outboxID str
 // weft_outbox metadata of the row it is part of when outboxID is set. It
 // waits for the method's budget. A message still streaming fails with
 // Code "streaming_state_conflict".
-func (c *Client) Update(ctx context.Context, channel, ts, text, outboxID string, part int) error {
+func (c *Client) Update(ctx context.Context, channel, ts, text, outboxID string, part int, blocks ...goslack.Block) error {
 	const op = "chat.update"
 	if err := wait(ctx, c.streams.updates, op); err != nil {
 		return err
@@ -143,6 +146,9 @@ func (c *Client) Update(ctx context.Context, channel, ts, text, outboxID string,
 	opts := []goslack.MsgOption{goslack.MsgOptionText(text, false)}
 	if outboxID != "" {
 		opts = append(opts, outboxMetadata(outboxID, part))
+	}
+	if len(blocks) > 0 {
+		opts = append(opts, goslack.MsgOptionBlocks(blocks...))
 	}
 	_, _, _, err := c.api.UpdateMessageContext(ctx, channel, ts, opts...)
 	return translate(op, err)

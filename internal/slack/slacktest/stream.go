@@ -137,6 +137,9 @@ func (s *Server) stopStream(team Team, form url.Values, w http.ResponseWriter) {
 	if md != nil {
 		m.Metadata = md
 	}
+	if raw := form.Get("blocks"); raw != "" && json.Valid([]byte(raw)) {
+		m.Blocks = json.RawMessage(raw) // shown under the streamed text
+	}
 	out := *m
 	s.mu.Unlock()
 	s.messageChanged(out, previous)
@@ -184,6 +187,9 @@ func (s *Server) update(team Team, form url.Values, w http.ResponseWriter) {
 	m.Text, m.EditedTS = text, s.nextTSLocked()
 	if md != nil {
 		m.Metadata = md
+	}
+	if raw := form.Get("blocks"); raw != "" && json.Valid([]byte(raw)) {
+		m.Blocks = json.RawMessage(raw)
 	}
 	out := *m
 	s.mu.Unlock()
