@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/partial"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 // StreamConfig says where answers show as the model writes them
@@ -50,13 +53,48 @@ func onOff(getenv func(string) string, key string) (bool, error) {
 	}
 }
 
-// partials is what the runner streams answers to: for now the console's
-// and the API's watchers, through the database; nil when no surface that
-// can show a streaming answer wants one. The platform senders join here
-// when they learn to stream.
-func partials(cfg StreamConfig, store *db.Store, logger *slog.Logger) agent.Partials {
-	if !cfg.Console {
-		return nil
+// partials is what the runner streams answers to: the console's and the
+// API's watchers, through the database, and Linear's sessions, as
+// progress thoughts; nil when no surface that can show a streaming answer
+// wants one. lin is nil with Linear off.
+func partials(cfg StreamConfig, store *db.Store, lin *surfacelinear.Thoughts, logger *slog.Logger) agent.Partials {
+	var to fanOut
+	if cfg.Console {
+		to = append(to, partial.New(partial.Deps{Store: store, Logger: logger.With("component", "partial")}))
 	}
-	return partial.New(partial.Deps{Store: store, Logger: logger.With("component", "partial")})
+	if cfg.Linear && lin != nil {
+		to = append(to, lin)
+	}
+	switch len(to) {
+	case 0:
+		return nil
+	case 1:
+		return to[0]
+	}
+	return to
+}
+
+// fanOut streams each answer to every one of its Partials.
+type fanOut []agent.Partials
+
+func (f fanOut) Open(ctx context.Context, th *thread.Thread, after int64) agent.PartialAnswer {
+	answers := make(fanOutAnswer, len(f))
+	for i, p := range f {
+		answers[i] = p.Open(ctx, th, after)
+	}
+	return answers
+}
+
+type fanOutAnswer []agent.PartialAnswer
+
+func (f fanOutAnswer) Text(text string) {
+	for _, a := range f {
+		a.Text(text)
+	}
+}
+
+func (f fanOutAnswer) Close() {
+	for _, a := range f {
+		a.Close()
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/internal/logtest"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 )
 
 func TestConfigStream(t *testing.T) {
@@ -38,12 +39,19 @@ func TestConfigStream(t *testing.T) {
 	}
 }
 
-// TestPartialsFollowTheConsoleSwitch gives the runner a sink only while
-// the console streams: the platforms do not stream yet, so with the
-// console off model calls stay plain.
-func TestPartialsFollowTheConsoleSwitch(t *testing.T) {
+// TestPartialsFollowTheSwitches gives the runner a sink only for the
+// surfaces that stream: with none on (or Linear on but off as a platform),
+// model calls stay plain; with the console and Linear both on, each gets
+// every answer.
+func TestPartialsFollowTheSwitches(t *testing.T) {
 	t.Parallel()
 	logger := logtest.New(t)
-	require.Nil(t, partials(StreamConfig{Slack: true, Discord: true, Linear: true}, nil, logger))
-	require.NotNil(t, partials(StreamConfig{Console: true}, nil, logger))
+	lin := &surfacelinear.Thoughts{}
+	require.Nil(t, partials(StreamConfig{Slack: true, Discord: true, Linear: true}, nil, nil, logger))
+	require.Nil(t, partials(StreamConfig{Slack: true, Discord: true}, nil, lin, logger))
+	require.NotNil(t, partials(StreamConfig{Console: true}, nil, nil, logger))
+	require.Same(t, lin, partials(StreamConfig{Linear: true}, nil, lin, logger))
+	both := partials(StreamConfig{Console: true, Linear: true}, nil, lin, logger)
+	require.IsType(t, fanOut{}, both)
+	require.Len(t, both.(fanOut), 2)
 }
