@@ -15,6 +15,9 @@ import (
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 )
 
+// Linear plugs into the runner's fan-out of partial answers.
+var _ streaming = (*surfacelinear.App)(nil)
+
 // TestLinearStreamsProgressThoughts delegates an issue to weft serve on a
 // model that writes its answer over about a second: the session shows the
 // answer's progress as ephemeral thoughts, each replaced by the next and

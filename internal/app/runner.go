@@ -85,5 +85,5 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 	}
 	return &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps, RetryWindow: cfg.LLMRetryWindow,
 		Context: contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer,
-		Partials: partials(cfg.Stream, store, lin.Thoughts(), logger)}, nil
+		Partials: partials(cfg.Stream, store, logger, platforms)}, nil
 }

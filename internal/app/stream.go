@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/partial"
-	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -20,6 +21,19 @@ type StreamConfig struct {
 	Slack, Discord, Linear bool
 	// Console covers the console's thread page and the API's event stream.
 	Console bool
+}
+
+// On reports whether answers stream to platform p.
+func (s StreamConfig) On(p thread.Platform) bool {
+	switch p {
+	case thread.PlatformSlack:
+		return s.Slack
+	case thread.PlatformDiscord:
+		return s.Discord
+	case thread.PlatformLinear:
+		return s.Linear
+	}
+	return false
 }
 
 // loadStream reads the WEFT_STREAM variables.
@@ -53,17 +67,31 @@ func onOff(getenv func(string) string, key string) (bool, error) {
 	}
 }
 
+// streaming is a platform that shows answers as the model writes them: its
+// Partials (nil when it is off) stream each model call's text to the
+// threads that answer on it, and leave the others alone.
+type streaming interface {
+	surface.Platform
+	Partials() agent.Partials
+}
+
 // partials is what the runner streams answers to: the console's and the
-// API's watchers, through the database, and Linear's sessions, as
-// progress thoughts; nil when no surface that can show a streaming answer
-// wants one. lin is nil with Linear off.
-func partials(cfg StreamConfig, store *db.Store, lin *surfacelinear.Thoughts, logger *slog.Logger) agent.Partials {
-	var to fanOut
+// API's watchers, through the database, and every streaming platform that
+// cfg leaves on, all at once (fanout); nil when none wants them, so that
+// model calls stay plain.
+func partials(cfg StreamConfig, store *db.Store, logger *slog.Logger, platforms []surface.Platform) agent.Partials {
+	var to fanout
 	if cfg.Console {
 		to = append(to, partial.New(partial.Deps{Store: store, Logger: logger.With("component", "partial")}))
 	}
-	if cfg.Linear && lin != nil {
-		to = append(to, lin)
+	for _, p := range platforms {
+		s, ok := p.(streaming)
+		if !ok || !cfg.On(p.Name()) {
+			continue
+		}
+		if ps := s.Partials(); ps != nil {
+			to = append(to, ps)
+		}
 	}
 	switch len(to) {
 	case 0:
@@ -74,27 +102,38 @@ func partials(cfg StreamConfig, store *db.Store, lin *surfacelinear.Thoughts, lo
 	return to
 }
 
-// fanOut streams each answer to every one of its Partials.
-type fanOut []agent.Partials
+// fanout hands each model call's text to every Partials in it.
+type fanout []agent.Partials
 
-func (f fanOut) Open(ctx context.Context, th *thread.Thread, after int64) agent.PartialAnswer {
-	answers := make(fanOutAnswer, len(f))
+// Open implements agent.Partials.
+func (f fanout) Open(ctx context.Context, th *thread.Thread, after int64) agent.PartialAnswer {
+	as := make(fanAnswer, len(f))
 	for i, p := range f {
-		answers[i] = p.Open(ctx, th, after)
+		as[i] = p.Open(ctx, th, after)
 	}
-	return answers
+	return as
 }
 
-type fanOutAnswer []agent.PartialAnswer
+// fanAnswer is one call's answers, one per Partials.
+type fanAnswer []agent.PartialAnswer
 
-func (f fanOutAnswer) Text(text string) {
-	for _, a := range f {
+// Text implements agent.PartialAnswer; each answer's Text never blocks.
+func (as fanAnswer) Text(text string) {
+	for _, a := range as {
 		a.Text(text)
 	}
 }
 
-func (f fanOutAnswer) Close() {
-	for _, a := range f {
-		a.Close()
+// Close implements agent.PartialAnswer: the answers close at once, each
+// waiting only for its own writes.
+func (as fanAnswer) Close() {
+	var wg sync.WaitGroup
+	for _, a := range as {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.Close()
+		}()
 	}
+	wg.Wait()
 }

@@ -1,12 +1,17 @@
 package app
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/logtest"
-	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	"github.com/weft-dev/weft/internal/partial"
+	"github.com/weft-dev/weft/internal/surface"
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 func TestConfigStream(t *testing.T) {
@@ -39,19 +44,51 @@ func TestConfigStream(t *testing.T) {
 	}
 }
 
-// TestPartialsFollowTheSwitches gives the runner a sink only for the
-// surfaces that stream: with none on (or Linear on but off as a platform),
-// model calls stay plain; with the console and Linear both on, each gets
-// every answer.
-func TestPartialsFollowTheSwitches(t *testing.T) {
+// TestPartialsFanOut gives the runner a sink for each surface switched
+// on: none when every one is off (model calls stay plain), the console's
+// alone, or a fan-out that hands each call's text to every streaming
+// platform left on and closes them all.
+func TestPartialsFanOut(t *testing.T) {
 	t.Parallel()
 	logger := logtest.New(t)
-	lin := &surfacelinear.Thoughts{}
-	require.Nil(t, partials(StreamConfig{Slack: true, Discord: true, Linear: true}, nil, nil, logger))
-	require.Nil(t, partials(StreamConfig{Slack: true, Discord: true}, nil, lin, logger))
-	require.NotNil(t, partials(StreamConfig{Console: true}, nil, nil, logger))
-	require.Same(t, lin, partials(StreamConfig{Linear: true}, nil, lin, logger))
-	both := partials(StreamConfig{Console: true, Linear: true}, nil, lin, logger)
-	require.IsType(t, fanOut{}, both)
-	require.Len(t, both.(fanOut), 2)
+	slack := &streamingPlatform{name: thread.PlatformSlack}
+	discord := &streamingPlatform{name: thread.PlatformDiscord}
+	platforms := []surface.Platform{slack, discord}
+	require.Nil(t, partials(StreamConfig{Linear: true}, nil, logger, platforms), "no surface streams")
+	require.Nil(t, partials(StreamConfig{Slack: true}, nil, logger, []surface.Platform{&streamingPlatform{name: thread.PlatformSlack, off: true}}),
+		"a platform that is off streams nothing")
+	_, isWriter := partials(StreamConfig{Console: true}, nil, logger, platforms).(*partial.Writer)
+	require.True(t, isWriter, "the console alone")
+	require.Same(t, slack, partials(StreamConfig{Slack: true}, nil, logger, platforms), "Slack alone")
+
+	p := partials(StreamConfig{Slack: true, Discord: true}, nil, logger, platforms)
+	a := p.Open(t.Context(), &thread.Thread{}, 7)
+	a.Text("Hel")
+	a.Text("Hello")
+	a.Close()
+	for _, sp := range []*streamingPlatform{slack, discord} {
+		require.Equal(t, []string{"open 7", "Hel", "Hello", "close"}, sp.seen, sp.name)
+	}
 }
+
+// streamingPlatform is a platform whose Partials note what they are given.
+type streamingPlatform struct {
+	name thread.Platform
+	off  bool
+	seen []string
+}
+
+func (p *streamingPlatform) Name() thread.Platform { return p.name }
+func (p *streamingPlatform) Door() surface.Door    { return surface.Door{Name: string(p.name), On: true} }
+func (p *streamingPlatform) Partials() agent.Partials {
+	if p.off {
+		return nil
+	}
+	return p
+}
+func (p *streamingPlatform) Open(_ context.Context, _ *thread.Thread, after int64) agent.PartialAnswer {
+	p.seen = append(p.seen, fmt.Sprintf("open %d", after))
+	return p
+}
+func (p *streamingPlatform) Text(text string) { p.seen = append(p.seen, text) }
+func (p *streamingPlatform) Close()           { p.seen = append(p.seen, "close") }

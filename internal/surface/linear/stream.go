@@ -332,3 +332,12 @@ func progressBody(text string) string {
 	runes := []rune(text)
 	return "…" + string(runes[len(runes)-maxThoughtRunes:])
 }
+
+// Partials streams answers being written into their Linear sessions as
+// progress thoughts; nil with Linear off.
+func (a *App) Partials() agent.Partials {
+	if a.thoughts == nil {
+		return nil
+	}
+	return a.thoughts
+}
