@@ -97,16 +97,18 @@ func benchStream(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 	if *answers < 1 || *wait <= 0 {
 		return badFlags(fs, stderr)
 	}
-	url, cleanup, err := sc.create(ctx, cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	fmt.Fprintf(stdout, "weft-bench stream: weft serve on scratch database %s; fakes: llmtest (%d chunks over %s), the API's event stream, lineartest, slacktest, discordtest; %d answers per surface, one at a time\n\n",
+	fmt.Fprintf(stdout, "weft-bench stream: weft serve on scratch databases %s_on and _off; fakes: llmtest (%d chunks over %s), the API's event stream, lineartest, slacktest, discordtest; %d answers per surface, one at a time\n\n",
 		*sc.name, streamChunks, streamSpan, *answers)
 	runs := map[string]*streamRun{}
 	for _, mode := range []string{"on", "off"} {
+		// A database of its own for each mode: the fakes start again
+		// and may reuse the event ids the other mode's ledger holds.
+		url, cleanup, err := kit.Scratch(ctx, cfg.DatabaseURL, *sc.name+"_"+mode, *sc.keep, logger)
+		if err != nil {
+			return err
+		}
 		r, err := runStream(ctx, url, mode, *answers, *wait, logger)
+		cleanup()
 		if err != nil {
 			return fmt.Errorf("WEFT_STREAM=%s: %w", mode, err)
 		}
