@@ -15,9 +15,11 @@ import (
 	"github.com/weft-dev/weft/internal/replies/repliestest"
 )
 
-// page is the part of any listing a cursor test reads.
+// page is the part of any listing a cursor test reads: next_cursor, or
+// nextCursor in get-thread-replies' shape.
 type page struct {
-	NextCursor string `json:"next_cursor"`
+	NextCursor string  `json:"next_cursor"`
+	Next       *string `json:"nextCursor"`
 }
 
 func TestCursorsAreBoundToTheirEndpoint(t *testing.T) {
@@ -33,6 +35,9 @@ func TestCursorsAreBoundToTheirEndpoint(t *testing.T) {
 		t.Helper()
 		var p page
 		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, path, "", &p), path)
+		if p.Next != nil {
+			p.NextCursor = *p.Next
+		}
 		require.NotEmpty(t, p.NextCursor, path)
 		return url.QueryEscape(p.NextCursor)
 	}

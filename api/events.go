@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,8 +25,7 @@ import (
 // that makes the thread's writes NOTIFY, and the answer streaming on it.
 // *db.Store implements it.
 type LiveStore interface {
-	WatchStitches(ctx context.Context, threadID uuid.UUID, pid uint32) error
-	UnwatchStitches(ctx context.Context, threadID uuid.UUID, pid uint32) error
+	Follow(ctx context.Context, conn *pgx.Conn, threadID uuid.UUID) (*db.Follower, error)
 	Partial(ctx context.Context, threadID uuid.UUID) (*db.Partial, error)
 }
 
@@ -96,18 +94,20 @@ func handleThreadEvents(d Deps) http.Handler {
 			httpapi.WriteError(w, r, d.Logger, &httpapi.Error{Code: httpapi.CodeUnavailable, Message: "too many event streams open; try again later"})
 			return
 		}
-		conn, pid, err := listen(ctx, d, id)
+		conn, err := d.Listen(ctx)
 		if err != nil {
-			httpapi.WriteError(w, r, d.Logger, err)
+			httpapi.WriteError(w, r, d.Logger, fmt.Errorf("events: connect: %w", err))
+			return
+		}
+		f, err := d.Live.Follow(ctx, conn, id)
+		if err != nil {
+			httpapi.WriteError(w, r, d.Logger, fmt.Errorf("events: %w", err))
 			return
 		}
 		defer func() {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			if err := d.Live.UnwatchStitches(ctx, id, pid); err != nil {
-				d.Logger.WarnContext(ctx, "events: unwatch", slog.Any("error", err))
+			if err := f.Close(ctx); err != nil {
+				d.Logger.WarnContext(ctx, "events: unfollow", slog.Any("error", err))
 			}
-			_ = conn.Close(ctx)
 		}()
 
 		h := w.Header()
@@ -115,31 +115,26 @@ func handleThreadEvents(d Deps) http.Handler {
 		h.Set("Cache-Control", "no-store")
 		h.Set("X-Accel-Buffering", "no")
 		w.WriteHeader(http.StatusOK)
-		// Watched first, then caught up: what was written before the
-		// watch is read here, what is written after it is notified.
+		// Followed first, then caught up: what was written before the
+		// follow is read here, what is written after it wakes Next.
 		s := &eventStream{d: d, w: w, rc: http.NewResponseController(w), id: id, after: after}
 		if err := s.send(ctx); err != nil {
 			s.stop(ctx, err)
 			return
 		}
 		for {
-			wait, cancel := context.WithTimeout(ctx, eventsKeepAlive)
-			n, err := conn.WaitForNotification(wait)
-			cancel()
+			news, err := f.Next(ctx, eventsKeepAlive)
 			switch {
 			case ctx.Err() != nil:
 				return
-			case errors.Is(err, context.DeadlineExceeded):
+			case err != nil:
+				s.stop(ctx, err)
+				return
+			case !news:
 				if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil || s.rc.Flush() != nil {
 					return
 				}
 				continue
-			case err != nil:
-				s.stop(ctx, fmt.Errorf("wait: %w", err))
-				return
-			}
-			if n.Payload != id.String() {
-				continue // another stream's thread
 			}
 			if err := s.send(ctx); err != nil {
 				s.stop(ctx, err)
@@ -164,23 +159,6 @@ func lastEventID(r *http.Request) (int64, error) {
 		return 0, httpapi.Invalid("%s must be a stitch seq (a non-negative integer)", name)
 	}
 	return n, nil
-}
-
-// listen opens the stream's own connection, LISTENs and watches the thread.
-func listen(ctx context.Context, d Deps, id uuid.UUID) (*pgx.Conn, uint32, error) {
-	conn, err := d.Listen(ctx)
-	if err != nil {
-		return nil, 0, fmt.Errorf("events: connect: %w", err)
-	}
-	pid := conn.PgConn().PID()
-	if _, err = conn.Exec(ctx, "LISTEN "+db.StitchChannel); err == nil {
-		err = d.Live.WatchStitches(ctx, id, pid)
-	}
-	if err != nil {
-		_ = conn.Close(context.WithoutCancel(ctx))
-		return nil, 0, fmt.Errorf("events: listen: %w", err)
-	}
-	return conn, pid, nil
 }
 
 // eventStream is one open stream.

@@ -17,6 +17,7 @@ import (
 	"github.com/weft-dev/weft/api/apitest"
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/approval"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/replies"
@@ -46,7 +47,7 @@ func setup(t *testing.T) *testBundle {
 	require.NoError(t, err)
 	h := api.NewServer(api.Deps{
 		Logger: logger, DB: store, Token: token, Store: store, Ingester: ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: logger}),
-		Replies: svc, Metrics: reg,
+		Replies: svc, Metrics: reg, Approvals: &approval.Decider{Store: store, Jobs: rc, Logger: logger},
 	})
 	return &testBundle{store: store, handler: apitest.Handler(t, h), reg: reg}
 }

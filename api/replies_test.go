@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -33,9 +34,12 @@ func TestRepliesAPI(t *testing.T) {
 			t.Parallel()
 			got := repliestest.Walk(t, 60, func(cursor string) *replies.Response {
 				q := url.Values{"limit": {"60"}, "order": {order}, "cursor": {cursor}}
-				var resp replies.Response
-				status := b.do(t, http.MethodGet, "/api/v1/threads/"+conv.Thread.ID.String()+"/replies?"+q.Encode(), "", &resp)
+				var raw json.RawMessage
+				status := b.do(t, http.MethodGet, "/api/v1/threads/"+conv.Thread.ID.String()+"/replies?"+q.Encode(), "", &raw)
 				require.Equal(t, http.StatusOK, status)
+				repliestest.CheckShape(t, raw)
+				var resp replies.Response
+				require.NoError(t, json.Unmarshal(raw, &resp))
 				return &resp
 			})
 			conv.Check(t, got, order == "newest")
@@ -44,8 +48,11 @@ func TestRepliesAPI(t *testing.T) {
 
 	t.Run("ByDiscordThreadID", func(t *testing.T) {
 		t.Parallel()
+		var raw json.RawMessage
+		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads/"+conv.DiscordThreadID+"/replies?limit=1", "", &raw))
+		repliestest.CheckShape(t, raw)
 		var resp replies.Response
-		require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/api/v1/threads/"+conv.DiscordThreadID+"/replies?limit=1", "", &resp))
+		require.NoError(t, json.Unmarshal(raw, &resp))
 		require.Equal(t, conv.Replies[0], *resp.Replies[0].Text)
 	})
 

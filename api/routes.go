@@ -28,6 +28,9 @@ func addRoutes(r chi.Router, d Deps) {
 			r.Method("GET", "/threads/{id}/replies", handleReplies(d.Logger, d.Replies))
 			r.Method("GET", "/slack/channels/{channel}/threads/{ts}/replies", handleSlackReplies(d.Logger, d.Replies))
 			r.Method("POST", "/threads/{id}/abort", handleThreadAbort(d.Logger, d.Ingester, d.Store))
+			r.Method("POST", "/threads/{id}/messages", handleThreadMessage(d.Logger, d.Ingester, d.Store))
+			r.Method("GET", "/threads/{id}/approvals", handleApprovalList(d.Logger, d.Approvals))
+			r.Method("POST", "/threads/{id}/approvals/{approval_id}", handleApprovalDecide(d.Logger, d.Approvals))
 		})
 	})
 	if d.Mount != nil {

@@ -50,6 +50,7 @@ type Ingester interface {
 	Builder() *thread.Builder
 	StartThread(ctx context.Context, b *thread.Builder) (*thread.Thread, error)
 	Abort(ctx context.Context, threadID uuid.UUID, text string) (bool, error)
+	Replier
 }
 
 // RepliesGetter answers get-thread-replies. *replies.Service implements it.
@@ -69,6 +70,8 @@ type Deps struct {
 	Store    Store
 	Ingester Ingester
 	Replies  RepliesGetter
+	// Approvals lists and decides requests for approval.
+	Approvals Approvals
 	// MCP is the MCP server's streamable HTTP handler, served at /mcp.
 	MCP http.Handler
 	// Metrics is the registry /metrics exports.

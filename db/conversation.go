@@ -97,6 +97,8 @@ func (q *Queries) Attach(ctx context.Context, a thread.Attachment) error {
 		return q.AttachDiscord(ctx, *a)
 	case *thread.SlackAttachment:
 		return q.AttachSlack(ctx, *a)
+	case *thread.GitHubAttachment:
+		return q.AttachGitHub(ctx, *a)
 	}
 	return unknownAttachment("attach", a)
 }

@@ -22,6 +22,17 @@ func queueAttachGitHub(ctx context.Context, p *pipeline, g *thread.GitHubAttachm
 	p.add(func(q *dbsqlc.Queries) error { return translate(q.InsertGitHubAttachment(ctx, arg)) })
 }
 
+// AttachGitHub attaches a thread (g's ThreadID) to an issue or pull
+// request it continues on: a conversation begun elsewhere. One the issue
+// has a thread already fails with thread.ErrGitHubThreadAttached, a
+// thread on GitHub already with thread.ErrAlreadyAttached.
+func (q *Queries) AttachGitHub(ctx context.Context, g thread.GitHubAttachment) error {
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	return q.attach(ctx, g.ThreadID, func(p *pipeline) { queueAttachGitHub(ctx, p, &g) })
+}
+
 // GitHubAttachment returns a thread's GitHub attachment, or
 // thread.ErrNotFound.
 func (q *Queries) GitHubAttachment(ctx context.Context, threadID uuid.UUID) (*thread.GitHubAttachment, error) {
@@ -111,4 +122,32 @@ func (q *Queries) removeGitHubInstallations(ctx context.Context, accountID strin
 		return false, fmt.Errorf("remove github installations: %w", translate(err))
 	}
 	return n > 0, nil
+}
+
+// GitHubInstallationsOf is the live (installed, not suspended)
+// installations whose account is of organisation, every live one for the
+// operator (""): the installations a conversation of that organisation
+// may read through.
+func (q *Queries) GitHubInstallationsOf(ctx context.Context, organisation string) ([]GitHubInstallation, error) {
+	rows, err := q.gen.GitHubInstallationsOf(ctx, organisation)
+	if err != nil {
+		return nil, fmt.Errorf("github installations of %q: %w", organisation, translate(err))
+	}
+	out := make([]GitHubInstallation, len(rows))
+	for i, r := range rows {
+		out[i] = GitHubInstallation{ID: r.InstallationID, AccountID: r.AccountID, AccountLogin: r.AccountLogin}
+	}
+	return out, nil
+}
+
+// ThreadByGitHubIssue returns the thread attached to issue or pull request
+// number of owner/repo (names compared as GitHub does, case aside) whose
+// account is in organisation, as its URL names it, or thread.ErrNotFound.
+func (q *Queries) ThreadByGitHubIssue(ctx context.Context, owner, repo string, number int, organisation string) (*thread.Thread, error) {
+	t, err := threadOf(q.gen.ThreadByGitHubIssue(ctx, dbsqlc.ThreadByGitHubIssueParams{
+		Owner: owner, Repo: repo, Number: int32(number), Organisation: organisation}))
+	if err != nil {
+		return nil, fmt.Errorf("thread by github issue: %w", err)
+	}
+	return t, nil
 }

@@ -25,6 +25,24 @@ type MemoryContext struct {
 	Recent  []thread.Stitch
 	Linear  *thread.LinearAttachment  // nil: none
 	Discord *thread.DiscordAttachment // nil: none
+	// blocks are, when read with the context (MemoryContext's agent), the
+	// blocks of every scope the context can name; see Blocks.
+	blocks []thread.MemoryBlock
+}
+
+// Blocks are the memory blocks of the scope of the context's
+// organisation and person (the organisation's alone for person ""), as
+// MemoryBlocks reads them, when the context was read with an agent's
+// blocks: person must be the organisation's, its starter (Starter) or the
+// person of one of its Recent stitches.
+func (mc *MemoryContext) Blocks(person string) []thread.MemoryBlock {
+	var out []thread.MemoryBlock
+	for _, b := range mc.blocks {
+		if b.Person == "" || b.Person == person {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // Starter is the person who started the thread on its platform, or ""
@@ -43,8 +61,31 @@ func (mc *MemoryContext) Starter() string {
 // stitches, in one round trip: a memory tool's call is a step of a turn,
 // and the turn waits on it.
 func (q *Queries) MemoryContext(ctx context.Context, threadID uuid.UUID, recent int) (*MemoryContext, error) {
+	return q.memoryContext(ctx, threadID, recent, nil)
+}
+
+// MemoryContextWithBlocks is MemoryContext and, in the same round trip,
+// agent's blocks of every scope the context can name (see
+// MemoryContext.Blocks): read_memory's scope and its blocks in one round
+// trip rather than two.
+func (q *Queries) MemoryContextWithBlocks(ctx context.Context, threadID uuid.UUID, recent int, agent string) (*MemoryContext, error) {
+	return q.memoryContext(ctx, threadID, recent, &agent)
+}
+
+func (q *Queries) memoryContext(ctx context.Context, threadID uuid.UUID, recent int, agent *string) (*MemoryContext, error) {
 	mc := &MemoryContext{}
 	var p pipeline
+	if agent != nil {
+		arg := dbsqlc.ThreadMemoryBlocksParams{ThreadID: threadID, AgentName: *agent, Recent: int32(recent)}
+		p.add(func(q *dbsqlc.Queries) error {
+			rows, err := q.ThreadMemoryBlocks(ctx, arg)
+			mc.blocks = mc.blocks[:0]
+			for _, r := range rows {
+				mc.blocks = append(mc.blocks, thread.MemoryBlock(r))
+			}
+			return translate(err)
+		})
+	}
 	p.add(func(q *dbsqlc.Queries) error {
 		row, err := q.ThreadTenant(ctx, threadID)
 		switch {

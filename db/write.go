@@ -31,6 +31,9 @@ type Write struct {
 	// Stitches are appended to the chain in order. Their ids may be set
 	// beforehand, so that Outbox rows can name them.
 	Stitches []thread.Stitch
+	// Approvals are requests for a person's approval, stored with their
+	// approval_request stitches (whose ids they take).
+	Approvals []thread.Approval
 	// Outbox rows are inserted with the thread's id; an unset id is made.
 	Outbox []thread.Outbox
 	// SendingFor, when set, inserts the Outbox rows already claimed for that
@@ -176,6 +179,10 @@ func queueWrite(ctx context.Context, p *pipeline, w Write, out *Written) error {
 			}
 			return err
 		})
+	}
+	for _, a := range w.Approvals {
+		a.ThreadID = id
+		queueApproval(ctx, p, a)
 	}
 	for _, o := range w.Outbox {
 		o.ThreadID = id

@@ -20,6 +20,12 @@ func TestSlackManifest(t *testing.T) {
 	require.NoError(t, err)
 	var m struct {
 		Features struct {
+			AgentView *struct {
+				Description string `yaml:"agent_description"`
+			} `yaml:"agent_view"`
+			AppHome struct {
+				MessagesTab bool `yaml:"messages_tab_enabled"`
+			} `yaml:"app_home"`
 			SlashCommands []struct {
 				Command string `yaml:"command"`
 				URL     string `yaml:"url"`
@@ -36,7 +42,11 @@ func TestSlackManifest(t *testing.T) {
 				RequestURL string   `yaml:"request_url"`
 				BotEvents  []string `yaml:"bot_events"`
 			} `yaml:"event_subscriptions"`
-			SocketMode *bool `yaml:"socket_mode_enabled"`
+			SocketMode    *bool `yaml:"socket_mode_enabled"`
+			Interactivity struct {
+				Enabled    bool   `yaml:"is_enabled"`
+				RequestURL string `yaml:"request_url"`
+			} `yaml:"interactivity"`
 		} `yaml:"settings"`
 	}
 	require.NoError(t, yaml.Unmarshal(raw, &m))
@@ -44,7 +54,8 @@ func TestSlackManifest(t *testing.T) {
 	needs := map[string]string{
 		"app_mention": "app_mentions:read", "message.channels": "channels:history", "message.groups": "groups:history",
 		"message.im": "im:history", "message.mpim": "mpim:history", "assistant_thread_started": "assistant:write",
-		"app_uninstalled": "", "tokens_revoked": "",
+		"app_uninstalled": "", "tokens_revoked": "", "app_home_opened": "", "app_context_changed": "",
+		"assistant_thread_context_changed": "assistant:write",
 	}
 	for _, ev := range m.Settings.Events.BotEvents {
 		scope, known := needs[ev]
@@ -59,4 +70,14 @@ func TestSlackManifest(t *testing.T) {
 	require.Equal(t, "/weft", m.Features.SlashCommands[0].Command)
 	require.Equal(t, "https://weft.example.com/webhooks/slack/commands", m.Features.SlashCommands[0].URL)
 	require.NotNil(t, m.Settings.SocketMode)
+	// Buttons (feedback, approvals) need interactivity at weft's door, the
+	// messages tab the agent view.
+	require.True(t, m.Settings.Interactivity.Enabled)
+	require.Equal(t, "https://weft.example.com/webhooks/slack/interactions", m.Settings.Interactivity.RequestURL)
+	require.NotNil(t, m.Features.AgentView)
+	require.NotEmpty(t, m.Features.AgentView.Description)
+	require.True(t, m.Features.AppHome.MessagesTab)
+	for _, ev := range []string{"app_home_opened", "app_context_changed", "assistant_thread_started"} {
+		require.Contains(t, m.Settings.Events.BotEvents, ev)
+	}
 }

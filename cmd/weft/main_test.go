@@ -99,7 +99,7 @@ func TestHelp(t *testing.T) {
 	for _, args := range [][]string{
 		{"help"}, {"--help"}, {"-h"}, {"help", "serve"},
 		{"serve", "--help"}, {"serve", "-h"}, {"mcp", "--help"}, {"migrate", "--help"}, {"ops", "--help"},
-		{"thread", "--help"}, {"thread", "create", "--help"}, {"thread", "show", "--help"}, {"bench", "--help"},
+		{"thread", "--help"}, {"thread", "create", "--help"}, {"thread", "show", "--help"}, {"thread", "reply", "--help"}, {"bench", "--help"},
 		{"version", "--help"},
 	} {
 		out, err := weft(args...)

@@ -27,6 +27,7 @@ Usage:
   weft thread create --goal TEXT [--detach]
                               create an autonomous thread and work it here until it finishes
   weft thread show ID         print a thread's stitches as a timeline
+  weft thread reply ID TEXT   answer a thread that waits for a person (a question, an approval)
   weft mcp                    serve the MCP server over stdin/stdout
   weft tools check            connect to WEFT_MCP_CONFIG's MCP servers and list their tools
   weft bench store|turns|linear|replies|discord|console|soak [flags]

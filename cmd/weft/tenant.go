@@ -17,7 +17,8 @@ const tenantUsage = `usage: weft tenant link ORGANISATION KIND:ID...
        weft tenant list
 
 A tenant is a Linear workspace (linear:<organization id>), a Discord server
-(discord:<guild id>) or a Slack workspace (slack:<team id>). link puts the
+(discord:<guild id>), a Slack workspace (slack:<team id>) or the GitHub
+account the GitHub App is installed on (github:<account id>). link puts the
 tenants in one organisation (moving any from another): they then share
 memory, /continue reaches across them, and the agent reads across them.
 A tenant never linked is an organisation of its own, named KIND:ID, and

@@ -20,14 +20,19 @@ import (
 const (
 	threadUsage = `usage: weft thread create --goal TEXT [--detach]
        weft thread show ID
+       weft thread reply ID TEXT
 
   create  create an autonomous thread and work it in this process, printing
           each step, until it finishes (--detach: only create it, for a
           running weft serve to work)
   show    print a thread and its stitches as a timeline
+  reply   answer a thread that waits for a person: its question, or a
+          request for approval ("approve", "deny: why"); a running weft
+          serve takes the turn up
 `
 	createUsage = "usage: weft thread create --goal TEXT [--detach]\n\n"
 	showUsage   = "usage: weft thread show ID\n"
+	replyUsage  = "usage: weft thread reply ID TEXT\n"
 )
 
 func threadCmd(ctx context.Context, cfg *app.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
@@ -47,12 +52,22 @@ func threadCmd(ctx context.Context, cfg *app.Config, logger *slog.Logger, args [
 			return errUsage
 		}
 		return threadShow(ctx, cfg, logger, args[1], stdout)
+	case "reply":
+		if len(args) == 2 && isHelp(args[1]) {
+			fmt.Fprint(stdout, replyUsage)
+			return nil
+		}
+		if len(args) < 3 || strings.TrimSpace(strings.Join(args[2:], " ")) == "" {
+			fmt.Fprint(stderr, replyUsage)
+			return errUsage
+		}
+		return threadReply(ctx, cfg, logger, args[1], strings.Join(args[2:], " "), stdout)
 	}
 	if isHelp(args[0]) {
 		fmt.Fprint(stdout, threadUsage)
 		return nil
 	}
-	fmt.Fprintf(stderr, "weft thread: unknown action %q (want create or show)\n", args[0])
+	fmt.Fprintf(stderr, "weft thread: unknown action %q (want create, show or reply)\n", args[0])
 	return errUsage
 }
 
@@ -129,6 +144,39 @@ func threadCreate(ctx context.Context, cfg *app.Config, logger *slog.Logger, arg
 		case <-tick.C:
 		}
 	}
+}
+
+// threadReply answers a thread that waits for a person (a question, or a
+// request for approval) with text, as its CLI user: the input and the turn
+// that answers it, for a running weft serve to work.
+func threadReply(ctx context.Context, cfg *app.Config, logger *slog.Logger, idText, text string, stdout io.Writer) error {
+	id, err := uuid.Parse(idText)
+	if err != nil {
+		return fmt.Errorf("thread id %q: %w", idText, err)
+	}
+	c := *cfg
+	c.Role = "api" // only enqueue: a running weft serve works the turn
+	a, err := app.New(ctx, &c, logger)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	th, err := a.Store().Thread(ctx, id)
+	if errors.Is(err, thread.ErrNotFound) {
+		return fmt.Errorf("no thread %s", id)
+	}
+	if err != nil {
+		return err
+	}
+	if th.Status != thread.StatusWaiting || th.WaitingReason == thread.WaitingIdle {
+		return fmt.Errorf("thread %s is not waiting for an answer (it is %s)", id, th.Status)
+	}
+	s, err := a.Ingester().AddInput(ctx, id, thread.Stitch{Type: thread.StitchInitialPrompt, Content: strings.TrimSpace(text), Source: thread.PlatformCLI})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "reply recorded as stitch #%d; weft serve answers it: weft thread show %s\n", s.Seq, id)
+	return nil
 }
 
 // threadShow prints a thread and its stitches as a timeline.

@@ -8,8 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 func TestThreadCreateAndShow(t *testing.T) {
@@ -56,4 +58,36 @@ func TestThreadCreateWithoutProvider(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, out.String(), "No language model is configured")
 	require.Contains(t, out.String(), "thread")
+}
+
+// weft thread reply answers a thread waiting for approval (the reply and
+// its turn recorded, for weft serve); a thread waiting for nothing is
+// refused.
+func TestThreadReply(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := dbtest.URL(t)
+	e := env(map[string]string{"DATABASE_URL": url, "WEFT_LOG_LEVEL": "error"})
+	var out bytes.Buffer
+	pool, err := db.Open(ctx, url)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	store := db.New(pool, dbtest.Logger(t))
+	th := dbtest.Thread(ctx, t, store, nil)
+	dbtest.PendingApproval(ctx, t, store, th.ID)
+	idle := dbtest.Thread(ctx, t, store, nil)
+
+	out.Reset()
+	require.NoError(t, run(ctx, []string{"weft", "thread", "reply", th.ID.String(), "deny:", "wrong", "file"}, e, &out, &bytes.Buffer{}))
+	require.Contains(t, out.String(), "reply recorded")
+	chain, err := store.Stitches(ctx, th.ID, db.StitchPage{})
+	require.NoError(t, err)
+	last := chain[len(chain)-1]
+	require.Equal(t, "deny: wrong file", last.Content)
+	require.Equal(t, thread.PlatformCLI, last.Source)
+
+	err = run(ctx, []string{"weft", "thread", "reply", idle.ID.String(), "approve"}, e, &bytes.Buffer{}, &bytes.Buffer{})
+	require.ErrorContains(t, err, "not waiting for an answer")
+	err = run(ctx, []string{"weft", "thread", "reply", th.ID.String()}, e, &bytes.Buffer{}, &bytes.Buffer{})
+	require.ErrorIs(t, err, errUsage)
 }

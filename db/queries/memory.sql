@@ -13,3 +13,33 @@ ORDER BY person, label;
 INSERT INTO memory_blocks (organisation, agent_name, person, label, content)
 VALUES (tenant_organisation(@tenant_kind::text, @tenant_id::text), @agent_name, @person, @label, @content)
 ON CONFLICT (organisation, agent_name, person, label) DO UPDATE SET content = excluded.content, updated_at = now();
+
+-- name: ThreadMemoryBlocks :many
+-- ThreadMemoryBlocks reads, in the round trip that reads a thread's memory
+-- context (db.MemoryContext), every block the thread's memory scope can be:
+-- those of agent_name in the organisation of the thread's tenant (as
+-- ThreadTenant finds it; '' for a thread on no platform), of the
+-- organisation itself (person '') and of each person its latest @recent
+-- stitches or its Linear or Discord attachment name. The caller keeps the
+-- organisation's and its scope's person's, which is one of them.
+SELECT label, content, updated_at, person FROM memory_blocks
+WHERE organisation = coalesce((
+    SELECT tenant_organisation(tenant_kind, tenant_id) FROM (
+        SELECT 1 AS rank, 'linear' AS tenant_kind, l.workspace_id AS tenant_id FROM linear_thread_metadata l WHERE l.thread_id = @thread_id
+        UNION ALL
+        SELECT 2, 'discord', d.guild_id FROM discord_thread_metadata d WHERE d.thread_id = @thread_id
+        UNION ALL
+        SELECT 3, 'slack', s.team_id FROM slack_thread_metadata s WHERE s.thread_id = @thread_id
+        UNION ALL
+        SELECT 4, 'github', g.account_id::text FROM github_thread_metadata g WHERE g.thread_id = @thread_id
+    ) t ORDER BY rank LIMIT 1), tenant_organisation('', ''))
+  AND agent_name = @agent_name
+  AND (person = '' OR person IN (
+    SELECT r.source_platform || ':' || r.author_id FROM (
+        SELECT source_platform, author_id FROM stitches WHERE thread_id = @thread_id ORDER BY seq DESC LIMIT @recent::int
+    ) r WHERE r.source_platform IS NOT NULL AND r.author_id IS NOT NULL
+    UNION ALL
+    SELECT 'linear:' || l.created_by_user_id FROM linear_thread_metadata l WHERE l.thread_id = @thread_id
+    UNION ALL
+    SELECT 'discord:' || d.created_by FROM discord_thread_metadata d WHERE d.thread_id = @thread_id))
+ORDER BY person, label;

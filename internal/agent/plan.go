@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/thread"
@@ -27,6 +28,9 @@ const (
 	stepDone stepKind = iota
 	stepCallLLM
 	stepRunTools
+	// stepDecide takes a person's reply ("Approve", "Deny: why") as the
+	// decision on the request for approval the turn waits on.
+	stepDecide
 )
 
 // plan is the next step, read off the chain.
@@ -36,6 +40,11 @@ type plan struct {
 	calls []llm.ToolCall
 	// stepsSinceInput counts llm_calls after the newest input, for the step limit.
 	stepsSinceInput int
+	// For stepDecide: the request for approval, the reply deciding it, and
+	// what the reply decides.
+	asked, reply *thread.Stitch
+	decision     thread.Decision
+	reason       string
 }
 
 // nextStep decides what the turn does next from the chain alone.
@@ -65,6 +74,7 @@ func nextStep(chain []thread.Stitch) plan {
 		resolved := map[string]bool{}
 		closed := false // the model's calls ended the turn: a question, or the result
 		var sawResult bool
+		states := callStates(chain[lastCall+1:])
 		for _, s := range chain[lastCall+1:] {
 			m := s.Meta()
 			if id := m.ToolCallID; id != "" {
@@ -84,6 +94,24 @@ func nextStep(chain []thread.Stitch) plan {
 		if !closed {
 			for _, c := range calls {
 				if !resolved[c.ID] {
+					if st := states[c.ID]; st.asked != nil && st.decision == nil {
+						// A call waits for a person's decision: so does
+						// the turn, and any input that arrives meanwhile,
+						// unless the input is the decision.
+						p.calls = nil
+						p.kind = stepDone
+						for i := range chain[lastCall+1:] {
+							s := &chain[lastCall+1+i]
+							if !s.Type.IsInput() || s.Seq <= answered || s.Seq < st.asked.Seq || !s.DeletedAt.IsZero() {
+								continue
+							}
+							if d, reason, ok := ParseDecision(s.Content); ok {
+								p.kind, p.asked, p.reply, p.decision, p.reason = stepDecide, st.asked, s, d, reason
+								break
+							}
+						}
+						return p
+					}
 					p.calls = append(p.calls, c)
 				}
 			}
@@ -107,3 +135,60 @@ func nextStep(chain []thread.Stitch) plan {
 // Pending reports whether the chain has work for a turn: input not yet
 // answered, or a step of an earlier turn left unfinished.
 func Pending(chain []thread.Stitch) bool { return nextStep(chain).kind != stepDone }
+
+// callState is what the chain records of one of the model's calls since the
+// llm_call that made it, besides its result.
+type callState struct {
+	// intent: the call was about to be made (it has side effects).
+	intent bool
+	// asked is the call's approval request, decision the decision on it.
+	asked, decision *thread.Stitch
+}
+
+// callStates reads the states of the calls in stitches (those after an
+// llm_call), by call id.
+func callStates(stitches []thread.Stitch) map[string]callState {
+	out := map[string]callState{}
+	for i := range stitches {
+		s := &stitches[i]
+		m := s.Meta()
+		switch {
+		case m.IntentOf != "":
+			st := out[m.IntentOf]
+			st.intent = true
+			out[m.IntentOf] = st
+		case s.Type == thread.StitchApprovalRequest && m.ApprovalFor != "":
+			st := out[m.ApprovalFor]
+			st.asked = s
+			out[m.ApprovalFor] = st
+		case s.Type == thread.StitchApprovalDecision && m.ApprovalFor != "":
+			st := out[m.ApprovalFor]
+			if st.decision == nil { // the first decision stands
+				st.decision = s
+			}
+			out[m.ApprovalFor] = st
+		}
+	}
+	return out
+}
+
+// ParseDecision reads a person's reply to a request for approval:
+// "Approve" or "Deny" (or "approved", "denied"), in any case, optionally
+// followed by a reason ("deny: wrong file"). Linear's select sends the
+// option chosen as the reply's text.
+func ParseDecision(text string) (thread.Decision, string, bool) {
+	text = strings.TrimSpace(text)
+	word, rest, _ := strings.Cut(text, " ")
+	word = strings.ToLower(strings.TrimRight(word, ".:,!"))
+	reason := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(rest), ":-–—,"))
+	if i := strings.IndexAny(word, ":"); i > 0 {
+		word = word[:i]
+	}
+	switch word {
+	case "approve", "approved":
+		return thread.Approve, reason, true
+	case "deny", "denied":
+		return thread.Deny, reason, true
+	}
+	return "", "", false
+}

@@ -52,6 +52,12 @@ type Runner struct {
 	RetryWindow time.Duration
 	// Now is the clock the retry window is measured by; nil is time.Now.
 	Now func() time.Time
+	// Approvals decides requests for approval from people's replies; nil
+	// leaves a reply's decision to the console and the API.
+	Approvals ApprovalDecider
+	// ApprovalTimeout is how long a call waits for a person's approval
+	// before it is denied; 0 means DefaultApprovalTimeout.
+	ApprovalTimeout time.Duration
 	// Partials, when set, receives answers as the model writes them (the
 	// calls stream); nil makes plain calls.
 	Partials Partials
@@ -84,8 +90,18 @@ func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store, chain
 		switch p.kind {
 		case stepDone:
 			return nil
+		case stepDecide:
+			if chain, e, err = r.decide(ctx, th, store, chain, p); err != nil {
+				return err
+			}
+			if e.Status == nil {
+				continue // decided: the chain now holds the decision
+			}
+			last = true
 		case stepRunTools:
-			e, last = r.runTools(ctx, th, chain, p.calls)
+			if e, chain, last, err = r.runTools(ctx, th, store, chain, p.calls); err != nil {
+				return err
+			}
 		case stepCallLLM:
 			if p.stepsSinceInput >= maxSteps {
 				e = failure(th, chain, fmt.Sprintf("Stopped after %d model calls in one turn without an answer.", maxSteps), false)
@@ -191,11 +207,15 @@ func (r *Runner) callLLM(ctx context.Context, th *thread.Thread, chain []thread.
 }
 
 // runTools runs the model's pending calls in order. done reports that a
-// control tool ended the turn, or that the model kept making the same
-// failing call (see maxRepeatedFailures).
-func (r *Runner) runTools(ctx context.Context, th *thread.Thread, chain []thread.Stitch, calls []llm.ToolCall) (e thread.Effects, done bool) {
+// control tool ended the turn, that a call waits for a person's approval,
+// or that the model kept making the same failing call (see
+// maxRepeatedFailures). A call with side effects has its intent recorded
+// (with the step so far) before it is made, so chain may have grown; err is
+// a failure to record it.
+func (r *Runner) runTools(ctx context.Context, th *thread.Thread, store Store, chain []thread.Stitch, calls []llm.ToolCall) (e thread.Effects, _ []thread.Stitch, done bool, err error) {
+	states := callStates(sinceLastCall(chain))
 	for _, c := range calls {
-		meta := thread.Meta{ToolCallID: c.ID}.JSON()
+		meta := thread.Meta{ToolCallID: c.ID}
 		var (
 			out    string
 			failed bool
@@ -206,11 +226,11 @@ func (r *Runner) runTools(ctx context.Context, th *thread.Thread, chain []thread
 			err := json.Unmarshal(c.Arguments, &args)
 			if err == nil && args.Question != "" {
 				e.Stitches = append(e.Stitches, thread.Stitch{Type: thread.StitchClarificationRequest, Content: args.Question,
-					ToolName: c.Name, ToolInput: c.Arguments, Metadata: meta})
+					ToolName: c.Name, ToolInput: c.Arguments, Metadata: meta.JSON()})
 				e.Outputs = append(e.Outputs, thread.Output{Kind: thread.OutboxElicitation,
 					OutboxBody: thread.OutboxBody{Text: args.Question, Options: args.Options}, Stitch: len(e.Stitches) - 1})
 				e.Status = &thread.StatusChange{To: thread.StatusWaiting, WaitingReason: thread.WaitingClarification}
-				return e, true
+				return e, chain, true, nil
 			}
 			out, failed = badArguments(c, err, `a non-empty "question"`), true
 		case toolCompleteThread:
@@ -218,16 +238,44 @@ func (r *Runner) runTools(ctx context.Context, th *thread.Thread, chain []thread
 			err := json.Unmarshal(c.Arguments, &args)
 			if err == nil && th.Type == thread.TypeAutonomous {
 				e.Stitches = append(e.Stitches, thread.Stitch{Type: thread.StitchThreadResult, Content: args.Result,
-					ToolName: c.Name, ToolInput: c.Arguments, Metadata: meta})
+					ToolName: c.Name, ToolInput: c.Arguments, Metadata: meta.JSON()})
 				e.Status = &thread.StatusChange{To: thread.StatusCompleted, Result: mustJSON(args)}
-				return e, true
+				return e, chain, true, nil
 			}
 			if th.Type == thread.TypeAutonomous {
 				out, failed = badArguments(c, err, `a "result"`), true
 			}
 		}
 		if out == "" {
-			out, failed = r.runTool(ctx, th, c)
+			tool, ok := r.tool(c.Name)
+			st := states[c.ID]
+			switch {
+			case !ok:
+				// A name the model made up is no label: it is counted as one.
+				r.Metrics.ToolCall(unknownTool, metrics.Error, 0)
+				out, failed = fmt.Sprintf("error: no tool named %q", c.Name), true
+			case tool.NeedsApproval && st.asked == nil:
+				r.askApproval(th, c, tool, &e)
+				return e, chain, true, nil
+			case tool.NeedsApproval && st.decision.Meta().Decision != thread.Approve:
+				out, failed = "error: this call was not made: "+st.decision.Content, true
+			case st.intent:
+				// Its intent is recorded and its result is not: weft
+				// stopped while it ran, and it is never made again.
+				out, failed, meta.Unknown = UnknownOutcome, true, true
+			}
+			if out == "" && (tool.SideEffects || tool.NeedsApproval) {
+				intent := thread.Stitch{Type: thread.StitchToolCall, Content: "calling " + c.Name, ToolName: c.Name,
+					ToolInput: c.Arguments, Metadata: thread.Meta{IntentOf: c.ID}.JSON()}
+				e.Stitches = append(e.Stitches, intent)
+				if chain, err = store.Record(ctx, th.ID, chain, e, false); err != nil {
+					return thread.Effects{}, chain, false, fmt.Errorf("record intent: %w", err)
+				}
+				e = thread.Effects{}
+			}
+			if out == "" {
+				out, failed = r.runTool(ctx, th, tool, c)
+			}
 		}
 		output, _ := json.Marshal(out)
 		repeats := 0
@@ -235,7 +283,7 @@ func (r *Runner) runTools(ctx context.Context, th *thread.Thread, chain []thread
 			repeats = repeatedFailures(chain, e.Stitches, c.Name, out)
 		}
 		e.Stitches = append(e.Stitches, thread.Stitch{Type: thread.StitchToolCall, Content: out, ToolName: c.Name,
-			ToolInput: c.Arguments, ToolOutput: output, ToolError: failed, Metadata: meta})
+			ToolInput: c.Arguments, ToolOutput: output, ToolError: failed, Metadata: meta.JSON()})
 		if repeats == 0 {
 			// The same failure again is folded into the action already posted.
 			e.Outputs = append(e.Outputs, thread.Output{Kind: thread.OutboxAction,
@@ -248,10 +296,34 @@ func (r *Runner) runTools(ctx context.Context, th *thread.Thread, chain []thread
 			e.Stitches = append(e.Stitches, f.Stitches...)
 			e.Outputs = append(e.Outputs, thread.Output{Kind: thread.OutboxError, OutboxBody: thread.OutboxBody{Text: msg}, Stitch: len(e.Stitches) - 1})
 			e.Status = f.Status
-			return e, true
+			return e, chain, true, nil
 		}
 	}
-	return e, false
+	return e, chain, false, nil
+}
+
+// UnknownOutcome is the result the model gets for a call with side effects
+// that was made but whose result was never recorded: weft stopped while it
+// ran, and does not make it again.
+const UnknownOutcome = "error: the outcome of this call is unknown: weft stopped while it ran. " +
+	"It was not made again; check whether it took effect before trying it again."
+
+// sinceLastCall is the chain after its newest llm_call.
+func sinceLastCall(chain []thread.Stitch) []thread.Stitch {
+	for i := len(chain) - 1; i >= 0; i-- {
+		if chain[i].Type == thread.StitchLLMCall {
+			return chain[i+1:]
+		}
+	}
+	return nil
+}
+
+// tool finds a registry tool.
+func (r *Runner) tool(name string) (tools.Tool, bool) {
+	if r.Tools == nil {
+		return tools.Tool{}, false
+	}
+	return r.Tools.Get(name)
 }
 
 // maxRepeatedFailures is how many times in a row a turn lets the model make
@@ -269,7 +341,7 @@ func repeatedFailures(chain, step []thread.Stitch, name, out string) int {
 		switch {
 		case s.Type.IsInput():
 			return false, true
-		case s.Type != thread.StitchToolCall:
+		case s.Type != thread.StitchToolCall || s.Meta().IntentOf != "":
 			return false, false
 		case s.ToolError && s.ToolName == name && s.Content == out:
 			return true, false
@@ -307,24 +379,7 @@ func badArguments(c llm.ToolCall, err error, needs string) string {
 
 // runTool runs one registry tool. Its failure is the model's to handle: the
 // error text is the result.
-func (r *Runner) runTool(ctx context.Context, th *thread.Thread, c llm.ToolCall) (string, bool) {
-	var tool tools.Tool
-	var ok bool
-	if r.Tools != nil {
-		tool, ok = r.Tools.Get(c.Name)
-	}
-	if !ok {
-		// A name the model made up is no label: it is counted as one.
-		r.Metrics.ToolCall(unknownTool, metrics.Error, 0)
-		return fmt.Sprintf("error: no tool named %q", c.Name), true
-	}
-	if tool.NeedsApproval {
-		// Until a turn can wait for a person's approval, a call that
-		// needs one is not made at all.
-		r.Metrics.ToolCall(tool.Name, metrics.Error, 0)
-		return fmt.Sprintf("error: %s needs a person's approval before it runs, and weft cannot ask for approval yet; "+
-			"tell the user what you would have done instead", tool.Name), true
-	}
+func (r *Runner) runTool(ctx context.Context, th *thread.Thread, tool tools.Tool, c llm.ToolCall) (string, bool) {
 	start := time.Now()
 	spanCtx, span := tracing.Child(ctx, tracing.Tracer(r.Tracer), "tool "+tool.Name, trace.WithAttributes(attribute.String("gen_ai.tool.name", tool.Name)))
 	out, err := callSafely(spanCtx, tool, tools.Call{ThreadID: th.ID, AgentName: th.AgentName, Arguments: c.Arguments})

@@ -6,6 +6,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/admission"
 	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/approval"
 	"github.com/weft-dev/weft/internal/continuation"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/mcpclient"
@@ -69,6 +71,8 @@ type App struct {
 	telemetry *telemetry
 	// mcpTools are the MCP servers' tools (WEFT_MCP_CONFIG); nil without.
 	mcpTools *mcpclient.Manager
+	// approvals decides requests for approval, from every surface.
+	approvals *approval.Decider
 	// handler is the HTTP surface; nil on a worker.
 	handler http.Handler
 	// admitted bounds the webhooks worked at once; turns yield to it.
@@ -167,6 +171,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	continuers := continuers{
 		discord: a.discord.Continuer(a.store, rec, refs, origins),
 		slack:   a.slack.Continuer(a.store, rec, refs, origins),
+		github:  github.Continuer(a.store, rec, refs, origins),
 	}
 	workers := cfg.Role != "api"
 	var runner *agent.Runner
@@ -174,6 +179,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		if runner, err = newRunner(cfg, logger, a.store, a.platforms, a.linear, a.discord, a.slack, rep, continuers, a.telemetry); err != nil {
 			return nil, err
 		}
+		runner.Approvals = replyDecider{a}
 		if cfg.MCP != nil {
 			a.mcpTools = mcpclient.New(mcpclient.Deps{Config: cfg.MCP, Logger: logger.With("component", "mcp_client")})
 			runner.Tools.AddSource(a.mcpTools.Tools)
@@ -197,6 +203,11 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 			hooks = append(hooks, h.OnTurn())
 		}
 	}
+	// Requests for approval left unanswered are denied by the leader's
+	// sweep; the decider is made once the processor can enqueue.
+	sweeps = append(sweeps, processor.Sweep{Name: "approvals", Run: func(ctx context.Context) (int64, error) {
+		return a.approvals.Expire(ctx)
+	}})
 	if c := github.PromptContext(a.store); c != nil && runner != nil {
 		runner.Context = append(runner.Context, c)
 	}
@@ -232,10 +243,20 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 	if err != nil {
 		return nil, err
 	}
+	a.approvals = &approval.Decider{Store: a.intake, Jobs: a.proc.Inserter(), Approvers: cfg.Approvers,
+		Logger: logger.With("component", "approval")}
+	for _, p := range a.platforms {
+		if ap, ok := p.(surface.Approving); ok {
+			ap.DecideThrough(a.approvals)
+		}
+	}
 	a.express = a.proc.Express(a.intake, expressSends)
 	a.ingest = ingest.New(ingest.Deps{Store: a.intake, Jobs: a.proc.Inserter(), Express: a.express, Logger: logger, Persona: cfg.Persona})
 	a.discord.Elect(a.intake, a.ingest, a.telemetry.metrics, a.telemetry.tracer)
-	a.slack.Listen(a.ingest, cfg.SlackInstall.TeamAllowed)
+	// Slack's block actions by action_id prefix: a feature's buttons are
+	// registered here (ListenDeps.Actions), beside Slack's own feedback.
+	a.slack.Listen(surfaceslack.ListenDeps{Recorder: a.ingest, Allowed: cfg.SlackInstall.TeamAllowed,
+		Continuer: continuers.slack, Aborter: a.ingest})
 	if cfg.Role != "worker" {
 		a.handler = a.newHandler(rep, continuers)
 	}
@@ -422,4 +443,22 @@ func turnHooks(hooks ...surface.TurnHook) func(context.Context, uuid.UUID) func(
 			}
 		}
 	}
+}
+
+// replyDecider decides requests for approval from people's replies in the
+// conversation (agent.ApprovalDecider), through the decider every other
+// surface uses: made after the runner, once the processor can enqueue.
+type replyDecider struct{ a *App }
+
+func (r replyDecider) DecideReply(ctx context.Context, d agent.ReplyDecision) (*thread.Approval, error) {
+	who := approval.Who{Via: string(d.Via)}
+	if d.By != nil {
+		who.ID, who.Name = d.By.ID, d.By.Name
+	}
+	if d.Via == "" || d.Via == thread.PlatformAPI || d.Via == thread.PlatformCLI {
+		// Input from the API or the CLI comes from their operator.
+		who.Via = approval.ViaAPI
+		who.ID, who.Name = cmp.Or(who.ID, string(cmp.Or(d.Via, thread.PlatformAPI))), cmp.Or(who.Name, "the API")
+	}
+	return r.a.approvals.Decide(ctx, approval.Request{ApprovalID: d.ApprovalID, Decision: d.Decision, Reason: d.Reason, By: who})
 }

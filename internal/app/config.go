@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/mcpclient"
@@ -64,10 +65,20 @@ type Config struct {
 	LLMBaseURL  string
 	Model       string
 	FastModel   string
-	MaxSteps    int
+	// Fast is the fast model's own provider (WEFT_FAST_LLM_PROVIDER,
+	// WEFT_FAST_LLM_API_KEY, WEFT_FAST_LLM_BASE_URL); its zero value
+	// means the agent's provider.
+	Fast     FastProvider
+	MaxSteps int
 	// MCP are the MCP servers whose tools the agent may call
 	// (WEFT_MCP_CONFIG); nil without.
-	MCP         *mcpclient.Config
+	MCP *mcpclient.Config
+	// ApprovalTimeout is how long a tool call waits for a person's
+	// approval before it is denied (WEFT_APPROVAL_TIMEOUT, default 24h).
+	ApprovalTimeout time.Duration
+	// Approvers are the platform user ids who may decide approvals
+	// (WEFT_APPROVERS, comma-separated); empty: anyone in the conversation.
+	Approvers   []string
 	TurnWorkers int
 	// LeaseTTL and SweepInterval bound how soon a crashed replica's turns
 	// resume elsewhere: after the lease lapses, at the next sweep.
@@ -194,12 +205,24 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 	cfg.Model, cfg.FastModel = getenv("WEFT_MODEL"), getenv("WEFT_FAST_MODEL")
 	if d, ok := defaultModels[cfg.LLMProvider]; ok {
 		cfg.Model = cmp.Or(cfg.Model, d[0])
+	}
+	if cfg.Fast, err = loadFastProvider(getenv, cfg); err != nil {
+		return nil, err
+	}
+	fastProvider := cmp.Or(cfg.Fast.Provider, cfg.LLMProvider)
+	if d, ok := defaultModels[fastProvider]; ok {
 		cfg.FastModel = cmp.Or(cfg.FastModel, d[1])
 	}
 	cfg.FastModel = cmp.Or(cfg.FastModel, cfg.Model)
 	if f := getenv("WEFT_MCP_CONFIG"); f != "" {
 		if cfg.MCP, err = mcpclient.Load(f, getenv); err != nil {
 			return nil, err
+		}
+	}
+	cfg.ApprovalTimeout = agent.DefaultApprovalTimeout
+	for _, id := range strings.Split(getenv("WEFT_APPROVERS"), ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			cfg.Approvers = append(cfg.Approvers, id)
 		}
 	}
 	if cfg.MaxSteps, err = intEnv(getenv, "WEFT_MAX_STEPS", 20); err != nil {
@@ -224,6 +247,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		"WEFT_TURN_TIMEOUT":     &cfg.TurnTimeout,
 		"WEFT_HISTORY_TTL":      &cfg.HistoryTTL,
 		"WEFT_LLM_RETRY_WINDOW": &cfg.LLMRetryWindow,
+		"WEFT_APPROVAL_TIMEOUT": &cfg.ApprovalTimeout,
 	} {
 		if v := getenv(key); v != "" {
 			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {
@@ -242,6 +266,40 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// FastProvider is where the fast model (WEFT_FAST_MODEL) is asked when it
+// is not the agent's provider: relevant-thread-discovery.md ranks with a
+// cheaper, faster model, which may live elsewhere (a local server, another
+// vendor).
+type FastProvider struct {
+	Provider, APIKey, BaseURL string
+}
+
+// loadFastProvider reads WEFT_FAST_LLM_PROVIDER and its key and base URL:
+// the key defaults to the provider's own variable (OPENAI_API_KEY,
+// ANTHROPIC_API_KEY), and a base URL alone points the agent's provider
+// elsewhere for the fast model.
+func loadFastProvider(getenv func(string) string, cfg *Config) (FastProvider, error) {
+	f := FastProvider{Provider: getenv("WEFT_FAST_LLM_PROVIDER"), APIKey: getenv("WEFT_FAST_LLM_API_KEY"), BaseURL: getenv("WEFT_FAST_LLM_BASE_URL")}
+	if f == (FastProvider{}) {
+		return f, nil
+	}
+	switch f.Provider {
+	case "":
+		if cfg.LLMProvider == "" {
+			return f, errors.New("WEFT_FAST_LLM_API_KEY/WEFT_FAST_LLM_BASE_URL: set WEFT_FAST_LLM_PROVIDER (or WEFT_LLM_PROVIDER)")
+		}
+		f.Provider = cfg.LLMProvider
+		f.APIKey = cmp.Or(f.APIKey, cfg.LLMAPIKey)
+	case "openai":
+		f.APIKey = cmp.Or(f.APIKey, getenv("OPENAI_API_KEY"))
+	case "anthropic":
+		f.APIKey = cmp.Or(f.APIKey, getenv("ANTHROPIC_API_KEY"))
+	default:
+		return f, fmt.Errorf("WEFT_FAST_LLM_PROVIDER: %q is not openai or anthropic", f.Provider)
+	}
+	return f, nil
 }
 
 // loadPersona reads WEFT_PERSONA, or the file WEFT_PERSONA_FILE names (a
@@ -343,6 +401,10 @@ func loadSlack(getenv func(string) string) (surfaceslack.Config, error) {
 	if err != nil {
 		return surfaceslack.Config{}, err
 	}
+	assist, err := surfaceslack.LoadAssistant(getenv)
+	if err != nil {
+		return surfaceslack.Config{}, err
+	}
 	return surfaceslack.Config{
 		SigningSecret: getenv("SLACK_SIGNING_SECRET"),
 		BotToken:      getenv("SLACK_BOT_TOKEN"),
@@ -351,5 +413,6 @@ func loadSlack(getenv func(string) string) (surfaceslack.Config, error) {
 
 		ContinueChannelID: getenv("SLACK_CONTINUE_CHANNEL_ID"),
 		HistoryPerMinute:  perMinute,
+		Assistant:         assist,
 	}, nil
 }

@@ -82,15 +82,18 @@ func TestConfigEcho(t *testing.T) {
 		wantErr string
 	}{
 		{name: "Defaults", idle: 10 * time.Minute,
-			want: policies{thread.PlatformLinear: thread.EchoSummary, thread.PlatformDiscord: thread.EchoAnswers, thread.PlatformSlack: thread.EchoAnswers}},
-		{name: "Set", env: map[string]string{"WEFT_ECHO_LINEAR": "everything", "WEFT_ECHO_DISCORD": "None", "WEFT_ECHO_SLACK": " summary ", "WEFT_ECHO_IDLE": "90s"},
-			idle: 90 * time.Second,
-			want: policies{thread.PlatformLinear: thread.EchoEverything, thread.PlatformDiscord: thread.EchoNone, thread.PlatformSlack: thread.EchoSummary}},
-		{name: "OneSet", env: map[string]string{"WEFT_ECHO_DISCORD": "summary"}, idle: 10 * time.Minute,
-			want: policies{thread.PlatformLinear: thread.EchoSummary, thread.PlatformDiscord: thread.EchoSummary, thread.PlatformSlack: thread.EchoAnswers}},
-		{name: "GitHub", env: map[string]string{"WEFT_ECHO_GITHUB": "summary"}, idle: 10 * time.Minute,
 			want: policies{thread.PlatformLinear: thread.EchoSummary, thread.PlatformDiscord: thread.EchoAnswers, thread.PlatformSlack: thread.EchoAnswers,
 				thread.PlatformGitHub: thread.EchoSummary}},
+		{name: "Set", env: map[string]string{"WEFT_ECHO_LINEAR": "everything", "WEFT_ECHO_DISCORD": "None", "WEFT_ECHO_SLACK": " summary ", "WEFT_ECHO_IDLE": "90s"},
+			idle: 90 * time.Second,
+			want: policies{thread.PlatformLinear: thread.EchoEverything, thread.PlatformDiscord: thread.EchoNone, thread.PlatformSlack: thread.EchoSummary,
+				thread.PlatformGitHub: thread.EchoSummary}},
+		{name: "OneSet", env: map[string]string{"WEFT_ECHO_DISCORD": "summary"}, idle: 10 * time.Minute,
+			want: policies{thread.PlatformLinear: thread.EchoSummary, thread.PlatformDiscord: thread.EchoSummary, thread.PlatformSlack: thread.EchoAnswers,
+				thread.PlatformGitHub: thread.EchoSummary}},
+		{name: "GitHub", env: map[string]string{"WEFT_ECHO_GITHUB": "answers"}, idle: 10 * time.Minute,
+			want: policies{thread.PlatformLinear: thread.EchoSummary, thread.PlatformDiscord: thread.EchoAnswers, thread.PlatformSlack: thread.EchoAnswers,
+				thread.PlatformGitHub: thread.EchoAnswers}},
 		{name: "UnknownPolicy", env: map[string]string{"WEFT_ECHO_LINEAR": "all"},
 			wantErr: `WEFT_ECHO_LINEAR: invalid: echo policy "all" is not everything, answers, summary or none`},
 		{name: "UnknownSlackPolicy", env: map[string]string{"WEFT_ECHO_SLACK": "answer"}, wantErr: `WEFT_ECHO_SLACK: invalid: echo policy "answer"`},
@@ -129,4 +132,41 @@ func TestConfigMCP(t *testing.T) {
 	cfg, err = LoadConfig(func(k string) string { return env[k] })
 	require.NoError(t, err)
 	require.Nil(t, cfg.MCP)
+}
+
+// The fast model may have its own provider (relevant-thread-discovery.md
+// ranks with a cheaper model): WEFT_FAST_LLM_PROVIDER, its key and base URL.
+func TestConfigFastProvider(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		fast    FastProvider
+		model   string
+		wantErr string
+	}{
+		{name: "TheAgentsProvider", env: map[string]string{"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "sk"}, model: "gpt-4o-mini"},
+		{name: "AnotherProvider", env: map[string]string{"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "sk",
+			"WEFT_FAST_LLM_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "ak"},
+			fast: FastProvider{Provider: "anthropic", APIKey: "ak"}, model: "claude-haiku-4-5"},
+		{name: "OwnKeyAndURL", env: map[string]string{"WEFT_LLM_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "ak",
+			"WEFT_FAST_LLM_PROVIDER": "openai", "WEFT_FAST_LLM_API_KEY": "local", "WEFT_FAST_LLM_BASE_URL": "http://127.0.0.1:11434/v1", "WEFT_FAST_MODEL": "llama3.2"},
+			fast: FastProvider{Provider: "openai", APIKey: "local", BaseURL: "http://127.0.0.1:11434/v1"}, model: "llama3.2"},
+		{name: "BaseURLAlone", env: map[string]string{"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "sk", "WEFT_FAST_LLM_BASE_URL": "http://fast/v1"},
+			fast: FastProvider{Provider: "openai", APIKey: "sk", BaseURL: "http://fast/v1"}, model: "gpt-4o-mini"},
+		{name: "UnknownProvider", env: map[string]string{"WEFT_FAST_LLM_PROVIDER": "gemini"}, wantErr: "WEFT_FAST_LLM_PROVIDER"},
+		{name: "NoProviderAtAll", env: map[string]string{"WEFT_FAST_LLM_BASE_URL": "http://fast/v1"}, wantErr: "WEFT_FAST_LLM_PROVIDER"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := LoadConfig(env(tc.env))
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.fast, cfg.Fast)
+			require.Equal(t, tc.model, cfg.FastModel)
+		})
+	}
 }

@@ -56,6 +56,8 @@ func TestDiscordSearchFetched(t *testing.T) {
 	long := "deploy log:\n" + strings.Repeat("x", 400)
 	w.fake.PostUserMessage(w.channel, w.alice, long)
 	th := w.mention("catch me up")
+	w.fake.AddMember(w.guild, discordtest.User{ID: "300000000000000077", Name: "carol"}, "")
+	w.fake.AddMember(w.guild, w.alice, "Ally")
 	// Every message was posted a moment ago; five minutes on, each is five
 	// minutes old.
 	ts := w.searchTools(time.Now().Add(5 * time.Minute))
@@ -74,7 +76,11 @@ func TestDiscordSearchFetched(t *testing.T) {
 		{"UserByMention", "search_user_messages", toolArgs{"user_name": "<@" + w.bob.ID + ">"}, "[5 minutes ago] bob: lunch?"},
 		{"UserLimit", "search_user_messages", toolArgs{"user_name": "alice", "limit": 1},
 			"[5 minutes ago] alice: <@" + w.fake.BotUser().ID + "> catch me up"},
-		{"UserNotFound", "search_user_messages", toolArgs{"user_name": "carol", "query": "x"}, "No messages found from carol about 'x'"},
+		{"UserNotFound", "search_user_messages", toolArgs{"user_name": "erin", "query": "x"}, "Could not find user 'erin'"},
+		{"MemberWithoutMessages", "search_user_messages", toolArgs{"user_name": "carol", "query": "x"}, "No messages found from carol about 'x'"},
+		// A member is found by their server nickname, which no message shows.
+		{"UserByNickname", "search_user_messages", toolArgs{"user_name": "Ally", "query": "build"}, "[5 minutes ago] alice: the deploy failed on build-2"},
+		{"MessageNotFound", "get_message_context", toolArgs{"message_id": "999999999999999999"}, "Message not found"},
 		// The conversation's thread does not hold it; its channel does.
 		{"MessageContext", "get_message_context", toolArgs{"message_id": lunch.ID, "before": 1, "after": 1},
 			"    [5 minutes ago] alice: the deploy failed on build-2\n>>> [5 minutes ago] bob: lunch?\n    [5 minutes ago] weft (Bot): Deploy status: red"},
@@ -171,8 +177,9 @@ func TestDiscordSearchStored(t *testing.T) {
 	})
 	require.Equal(t, before, len(w.fake.Requests()), "stored threads are read from Postgres only")
 
-	_, err = callTool(t, ts, th.ID, "get_message_context", toolArgs{"message_id": secret})
-	require.ErrorContains(t, err, "message "+secret+" was deleted")
+	got, err := callTool(t, ts, th.ID, "get_message_context", toolArgs{"message_id": secret})
+	require.NoError(t, err)
+	require.Equal(t, "Message not found", got, "a deleted message is not found, as on Discord")
 }
 
 func TestDiscordSearchScansAtMost100(t *testing.T) {
@@ -221,6 +228,28 @@ func TestDiscordSearchScansAtMost100(t *testing.T) {
 	}
 }
 
+// get_channel_summary's "today" reads 200 messages, as the origin's
+// timeframe_to_limit says: two pages of Discord's history.
+func TestDiscordSummaryTodayReads200(t *testing.T) {
+	t.Parallel()
+	w := newToolsWorld(t)
+	for i := range 250 {
+		w.fake.PostUserMessage(w.channel, w.bob, fmt.Sprintf("note %d", i))
+	}
+	th := w.mention("what happened today?")
+	w.llm.Enqueue(llmtest.Reply{Text: "Bob wrote notes."})
+	got, err := callTool(t, w.searchTools(time.Now()), th.ID, "get_channel_summary", toolArgs{"timeframe": "today"})
+	require.NoError(t, err)
+	require.Equal(t, "Bob wrote notes.", got)
+	reqs := w.llm.Requests()
+	require.Len(t, reqs, 1)
+	prompt := reqs[0].Last().Content
+	// The mention is the newest message; 199 notes come before it.
+	require.Equal(t, 199, strings.Count(prompt, "bob: note "))
+	require.Contains(t, prompt, "bob: note 51\n")
+	require.NotContains(t, prompt, "bob: note 50\n")
+}
+
 func TestDiscordSearchErrors(t *testing.T) {
 	t.Parallel()
 	w := newToolsWorld(t)
@@ -248,8 +277,6 @@ func TestDiscordSearchErrors(t *testing.T) {
 		{"ContextMissingChannel", "get_message_context", th.ID, toolArgs{"message_id": missing, "channel_id": missing}, missingErr},
 		{"ThreadMissing", "search_thread_messages", th.ID, toolArgs{"thread_id": missing}, missingErr},
 		{"SummaryMissing", "get_channel_summary", th.ID, toolArgs{"channel_id": missing}, missingErr},
-		{"ContextMissingMessage", "get_message_context", th.ID, toolArgs{"message_id": missing},
-			"message " + missing + " not found: name the channel_id it is in"},
 		{"NotAnID", "search_channel_messages", th.ID, toolArgs{"query": "x", "channel_id": "general"}, `"general" is not a Discord channel id`},
 		{"ChannelIsNotAThread", "search_thread_messages", th.ID, toolArgs{"thread_id": w.channel},
 			"this tool only works in threads: use search_channel_messages instead"},

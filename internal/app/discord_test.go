@@ -81,15 +81,29 @@ func (w *discordWorld) mentionBot(text string) string {
 	return w.discord.PostUserMessage(w.channel, w.ada, "<@"+w.discord.BotUser().ID+"> "+text).ID
 }
 
-// sent waits until the bot posted at least n messages in a channel.
+// sent waits until the bot posted at least n messages in a channel, and
+// every answer streamed on Discord was delivered (its messages hold their
+// final text).
 func (w *discordWorld) sent(t *testing.T, channelID string, n int) []discordtest.SentMessage {
 	t.Helper()
 	var got []discordtest.SentMessage
 	require.Eventually(t, func() bool {
 		got = w.discord.Sent(channelID)
-		return len(got) >= n
+		return len(got) >= n && discordStreamsDelivered(t, w.store)
 	}, 30*time.Second, 10*time.Millisecond, "the bot never posted %d messages", n)
 	return got
+}
+
+// discordStreamsDelivered reports that no answer is streaming on Discord
+// nor waiting to be delivered there.
+func discordStreamsDelivered(t *testing.T, store *db.Store) bool {
+	t.Helper()
+	var open int
+	require.NoError(t, store.Pool().QueryRow(context.Background(), `SELECT
+		(SELECT count(*) FROM stream_messages WHERE platform = 'discord' AND finished_by IS NULL) +
+		(SELECT count(*) FROM stream_messages m JOIN platform_deliveries d ON d.delivery_id = m.finished_by
+		 WHERE m.platform = 'discord' AND d.status NOT IN ('sent', 'failed', 'dropped'))`).Scan(&open))
+	return open == 0
 }
 
 // settled waits until the thread is idle (waitSettled).

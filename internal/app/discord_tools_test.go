@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -135,7 +136,18 @@ func (w *toolsWorld) busyChannel() busyChannel {
 	return b
 }
 
-// threadBlock is how a relevant thread reads in the prompt.
+// tsRE is a message's timestamp in a relevant thread's heading.
+var tsRE = regexp.MustCompile(` \(ts [0-9]{10}\.[0-9]{6}\)`)
+
+// withoutTS is a discovery section without its threads' timestamps (a
+// Discord message's time, made unique), which threadBlock leaves out.
+func withoutTS(t *testing.T, sec string) string {
+	t.Helper()
+	require.Equal(t, strings.Count(sec, "Thread from "), len(tsRE.FindAllString(sec, -1)), "each thread has its ts")
+	return tsRE.ReplaceAllString(sec, "")
+}
+
+// threadBlock is how a relevant thread reads in the prompt, without its ts.
 func threadBlock(root *postedMessage, author, text, why string, replies ...string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Thread from %s: %s: %s\n  Why relevant: %s\n", root.At.UTC().Format("2006-01-02 15:04 UTC"), author, text, why)
@@ -170,12 +182,13 @@ func TestDiscoveryBringsRelevantThreadsIntoThePrompt(t *testing.T) {
 	rank, main := reqs[0], reqs[1]
 	require.Equal(t, "fast-model", rank.Model)
 	require.Contains(t, rank.Last().Content, `"is team_abc123 affected by the cold starts?"`)
-	require.Contains(t, rank.Last().Content, "["+b.pizza.ID+"] dave: who wants pizza on friday?")
+	require.Regexp(t, `\n\[[0-9]{10}\.[0-9]{6}\] dave: who wants pizza on friday\?\n`, rank.Last().Content, "messages are named by their time, as a ts")
 	require.Contains(t, rank.Last().Content, "score >= 0.6")
 
 	require.Equal(t, "main-model", main.Model)
-	require.Contains(t, main.System, "<discord_channel_context>\nRecent messages in this channel, oldest first:\n")
-	require.Contains(t, main.System, "Relevant threads from this channel (2, ranked by the fast model), most relevant first:\n"+
+	require.Contains(t, main.System, "<discord_channel_context>\nFound 2 relevant threads about team_abc123 cold starts, runtime upgrade slows cold starts (ranked by the fast model).\n\n"+
+		"Recent messages in this channel, oldest first:\n")
+	require.Contains(t, withoutTS(t, main.System), "Relevant threads, most relevant first:\n"+
 		threadBlock(b.coldStarts, "alice", "cold starts on team_abc123 are up to 9s since Tuesday", "team_abc123 cold starts",
 			"bob: confirmed, the warm pool is empty for team_abc123", "dave: rolled back the pool config")+
 		threadBlock(b.runtime, "bob", "heads up: the runtime upgrade slows cold starts", "runtime upgrade slows cold starts",
@@ -237,7 +250,8 @@ func TestDiscoveryFallsBackToKeywords(t *testing.T) {
 			secs := discovery.PromptSections(ctx, th, w.chain(th.ID))
 			require.Len(t, secs, 1)
 			require.Equal(t, 1, w.llm.Calls())
-			require.Contains(t, secs[0], "Relevant threads from this channel (2, ranked by keyword match), most relevant first:\n"+
+			require.Contains(t, secs[0], "Found 2 relevant threads about team_abc123, cold, starts (ranked by keyword match).")
+			require.Contains(t, withoutTS(t, secs[0]), "Relevant threads, most relevant first:\n"+
 				threadBlock(b.coldStarts, "alice", "cold starts on team_abc123 are up to 9s since Tuesday", "mentions team_abc123, cold, starts",
 					"bob: confirmed, the warm pool is empty for team_abc123", "dave: rolled back the pool config")+
 				threadBlock(b.runtime, "bob", "heads up: the runtime upgrade slows cold starts", "mentions cold, starts",
@@ -356,9 +370,10 @@ func TestLoadDiscoveryConfig(t *testing.T) {
 		want    discovery.Config
 		wantErr string
 	}{
-		{"Defaults", nil, discovery.Config{MaxThreads: 10, ScoreThreshold: 0.6, FetchTimeout: 5 * time.Second}, ""},
-		{"Set", map[string]string{"MAX_RELEVANT_THREADS": "3", "RELEVANCE_SCORE_THRESHOLD": "0.75", "THREAD_FETCH_TIMEOUT_MS": "1500"},
-			discovery.Config{MaxThreads: 3, ScoreThreshold: 0.75, FetchTimeout: 1500 * time.Millisecond}, ""},
+		{"Defaults", nil, discovery.Config{MaxThreads: 10, ScoreThreshold: 0.6, FetchTimeout: 5 * time.Second, RankTimeout: 2 * time.Second}, ""},
+		{"Set", map[string]string{"MAX_RELEVANT_THREADS": "3", "RELEVANCE_SCORE_THRESHOLD": "0.75", "THREAD_FETCH_TIMEOUT_MS": "1500", "RELEVANCE_TIMEOUT_MS": "800"},
+			discovery.Config{MaxThreads: 3, ScoreThreshold: 0.75, FetchTimeout: 1500 * time.Millisecond, RankTimeout: 800 * time.Millisecond}, ""},
+		{"BadRankTimeout", map[string]string{"RELEVANCE_TIMEOUT_MS": "0"}, discovery.Config{}, "RELEVANCE_TIMEOUT_MS"},
 		{"BadCount", map[string]string{"MAX_RELEVANT_THREADS": "ten"}, discovery.Config{}, "MAX_RELEVANT_THREADS"},
 		{"BadTimeout", map[string]string{"THREAD_FETCH_TIMEOUT_MS": "-1"}, discovery.Config{}, "THREAD_FETCH_TIMEOUT_MS"},
 		{"ThresholdAboveOne", map[string]string{"RELEVANCE_SCORE_THRESHOLD": "6"}, discovery.Config{}, "RELEVANCE_SCORE_THRESHOLD"},
@@ -381,4 +396,26 @@ func TestLoadDiscoveryConfig(t *testing.T) {
 func discordDiscovery(t *testing.T, c *discord.Client, store *db.Store, fast llm.Provider) agent.ContextProvider {
 	src := surfacediscord.NewDiscovery(c, store, logtest.New(t))
 	return newDiscovery(map[thread.Platform]discovery.Source{thread.PlatformDiscord: src}, fast, "fast-model", discovery.Config{}, logtest.New(t))
+}
+
+// With WEFT_FAST_LLM_*, the fast model is asked at its own provider and
+// the agent's is not.
+func TestFastModelAtItsOwnProvider(t *testing.T) {
+	t.Parallel()
+	agentModel, fastModel := llmtest.NewServer(t), llmtest.NewServer(t)
+	agent, err := llm.New(llm.Config{Provider: "openai", APIKey: "a", BaseURL: agentModel.OpenAIBaseURL()})
+	require.NoError(t, err)
+	fastModel.Enqueue(llmtest.Reply{Text: "[]"})
+	p, err := fastProvider(&Config{Fast: FastProvider{Provider: "openai", APIKey: "f", BaseURL: fastModel.OpenAIBaseURL()}}, agent)
+	require.NoError(t, err)
+	got, err := fastModelOf(p, "small").Ask(context.Background(), "system", "rank these")
+	require.NoError(t, err)
+	require.Equal(t, "[]", got)
+	require.Equal(t, 1, fastModel.Calls())
+	require.Equal(t, "small", fastModel.Requests()[0].Model)
+	require.Zero(t, agentModel.Calls())
+
+	same, err := fastProvider(&Config{}, agent)
+	require.NoError(t, err)
+	require.Same(t, agent, same, "without WEFT_FAST_LLM_* the agent's provider serves it")
 }

@@ -19,6 +19,22 @@ func newDiscovery(sources map[thread.Platform]discovery.Source, fast llm.Provide
 	return &discovery.Discovery{Sources: sources, Fast: fastModelOf(fast, fastModel), Config: cfg, Logger: logger.With("component", "discovery")}
 }
 
+// fastProvider is the fast model's provider: the agent's, unless
+// WEFT_FAST_LLM_* name another (wrapped by cfg.WrapModel too).
+func fastProvider(cfg *Config, agent llm.Provider) (llm.Provider, error) {
+	if cfg.Fast == (FastProvider{}) {
+		return agent, nil
+	}
+	p, err := llm.New(llm.Config{Provider: cfg.Fast.Provider, APIKey: cfg.Fast.APIKey, BaseURL: cfg.Fast.BaseURL})
+	if err != nil {
+		return nil, fmt.Errorf("fast model: %w", err)
+	}
+	if cfg.WrapModel != nil {
+		p = cfg.WrapModel(p)
+	}
+	return p, nil
+}
+
 // fastModelOf is the fast model as the tools ask it; nil without one.
 func fastModelOf(fast llm.Provider, model string) discovery.FastModel {
 	if fast == nil {
@@ -28,7 +44,8 @@ func fastModelOf(fast llm.Provider, model string) discovery.FastModel {
 }
 
 // loadDiscoveryConfig reads the origin design's settings:
-// MAX_RELEVANT_THREADS, RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS.
+// MAX_RELEVANT_THREADS, RELEVANCE_SCORE_THRESHOLD, THREAD_FETCH_TIMEOUT_MS,
+// and weft's bound on the ranking, RELEVANCE_TIMEOUT_MS.
 func loadDiscoveryConfig(getenv func(string) string) (discovery.Config, error) {
 	c := discovery.Config{ScoreThreshold: discovery.DefaultRelevanceScoreThreshold}
 	var err error
@@ -40,6 +57,10 @@ func loadDiscoveryConfig(getenv func(string) string) (discovery.Config, error) {
 		return c, err
 	}
 	c.FetchTimeout = time.Duration(ms) * time.Millisecond
+	if ms, err = intEnv(getenv, "RELEVANCE_TIMEOUT_MS", int(discovery.DefaultRankTimeout/time.Millisecond)); err != nil {
+		return c, err
+	}
+	c.RankTimeout = time.Duration(ms) * time.Millisecond
 	if v := getenv("RELEVANCE_SCORE_THRESHOLD"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f <= 0 || f > 1 {

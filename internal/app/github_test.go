@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -19,7 +20,6 @@ import (
 	"github.com/weft-dev/weft/internal/github/githubtest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/servetest"
-	"github.com/weft-dev/weft/internal/surface/webhook"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -50,7 +50,7 @@ func newGitHubWorld(t *testing.T) *githubWorld {
 		"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LOG_LEVEL": "warn",
 		"WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": w.llm.OpenAIBaseURL(),
 		"GITHUB_APP_ID": "424242", "GITHUB_PRIVATE_KEY": string(fake.PrivateKeyPEM()), "GITHUB_WEBHOOK_SECRET": githubtest.WebhookSecret,
-		"GITHUB_APP_SLUG": githubtest.AppSlug, "GITHUB_API_URL": fake.URL(),
+		"GITHUB_APP_SLUG": githubtest.AppSlug, "GITHUB_API_URL": fake.URL(), "WEFT_API_TOKEN": metricsToken,
 	}
 	w.base = servetest.Serve(t, addr, func(ctx context.Context) error { return runServe(ctx, env(vars), &bytes.Buffer{}) })
 	fake.DeliverTo(w.base + "/webhooks/github")
@@ -159,18 +159,28 @@ func TestGitHubConversation(t *testing.T) {
 	require.Len(t, w.llm.Requests(), 2)
 }
 
-// TestGitHubRefusals: forged, truncated and oversized deliveries get a
-// 4xx, and nothing is written.
+// TestGitHubRefusals: forged, truncated and oversized (over GitHub's
+// 25 MB) deliveries get a 4xx, and nothing is written. A genuine delivery
+// too large to parse is acknowledged and recorded as ignored. A stale
+// retry of a delivery weft has, the same X-GitHub-Delivery or the same
+// signed body under a new one (the header is not signed), is acknowledged
+// and writes nothing: GitHub signs no timestamp, so age cannot be told,
+// and its own redeliveries must not fail.
 func TestGitHubRefusals(t *testing.T) {
 	t.Parallel()
 	w := newGitHubWorld(t)
+	ctx := context.Background()
 	n := w.gh.AddIssue(githubRepo, w.bob, "t", "", false)
 	c := w.gh.AddComment(githubRepo, n, w.bob, "@weft-test hi")
 	body, err := json.Marshal(w.gh.CommentPayload(w.inst, "created", githubRepo, n, c))
 	require.NoError(t, err)
 	good := w.gh.Sign(githubapi.EventIssueComment, body)
-	post := func(d githubtest.Delivery) int {
-		req, err := http.NewRequest(http.MethodPost, w.base+"/webhooks/github", bytes.NewReader(d.Body))
+	post := func(d githubtest.Delivery, chunked bool) int {
+		var r io.Reader = bytes.NewReader(d.Body)
+		if chunked {
+			r = io.MultiReader(r) // no length known: sent chunked
+		}
+		req, err := http.NewRequest(http.MethodPost, w.base+"/webhooks/github", r)
 		require.NoError(t, err)
 		req.Header = d.Header.Clone()
 		res, err := http.DefaultClient.Do(req)
@@ -178,18 +188,46 @@ func TestGitHubRefusals(t *testing.T) {
 		res.Body.Close()
 		return res.StatusCode
 	}
+	threads := func() int {
+		var n int
+		require.NoError(t, w.store.Pool().QueryRow(ctx, "SELECT count(*) FROM github_thread_metadata").Scan(&n))
+		return n
+	}
 	forged := githubtest.SignWith("wrong", good.ID, good.Event, body)
 	truncated := good
 	truncated.Body = body[:len(body)/2]
-	big := w.gh.Sign(githubapi.EventIssueComment, bytes.Repeat([]byte(" "), webhook.MaxBody+1))
-	require.Equal(t, http.StatusUnauthorized, post(forged))
-	require.Equal(t, http.StatusUnauthorized, post(truncated))
-	require.Equal(t, http.StatusRequestEntityTooLarge, post(big))
+	big := w.gh.Sign(githubapi.EventIssueComment, append(bytes.Repeat([]byte(" "), githubapi.MaxPayload), body...))
+	require.Equal(t, http.StatusUnauthorized, post(forged, false))
+	require.Equal(t, http.StatusUnauthorized, post(truncated, false))
+	require.Equal(t, http.StatusRequestEntityTooLarge, post(big, false))
+	require.Equal(t, http.StatusRequestEntityTooLarge, post(big, true), "read up to 25 MB, then refused")
 	require.Zero(t, w.deliveries(t))
-	var threads int
-	require.NoError(t, w.store.Pool().QueryRow(context.Background(), "SELECT count(*) FROM github_thread_metadata").Scan(&threads))
-	require.Zero(t, threads)
-	require.Equal(t, http.StatusOK, post(good), "the genuine delivery still goes through")
+	require.Zero(t, threads())
+
+	large := w.gh.Sign(githubapi.EventIssueComment, append(bytes.Repeat([]byte(" "), githubapi.MaxParsed), body...))
+	require.Equal(t, http.StatusOK, post(large, true))
+	var outcome string
+	require.NoError(t, w.store.Pool().QueryRow(ctx,
+		"SELECT outcome FROM webhook_deliveries WHERE platform = 'github' AND delivery_id = $1", large.ID).Scan(&outcome))
+	require.Equal(t, string(thread.InboundIgnored), outcome)
+	require.Zero(t, threads())
+
+	require.Equal(t, http.StatusOK, post(good, false), "the genuine delivery still goes through")
+	require.Equal(t, 2, w.deliveries(t))
+	require.Equal(t, 1, threads())
+	w.answers(t, n, 1)
+	// Stale retries: the same delivery again, and its body under a new id.
+	require.Equal(t, http.StatusOK, post(good, false))
+	replay := good
+	replay.Header = good.Header.Clone()
+	replay.Header.Set(githubapi.HeaderDelivery, uuid.NewString())
+	require.Equal(t, http.StatusOK, post(replay, false))
+	require.Equal(t, 2, w.deliveries(t), "nothing written")
+	require.Equal(t, 1, threads())
+	th := w.thread(t, n)
+	waitSettled(t, w.store, th.ID)
+	require.Len(t, w.gh.BotComments(githubRepo, n), 1, "one answer")
+	require.Equal(t, 1, w.llm.Calls())
 }
 
 // TestGitHubReviewDelegationEdits: a review comment's thread is its own

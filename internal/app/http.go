@@ -16,7 +16,7 @@ import (
 // log component themselves.
 func (a *App) newHandler(rep *replies.Service, c continuers) http.Handler {
 	a.discord.Serve(a.intake, c.discord, a.ingest)
-	a.slack.Serve(c.slack, a.ingest, a.cfg.SlackInstall.TeamAllowed, a.slackOAuth)
+	a.slack.Serve(a.slackOAuth)
 	hooks := webhooks.NewHandler(webhooks.Deps{Logger: a.logger, Recorder: a.ingest, Platforms: a.platforms,
 		Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer, Intake: a.admitted})
 	// The console's live view LISTENs: on the direct connection, if any.
@@ -25,10 +25,10 @@ func (a *App) newHandler(rep *replies.Service, c continuers) http.Handler {
 		listen = a.directPool
 	}
 	cons := console.New(console.Deps{Logger: a.logger.With("component", "console"), Token: a.cfg.APIToken,
-		Store: a.intake, Aborter: a.ingest, Listen: console.Connector(listen)})
+		Store: a.intake, Aborter: a.ingest, Approvals: a.approvals, Listen: console.Connector(listen)})
 	return api.NewServer(api.Deps{
 		Logger: a.logger.With("component", "http"), DB: a.intake, Token: a.cfg.APIToken,
-		Store: a.intake, Ingester: a.ingest, Replies: rep, MCP: newMCP(a.store, rep, a.logger),
+		Store: a.intake, Ingester: a.ingest, Replies: rep, MCP: newMCP(a.store, rep, a.logger), Approvals: a.approvals,
 		Metrics: a.telemetry.registry, Series: a.telemetry.metrics,
 		Listen: console.Connector(listen), Live: a.intake,
 		Mount: func(r chi.Router) {
@@ -46,7 +46,7 @@ const home = `<!doctype html>
 <meta charset="utf-8">
 <title>weft</title>
 <h1>weft</h1>
-<p>weft runs AI agents across Linear, Discord and Slack on one Postgres store of threads.</p>
+<p>weft runs AI agents across Linear, Discord, Slack and GitHub on one Postgres store of threads.</p>
 <ul>
 <li><a href="/console">/console</a>: the operator console (needs WEFT_API_TOKEN)</li>
 <li><a href="/healthz">/healthz</a>: whether the process is up (<a href="/readyz">/readyz</a>: and its database)</li>

@@ -12,6 +12,7 @@ import (
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/surface"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfacegithub "github.com/weft-dev/weft/internal/surface/github"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
 	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/tenancy"
@@ -27,13 +28,13 @@ type contextual interface {
 	Context(store *db.Store, fast discovery.FastModel, logger *slog.Logger) (discovery.Source, []tools.Tool)
 }
 
-// continuers continue conversations in Discord and in Slack; each nil when
-// its platform is off.
-type continuers struct{ discord, slack *continuation.Continuer }
+// continuers continue conversations in Discord, in Slack and on GitHub
+// issues; each nil when its platform is off.
+type continuers struct{ discord, slack, github *continuation.Continuer }
 
 // newRunner builds the agent that works turns: the model, the tools (memory,
 // get-thread-replies, continue_in_discord and continue_in_slack through the
-// continuers, and Discord's search tools) and the context providers
+// continuers, Discord's search tools and GitHub's issue tools) and the context providers
 // (platform thread history and, with Discord or Slack on, relevant thread
 // discovery).
 func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []surface.Platform,
@@ -46,9 +47,20 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 	if cfg.WrapModel != nil {
 		provider = cfg.WrapModel(provider)
 	}
+	fast, err := fastProvider(cfg, provider)
+	if err != nil {
+		return nil, err
+	}
 	own := tools.Memory(store)
-	own = append(own, dis.Tools(lin.On() || sl.On(), c.discord)...)
-	own = append(own, sl.Tools(lin.On() || dis.On(), c.slack)...)
+	gh := false // GitHub's conversations continue in Discord and Slack too
+	for _, p := range platforms {
+		gh = gh || (p.Name() == thread.PlatformGitHub && p.Door().On)
+	}
+	own = append(own, dis.Tools(lin.On() || sl.On() || gh, c.discord)...)
+	own = append(own, sl.Tools(lin.On() || dis.On() || gh, c.slack)...)
+	if lin.On() || dis.On() || sl.On() {
+		own = append(own, surfacegithub.ContinueTool(c.github)...)
+	}
 	registry, err := tools.NewRegistry(own...)
 	if err != nil {
 		return nil, err
@@ -70,7 +82,7 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 		if !ok {
 			continue
 		}
-		src, own := pc.Context(store, fastModelOf(provider, cfg.FastModel), logger)
+		src, own := pc.Context(store, fastModelOf(fast, cfg.FastModel), logger)
 		if src != nil {
 			sources[p.Name()] = src
 		}
@@ -81,9 +93,10 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 		}
 	}
 	if len(sources) > 0 {
-		contexts = append(contexts, newDiscovery(sources, provider, cfg.FastModel, cfg.Discovery, logger))
+		contexts = append(contexts, newDiscovery(sources, fast, cfg.FastModel, cfg.Discovery, logger))
 	}
 	return &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps, RetryWindow: cfg.LLMRetryWindow,
-		Context: contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer,
+		ApprovalTimeout: cfg.ApprovalTimeout,
+		Context:         contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer,
 		Partials: partials(cfg.Stream, store, logger, platforms)}, nil
 }

@@ -119,6 +119,7 @@ func (w *slackToolsWorld) busyChannel() busySlack {
 	b.coldStarts = w.post(w.alice, "cold starts on team_abc123 are up to 9s since Tuesday",
 		"confirmed, the warm pool is empty for team_abc123", "rolled back the pool config")
 	b.runtime = w.post(w.bob, "heads up: the runtime upgrade slows cold starts", "ticket RUN-42 tracks it")
+	w.fake.Post(slacktest.User{ID: slacktest.BotUserID, Name: "weft"}, w.channel, "", "cold starts look fine (the bot's own earlier answer)")
 	b.lunch = w.post(w.alice, "lunch at noon?")
 	return b
 }
@@ -128,7 +129,7 @@ func slackThreadBlock(root slacktest.Message, why string, replies ...string) str
 	var b strings.Builder
 	// The fake's people are called as their ids say: U0BOB is bob.
 	name := strings.ToLower(strings.TrimPrefix(root.User, "U0"))
-	fmt.Fprintf(&b, "Thread from %s: %s: %s\n  Why relevant: %s\n", slack.ParseTS(root.TS).UTC().Format("2006-01-02 15:04 UTC"), name, root.Text, why)
+	fmt.Fprintf(&b, "Thread from %s (ts %s): %s: %s\n  Why relevant: %s\n", slack.ParseTS(root.TS).UTC().Format("2006-01-02 15:04 UTC"), root.TS, name, root.Text, why)
 	for _, r := range replies {
 		b.WriteString("  Reply: " + r + "\n")
 	}
@@ -142,11 +143,11 @@ func TestSlackDiscoveryRanksByModel(t *testing.T) {
 	b := w.busyChannel()
 	th := w.mention("is team_abc123 affected by the cold starts?", "", "", "channel")
 	w.llm.Enqueue(
-		llmtest.Reply{Text: fmt.Sprintf(`[{"id": %q, "reason": "team_abc123 cold starts", "score": 0.95},
-			{"id": %s, "reason": "runtime upgrade slows cold starts", "score": 0.7},
-			{"id": %q, "reason": "food", "score": 0.2},
-			{"id": %q, "reason": "a meeting", "score": 0.65},
-			{"id": "1234567890.123456", "reason": "made up", "score": 0.99}]`, b.coldStarts.TS, b.runtime.TS, b.pizza.TS, b.lunch.TS)},
+		llmtest.Reply{Text: fmt.Sprintf(`[{"ts": %q, "reason": "team_abc123 cold starts", "score": 0.95},
+			{"ts": %s, "reason": "runtime upgrade slows cold starts", "score": 0.7},
+			{"ts": %q, "reason": "food", "score": 0.2},
+			{"ts": %q, "reason": "a meeting", "score": 0.65},
+			{"ts": "1234567890.123456", "reason": "made up", "score": 0.99}]`, b.coldStarts.TS, b.runtime.TS, b.pizza.TS, b.lunch.TS)},
 		llmtest.Reply{Text: "Yes: team_abc123 has 9 s cold starts since Tuesday."},
 	)
 	discovery := w.discovery(discovery.Config{}, nil)
@@ -157,14 +158,16 @@ func TestSlackDiscoveryRanksByModel(t *testing.T) {
 	require.Len(t, reqs, 2)
 	rank, main := reqs[0], reqs[1]
 	require.Equal(t, "fast-model", rank.Model)
-	require.Contains(t, rank.System, "Slack messages")
+	require.Contains(t, rank.System, "Analyze which messages are relevant to this request")
 	require.Contains(t, rank.Last().Content, "You are analyzing a Slack channel")
-	require.Contains(t, rank.Last().Content, "["+b.pizza.TS+"] dave: who wants pizza on friday?")
+	require.Contains(t, rank.Last().Content, "["+b.pizza.TS+"] dave: who wants pizza on friday?", "messages are named by their ts")
+	require.NotContains(t, rank.Last().Content, "the bot's own earlier answer", "weft's own top-level posts are not ranked")
 	require.NotContains(t, rank.Last().Content, "pineapple", "replies are not ranked, only top-level messages")
 
 	require.Equal(t, "main-model", main.Model)
-	require.Contains(t, main.System, "<slack_channel_context>\nRecent messages in this channel, oldest first:\n")
-	require.Contains(t, main.System, "Relevant threads from this channel (3, ranked by the fast model), most relevant first:\n"+
+	require.Contains(t, main.System, "<slack_channel_context>\nFound 3 relevant threads about team_abc123 cold starts, runtime upgrade slows cold starts, a meeting (ranked by the fast model).\n\n"+
+		"Recent messages in this channel, oldest first:\n")
+	require.Contains(t, main.System, "Relevant threads, most relevant first:\n"+
 		slackThreadBlock(b.coldStarts, "team_abc123 cold starts", "bob: confirmed, the warm pool is empty for team_abc123", "dave: rolled back the pool config")+
 		slackThreadBlock(b.runtime, "runtime upgrade slows cold starts", "bob: ticket RUN-42 tracks it")+
 		slackThreadBlock(b.lunch, "a meeting")+"</slack_channel_context>")
@@ -197,7 +200,8 @@ func TestSlackDiscoveryFallsBackToKeywords(t *testing.T) {
 			secs := w.discovery(discovery.Config{}, nil).PromptSections(context.Background(), th, w.chain(th.ID))
 			require.Len(t, secs, 1)
 			require.Equal(t, 1, w.llm.Calls())
-			require.Contains(t, secs[0], "Relevant threads from this channel (2, ranked by keyword match), most relevant first:\n"+
+			require.Contains(t, secs[0], "Found 2 relevant threads about team_abc123, cold, starts (ranked by keyword match).")
+			require.Contains(t, secs[0], "Relevant threads, most relevant first:\n"+
 				slackThreadBlock(b.coldStarts, "mentions team_abc123, cold, starts", "bob: confirmed, the warm pool is empty for team_abc123", "dave: rolled back the pool config")+
 				slackThreadBlock(b.runtime, "mentions cold, starts", "bob: ticket RUN-42 tracks it"))
 			require.Contains(t, w.log.String(), "relevance ranking by the fast model failed")
@@ -207,7 +211,7 @@ func TestSlackDiscoveryFallsBackToKeywords(t *testing.T) {
 
 // rankOnly answers the ranking with the cold starts thread alone.
 func rankOnly(w *slackToolsWorld, root slacktest.Message) {
-	w.llm.Enqueue(llmtest.Reply{Text: fmt.Sprintf(`[{"id": %q, "reason": "cold starts", "score": 0.9}]`, root.TS)})
+	w.llm.Enqueue(llmtest.Reply{Text: fmt.Sprintf(`[{"ts": %q, "reason": "cold starts", "score": 0.9}]`, root.TS)})
 }
 
 func TestSlackDiscoveryThreadFailures(t *testing.T) {
@@ -232,7 +236,8 @@ func TestSlackDiscoveryThreadFailures(t *testing.T) {
 			w.fake.Fail("conversations.replies", 0, tc.fault)
 			secs := w.discovery(discovery.Config{FetchTimeout: 200 * time.Millisecond}, nil).PromptSections(context.Background(), th, w.chain(th.ID))
 			require.Len(t, secs, 1, "the channel and the thread's root still help")
-			require.Contains(t, secs[0], "Relevant threads from this channel (1, ranked by the fast model), most relevant first:\n"+
+			require.Contains(t, secs[0], "Found 1 relevant thread about cold starts (ranked by the fast model).")
+			require.Contains(t, secs[0], "Relevant threads, most relevant first:\n"+
 				slackThreadBlock(b.coldStarts, "cold starts")+"</slack_channel_context>")
 			require.Contains(t, w.log.String(), tc.log)
 		})
@@ -299,7 +304,7 @@ func TestSlackDiscoveryReadsStoredThreadsFirst(t *testing.T) {
 	require.NoError(t, err)
 
 	th := w.mention("cold starts?", "", "", "channel")
-	w.llm.Enqueue(llmtest.Reply{Text: fmt.Sprintf(`[{"id": %q, "reason": "a", "score": 0.9}, {"id": %q, "reason": "b", "score": 0.8}]`, wholeAtt.ThreadTS, root.TS)})
+	w.llm.Enqueue(llmtest.Reply{Text: fmt.Sprintf(`[{"ts": %q, "reason": "a", "score": 0.9}, {"ts": %q, "reason": "b", "score": 0.8}]`, wholeAtt.ThreadTS, root.TS)})
 	secs := w.discovery(discovery.Config{}, nil).PromptSections(ctx, th, w.chain(th.ID))
 	require.Len(t, secs, 1)
 	require.Contains(t, secs[0], "  Why relevant: a\n  Reply: bob: the warm pool is empty\n  Reply: "+whole.AgentName+": Refill the warm pool for team_abc123.\n")
@@ -308,6 +313,26 @@ func TestSlackDiscoveryReadsStoredThreadsFirst(t *testing.T) {
 	require.Len(t, calls, 1, "the thread weft saw whole is not read from Slack")
 	require.Equal(t, root.TS, calls[0].Form.Get("ts"))
 	require.NotEmpty(t, calls[0].Form.Get("latest"), "only what came before weft")
+}
+
+// The ranking sees the 100 top-level messages before the mention, as the
+// origin's getChannelHistory(channel, botUserId, 100), not 99 and the
+// mention itself.
+func TestSlackDiscoveryScansTheLatest100(t *testing.T) {
+	t.Parallel()
+	w := newSlackToolsWorld(t)
+	for i := range 120 {
+		w.post(w.bob, fmt.Sprintf("note %d", i))
+	}
+	th := w.mention("notes?", "", "", "channel")
+	w.llm.Enqueue(llmtest.Reply{Text: "[]"})
+	require.Len(t, w.discovery(discovery.Config{}, nil).PromptSections(context.Background(), th, w.chain(th.ID)), 1)
+	reqs := w.llm.Requests()
+	require.Len(t, reqs, 1)
+	prompt := reqs[0].Last().Content
+	require.Equal(t, 100, strings.Count(prompt, "] bob: note "))
+	require.Contains(t, prompt, "] bob: note 20\n")
+	require.NotContains(t, prompt, "] bob: note 19\n")
 }
 
 func TestSlackDiscoverySkipped(t *testing.T) {
@@ -351,11 +376,11 @@ func TestSlackMentionDiscoversThroughServe(t *testing.T) {
 
 	var ranked, answered bool
 	for _, r := range w.llm.Requests() {
-		ranked = ranked || strings.Contains(r.System, "You find the Slack messages relevant to a request")
+		ranked = ranked || strings.Contains(r.System, "Analyze which messages are relevant to this request")
 		if strings.Contains(r.System, "<slack_channel_context>") {
 			answered = true
 			require.Contains(t, r.System, "  Reply: bob: the migration lock is held\n")
-			require.NotContains(t, r.System, "Thread from "+slack.ParseTS(m.TS).UTC().Format("2006-01-02 15:04 UTC")+": ada: lunch", "chatter is no relevant thread")
+			require.NotContains(t, r.System, "): ada: lunch", "chatter is no relevant thread")
 		}
 	}
 	require.True(t, ranked, "the fast model was asked to rank the channel")

@@ -17,6 +17,7 @@ import (
 	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 	"github.com/weft-dev/weft/internal/servetest"
+	slackapi "github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -86,14 +87,16 @@ func (w *slackWorld) mention(text string) slacktest.Message {
 	return w.slack.Post(w.ada, w.channel, "", "<@"+slacktest.BotUserID+"> "+text)
 }
 
-// answers waits until weft posted at least n messages in the thread.
+// answers waits until weft posted at least n messages in the thread, each
+// finished: an outbox row's (with its weft_outbox metadata, which a
+// streamed answer gets when it is delivered), or the thread's parent.
 func (w *slackWorld) answers(t *testing.T, threadTS string, n int) []slacktest.Message {
 	t.Helper()
 	var got []slacktest.Message
 	require.Eventually(t, func() bool {
 		got = nil
 		for _, m := range w.slack.BotMessages(w.channel) {
-			if m.ThreadTS == threadTS {
+			if m.ThreadTS == threadTS && (m.TS == threadTS || m.Metadata != nil && !m.Streaming) {
 				got = append(got, m)
 			}
 		}
@@ -170,7 +173,8 @@ func TestSlackConversation(t *testing.T) {
 	var active int
 	require.NoError(t, w.store.Pool().QueryRow(ctx, "SELECT count(*) FROM active_slack_threads WHERE thread_id = $1 AND channel_id = $2", th.ID, w.channel).Scan(&active))
 	require.Equal(t, 1, active)
-	require.Contains(t, w.slack.Statuses(), slacktest.Status{Channel: w.channel, ThreadTS: q.TS, Status: "is thinking…"})
+	require.Contains(t, w.slack.Statuses(), slacktest.Status{Channel: w.channel, ThreadTS: q.TS, Status: "is thinking…",
+		LoadingMessages: slackapi.LoadingMessages})
 
 	f := w.slack.Post(w.ada, w.channel, q.TS, "and 3 + 3?")
 	got = w.answers(t, q.TS, 2)

@@ -82,7 +82,7 @@ func TestContinueLinearSessionInSlack(t *testing.T) {
 	// and nothing is written or posted.
 	status, reply := w.command(t, slacktest.TeamID, "continue "+opts.IssueIdentifier)
 	require.Equal(t, http.StatusOK, status)
-	require.Contains(t, reply, "I found no Linear or Discord conversation for")
+	require.Contains(t, reply, "I found no Linear, Discord or GitHub conversation for")
 	require.Zero(t, w.count(t, "SELECT count(*) FROM slack_thread_metadata"))
 	require.Empty(t, w.slack.BotMessages(w.channel))
 
@@ -150,5 +150,5 @@ func TestContinueLinearSessionInSlack(t *testing.T) {
 	// Usage without a reference; the other subcommands' usage.
 	_, reply = w.command(t, slacktest.TeamID, "continue")
 	require.Contains(t, reply, "Usage: `/weft continue <conversation>`")
-	require.Contains(t, reply, "a Linear issue key (ENG-123) or URL, or a Discord thread's link", "the hints of the platforms on the list")
+	require.Contains(t, reply, "a Linear issue key (ENG-123) or URL, a Discord thread's link, or a GitHub issue or pull request URL", "the hints of the platforms on the list")
 }

@@ -48,7 +48,7 @@ func botAnswers(t *testing.T, fake *slacktest.Server, channel, threadTS string, 
 	require.Eventually(t, func() bool {
 		got = nil
 		for _, m := range fake.BotMessages(channel) {
-			if m.ThreadTS == threadTS {
+			if m.ThreadTS == threadTS && m.Metadata != nil && !m.Streaming { // finished
 				got = append(got, m)
 			}
 		}
@@ -57,11 +57,12 @@ func botAnswers(t *testing.T, fake *slacktest.Server, channel, threadTS string, 
 	return got
 }
 
-// postTokens are the tokens weft posted into channel with.
+// postTokens are the tokens weft posted into channel with (a post, or the
+// start of a streamed answer).
 func postTokens(fake *slacktest.Server, channel string) []string {
 	var out []string
-	for _, c := range fake.Calls("chat.postMessage") {
-		if c.Form.Get("channel") == channel {
+	for _, c := range fake.Calls("") {
+		if (c.Method == "chat.postMessage" || c.Method == "chat.startStream") && c.Form.Get("channel") == channel {
 			out = append(out, c.Token)
 		}
 	}

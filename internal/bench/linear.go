@@ -44,6 +44,23 @@ type linearBench struct {
 	linearIssue
 	weft   *target
 	served *served
+	// debugAddr is weft serve's WEFT_DEBUG_ADDR, "" when unset.
+	debugAddr string
+}
+
+// profile takes a CPU profile of weft serve for d from its pprof
+// endpoint into path, from now, and sends on the channel returned when it
+// is written (at once when path is "").
+func (b *linearBench) profile(ctx context.Context, path string, d time.Duration) <-chan error {
+	done := make(chan error, 1)
+	if path == "" {
+		done <- nil
+		return done
+	}
+	go func() {
+		done <- kit.FetchProfile(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", b.debugAddr, max(1, int(d.Seconds()))), path)
+	}()
+	return done
 }
 
 // benchLinear drives a real weft serve (`weft-bench serve`, as a child process,
@@ -63,6 +80,7 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 	sc := scratchFlags(fs, "weft_bench_linear")
 	overload := fs.Int("overload", 5, "after the ramp, drive weft at 2×, 3×, … up to this multiple of its capacity, every answer due within 1 s; 0 skips")
 	anchor := fs.Bool("anchor", true, "measure the anchor first: a minimal signed-webhook handler (read, HMAC, one insert, one commit) on the same database")
+	serveProfile := fs.String("serve-cpuprofile", "", "write a CPU profile of the weft serve child during the steady run to this file (taken from its WEFT_DEBUG_ADDR)")
 	anchorServe := fs.String("anchor-serve", "", "serve the anchor on this address (how the bench starts it as its child)")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
@@ -88,7 +106,7 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 			return err
 		}
 	}
-	if err := b.startWeft(ctx, url, *role, *modelDelay); err != nil {
+	if err := b.startWeft(ctx, url, *role, *modelDelay, *serveProfile != ""); err != nil {
 		return err
 	}
 	defer b.close(logger)
@@ -98,15 +116,20 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 	b.warm(ctx, stdout, b.weft, *rate, *warmup)
 	// Steady rate: ack latency, then first activities.
 	deliveries, sessions := b.deliveries(*rate, *duration)
+	profiled := b.profile(ctx, *serveProfile, *duration)
 	before, _ := b.weft.cpu()
 	results := b.weft.load.Run(ctx, *rate, deliveries)
 	after, _ := b.weft.cpu()
+	if err := <-profiled; err != nil {
+		return err
+	}
 	steady := kit.Count(results)
 	ackP99 := steady.Ack.Percentile(99)
 	ackOK := ackP99 <= targetAckP99 && steady.OK == len(results)
 	pass = pass && ackOK
 	fmt.Fprintf(stdout, "Steady %d/s for %s: %d sent, %d × 200, %d × 503, %d other, %d failed\n", *rate, *duration, steady.Sent, steady.OK, steady.Shed, steady.Other, steady.Failed+steady.Saturated)
-	fmt.Fprintf(stdout, "weft serve meanwhile: %s; load average %s\n", after.Since(before, *duration), kit.LoadAvg())
+	fmt.Fprintf(stdout, "weft serve meanwhile: %s; load average %s; the generator's send lag p50 %s, p99 %s\n", after.Since(before, *duration), kit.LoadAvg(),
+		kit.Ms(steady.Lag.Percentile(50)), kit.Ms(steady.Lag.Percentile(99)))
 	tw := kit.NewTable(stdout, 50, 99, 99.9, 100)
 	tw.Row("ack latency (200s)", steady.Ack, fmt.Sprintf("p99 ≤ %s, all 200 %s", targetAckP99, kit.Verdict(ackOK)))
 
@@ -125,10 +148,14 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 		fmt.Fprintf(stdout, "note: %d sessions had no activity within %s\n", missing, *wait)
 	}
 
-	capacity := -1
+	capacity, relKnee := -1, -1
 	if *maxRate > 0 {
 		var ok bool
-		capacity, ok, err = b.ramp(ctx, stdout, b.weft, *step, *maxRate)
+		var refP99 map[int]time.Duration
+		if ref != nil {
+			refP99 = ref.p99s
+		}
+		capacity, relKnee, ok, _, err = b.ramp(ctx, stdout, b.weft, *step, *maxRate, refP99)
 		if err != nil {
 			return err
 		}
@@ -148,7 +175,7 @@ func benchLinear(ctx context.Context, cfg *app.Config, logger *slog.Logger, args
 	}
 	pass = pass && ok
 	if ref != nil {
-		pass = ref.compare(stdout, *rate, steady.Ack, capacity) && pass
+		pass = ref.compare(stdout, *rate, steady.Ack, capacity, relKnee) && pass
 	}
 	fmt.Fprintf(stdout, "load average at the end: %s\n", kit.LoadAvg())
 	fmt.Fprintf(stdout, "\noverall: %s\n", kit.Verdict(pass))
@@ -182,10 +209,21 @@ func newLinearBench() *linearBench {
 const linearBenchSecret = "weft-bench-webhook-secret"
 
 // startWeft starts the model's fake and weft serve on the database at url.
-func (b *linearBench) startWeft(ctx context.Context, url, role string, modelDelay time.Duration) error {
+// With debug set, weft serve serves its pprof profiles (WEFT_DEBUG_ADDR)
+// for profile.
+func (b *linearBench) startWeft(ctx context.Context, url, role string, modelDelay time.Duration, debug bool) error {
+	env := []string{"LINEAR_WEBHOOK_SECRET=" + linearBenchSecret, "LINEAR_ACCESS_TOKEN=" + lineartest.AccessToken, "LINEAR_API_URL=" + b.linear.URL()}
+	if debug {
+		addr, err := kit.FreeAddr()
+		if err != nil {
+			return err
+		}
+		b.debugAddr = addr
+		env = append(env, "WEFT_DEBUG_ADDR="+addr)
+	}
 	s, err := startServed(ctx, url, role, false, func(llmtest.Request) llmtest.Reply {
 		return llmtest.Reply{Text: "The redirect drops the return URL; keep it in the state parameter.", Delay: modelDelay}
-	}, "LINEAR_WEBHOOK_SECRET="+linearBenchSecret, "LINEAR_ACCESS_TOKEN="+lineartest.AccessToken, "LINEAR_API_URL="+b.linear.URL())
+	}, env...)
 	if err != nil {
 		return err
 	}
@@ -262,6 +300,8 @@ type rampStep struct {
 	kit.Tally
 	rss  int64
 	held bool
+	// relHeld: held by the relative rule (see ramp).
+	relHeld bool
 }
 
 // ramp raises the rate on t step by step until it no longer holds it (see
@@ -269,10 +309,25 @@ type rampStep struct {
 // the next step if that is higher) to see it shed with 503s and its memory
 // stay bounded. It prints a row per step and returns the capacity (the
 // last rate held) and whether the capacity and shedding targets were met.
-func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, t *target, step time.Duration, maxRate int) (int, bool, error) {
-	fmt.Fprintf(stdout, "\nCapacity ramp of %s, %s per step (a step holds with ≥ %.1f%% 200s and ack p99 ≤ %s):\n", t.name, step, heldOK*100, heldP99)
+//
+// With ref (the anchor's ack p99 by rate, measured in the same run), a step
+// also holds relatively when its 200s are as many and its ack p99 within
+// relativeHold × the anchor's at the same rate: the ramp goes on while
+// either rule holds, and the knee by the relative rule comes back too
+// (-1 without ref). The absolute rule alone sets the capacity.
+func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, t *target, step time.Duration, maxRate int, ref map[int]time.Duration) (int, int, bool, map[int]time.Duration, error) {
+	fmt.Fprintf(stdout, "\nCapacity ramp of %s, %s per step (a step holds with ≥ %.1f%% 200s and ack p99 ≤ %s", t.name, step, heldOK*100, heldP99)
+	if ref != nil {
+		fmt.Fprintf(stdout, "; relatively with ≥ %.1f%% 200s and ack p99 ≤ %d× the anchor's at the same rate", heldOK*100, relativeHold)
+	}
+	fmt.Fprintln(stdout, "):")
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rate/s\tsent\t200\t503\tother\tfailed\tack p50\tack p99\t503 p50\t503 p99\tRSS\theld\t")
+	fmt.Fprint(tw, "rate/s\tsent\t200\t503\tother\tfailed\tack p50\tack p99\t503 p50\t503 p99\tsend lag p99\tRSS\theld\t")
+	if ref != nil {
+		fmt.Fprint(tw, "anchor p99\theld relatively\t")
+	}
+	fmt.Fprintln(tw)
+	p99s := map[int]time.Duration{}
 	run := func(rate int) (rampStep, error) {
 		deliveries, _ := b.deliveries(rate, step)
 		s := rampStep{rate: rate, Tally: kit.Count(t.load.Run(ctx, rate, deliveries))}
@@ -283,41 +338,62 @@ func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, t *target, ste
 		if s.rss, _, err = t.proc.Memory(); err != nil {
 			return s, err
 		}
-		s.held = float64(s.OK) >= heldOK*float64(max(1, s.Sent+s.Saturated)) && s.Ack.Percentile(99) <= heldP99
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%v\t\n", rate, s.Sent, s.OK, s.Shed, s.Other, s.Failed+s.Saturated,
-			kit.Ms(s.Ack.Percentile(50)), kit.Ms(s.Ack.Percentile(99)), kit.Ms(s.ShedLatency.Percentile(50)), kit.Ms(s.ShedLatency.Percentile(99)), kit.MiB(s.rss), s.held)
+		enough := float64(s.OK) >= heldOK*float64(max(1, s.Sent+s.Saturated))
+		s.held = enough && s.Ack.Percentile(99) <= heldP99
+		p99s[rate] = s.Ack.Percentile(99)
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t", rate, s.Sent, s.OK, s.Shed, s.Other, s.Failed+s.Saturated,
+			kit.Ms(s.Ack.Percentile(50)), kit.Ms(s.Ack.Percentile(99)), kit.Ms(s.ShedLatency.Percentile(50)), kit.Ms(s.ShedLatency.Percentile(99)), kit.Ms(s.Lag.Percentile(99)), kit.MiB(s.rss), s.held)
+		if ref != nil {
+			a, ok := ref[rate]
+			s.relHeld = ok && enough && s.OK > 0 && s.Ack.Percentile(99) <= relativeHold*a
+			fmt.Fprintf(tw, "%s\t%v\t", kit.Ms(a), s.relHeld)
+		}
+		fmt.Fprintln(tw)
 		return s, nil
 	}
 	var steps []rampStep
-	capacity := 0
+	capacity, relKnee := 0, -1
+	if ref != nil {
+		relKnee = 0
+	}
+	absDone, relDone := false, ref == nil
 	for i, rate := range rampRates {
 		if rate > maxRate {
 			break
 		}
 		s, err := run(rate)
 		if err != nil {
-			return 0, false, err
+			return 0, 0, false, nil, err
 		}
 		steps = append(steps, s)
-		if s.held {
+		if s.held && !absDone {
 			capacity = rate
+		} else {
+			absDone = true
+		}
+		if s.relHeld && !relDone {
+			relKnee = rate
+		} else {
+			relDone = true
+		}
+		if !absDone || !relDone {
 			continue
 		}
-		over := 2 * capacity
+		over := 2 * max(capacity, relKnee)
 		if i+1 < len(rampRates) {
 			over = max(over, rampRates[i+1])
 		}
 		if over <= maxRate {
 			s, err := run(over)
 			if err != nil {
-				return 0, false, err
+				return 0, 0, false, nil, err
 			}
 			steps = append(steps, s)
 		}
 		break
 	}
 	if err := tw.Flush(); err != nil {
-		return 0, false, err
+		return 0, 0, false, nil, err
 	}
 	ok := capacity >= targetCapacity
 	fmt.Fprintf(stdout, "%s capacity before shedding: %d/s (target ≥ %d/s) %s\n", t.name, capacity, targetCapacity, kit.Verdict(ok))
@@ -337,8 +413,14 @@ func (b *linearBench) ramp(ctx context.Context, stdout io.Writer, t *target, ste
 		fmt.Fprintf(stdout, "past capacity: %d × 503, slowest step's 503 p99 %s (target: shed with 503 within %s) %s\n", shed, kit.Ms(slowest), targetAnswer, kit.Verdict(fast))
 		ok = ok && fast
 	}
-	return capacity, ok, nil
+	return capacity, relKnee, ok, p99s, nil
 }
+
+// relativeHold is the relative rule's bound: a ramp step holds relatively
+// while weft's ack p99 is within this multiple of the anchor's at the same
+// rate, measured in the same run, so that a slow machine, which slows the
+// anchor too, does not read as no capacity at all.
+const relativeHold = 10
 
 // overloadAnswer is G2's bound: past capacity every delivery is answered,
 // 200 or 503, within this, as the client measures it.
@@ -402,6 +484,8 @@ type anchorFigures struct {
 	ackP99 time.Duration
 	acked  int // 200s of its steady run
 	knee   int
+	// p99s is its ramp's ack p99 by rate.
+	p99s map[int]time.Duration
 }
 
 // measureAnchor runs the anchor through the same warm-up, steady run and
@@ -421,9 +505,10 @@ func (b *linearBench) measureAnchor(ctx context.Context, url string, stdout io.W
 	f := &anchorFigures{ackP99: steady.Ack.Percentile(99), acked: steady.OK}
 	fmt.Fprintf(stdout, "Anchor steady %d/s for %s: %d sent, %d × 200, %d other, %d failed; ack p50 %s, p99 %s\n", rate, duration, steady.Sent, steady.OK,
 		steady.Shed+steady.Other, steady.Failed+steady.Saturated, kit.Ms(steady.Ack.Percentile(50)), kit.Ms(f.ackP99))
-	fmt.Fprintf(stdout, "anchor meanwhile: %s; load average %s\n", after.Since(before, duration), kit.LoadAvg())
+	fmt.Fprintf(stdout, "anchor meanwhile: %s; load average %s; the generator's send lag p50 %s, p99 %s\n", after.Since(before, duration), kit.LoadAvg(),
+		kit.Ms(steady.Lag.Percentile(50)), kit.Ms(steady.Lag.Percentile(99)))
 	if maxRate > 0 {
-		if f.knee, _, err = b.ramp(ctx, stdout, t, step, maxRate); err != nil {
+		if f.knee, _, _, f.p99s, err = b.ramp(ctx, stdout, t, step, maxRate, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -432,7 +517,7 @@ func (b *linearBench) measureAnchor(ctx context.Context, url string, stdout io.W
 
 // compare prints weft's figures as multiples of the anchor's and reports
 // whether they meet their targets. capacity < 0: no ramp was run.
-func (f *anchorFigures) compare(stdout io.Writer, rate int, ack kit.Latencies, capacity int) bool {
+func (f *anchorFigures) compare(stdout io.Writer, rate int, ack kit.Latencies, capacity, relKnee int) bool {
 	ackP99 := ack.Percentile(99)
 	ratio := float64(ackP99) / float64(max(f.ackP99, time.Microsecond))
 	// No 200s, or none for the anchor, is no ratio at all.
@@ -443,6 +528,15 @@ func (f *anchorFigures) compare(stdout io.Writer, rate int, ack kit.Latencies, c
 		share := float64(capacity) / float64(f.knee)
 		fmt.Fprintf(stdout, "against the anchor: capacity %d/s vs its knee %d/s, %.2f (target ≥ %.1f) %s\n", capacity, f.knee, share, targetAnchorCapacityShare, kit.Verdict(share >= targetAnchorCapacityShare))
 		ok = ok && share >= targetAnchorCapacityShare
+	}
+	switch {
+	case relKnee >= 0 && f.knee > 0:
+		share := float64(relKnee) / float64(f.knee)
+		fmt.Fprintf(stdout, "against the anchor: knee by the relative rule (ack p99 ≤ %d× the anchor's at the same rate) %d/s vs its knee %d/s, %.2f (target ≥ %.1f) %s\n",
+			relativeHold, relKnee, f.knee, share, targetAnchorCapacityShare, kit.Verdict(share >= targetAnchorCapacityShare))
+	case relKnee >= 0:
+		fmt.Fprintf(stdout, "against the anchor: knee by the relative rule (ack p99 ≤ %d× the anchor's at the same rate) %d/s; the anchor itself held no step (p99 ≤ %s): the machine is too busy for an absolute knee\n",
+			relativeHold, relKnee, heldP99)
 	}
 	return ok
 }

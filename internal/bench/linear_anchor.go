@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/app"
 	"github.com/weft-dev/weft/internal/bench/dbbench"
 	"github.com/weft-dev/weft/internal/bench/kit"
 	"github.com/weft-dev/weft/internal/linear"
@@ -35,12 +37,17 @@ func serveAnchor(ctx context.Context, url, addr string, secret []byte) error {
 	})
 }
 
+// anchorConns is the anchors' pool size: weft serve's intake pool's.
+const anchorConns = 8
+
 // serveMinimal serves a minimal signed-webhook handler at route on addr
 // until ctx ends: read the body, check it (its signature) and take its
 // ledger key, one insert, one commit, 200. The anchors of the benches
 // that time a platform's webhooks are this with the platform's check.
 func serveMinimal(ctx context.Context, url, addr, route string, check func(http.Header, []byte) (string, error)) error {
-	pool, err := db.Open(ctx, url)
+	// As many connections as weft's intake pool (WEFT_INTAKE_DB_CONNS's
+	// default), where pgx's default would give it 4.
+	pool, err := db.Open(ctx, app.WithQuery(url, "pool_max_conns", strconv.Itoa(anchorConns)))
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,8 @@ type turnsBench struct {
 	// threads' starts (each with its turn's job), then its turns (River's
 	// fetches and completions included).
 	startTrips, turnTrips dbbench.TripCount
+	// turnNames is the last burn-down's statements per turn, by name.
+	turnNames string
 	// turnCPU is what the last burn-down's turns (not their enqueueing)
 	// cost in CPU.
 	turnCPU kit.CPU
@@ -72,6 +74,9 @@ type turnsBench struct {
 	// delay is how long the fake model takes to answer the threads
 	// nextKey names from now on.
 	delay time.Duration
+	// burnProfile, when set, is where the 4-worker burn-down's turns are
+	// profiled.
+	burnProfile string
 	// seq numbers the threads, whose goals (and so first user messages)
 	// must be unique for the clock to match model calls to turns.
 	seq int
@@ -92,6 +97,7 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 	probeRate := fs.Int("probe-rate", 20, "intake writes per second timed before and during the concurrency run")
 	sc := scratchFlags(fs, "weft_bench_turns")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the processor and the bench) during the concurrency run to this file")
+	burnProfile := fs.String("burn-cpuprofile", "", "write a CPU profile of this process (the processor and the bench) while the 4-worker burn-down works its turns to this file")
 	modelServe := fs.String("model-serve", "", "serve the fake model on this address, answering in -steps calls (how the bench starts it as its child)")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
@@ -108,7 +114,7 @@ func benchTurns(ctx context.Context, cfg *app.Config, logger *slog.Logger, args 
 		return err
 	}
 	defer cleanup()
-	b := &turnsBench{cfg: cfg, logger: logger, url: url, trips: &dbbench.Trips{}, startCount: &dbbench.Trips{}}
+	b := &turnsBench{cfg: cfg, logger: logger, url: url, trips: &dbbench.Trips{}, startCount: &dbbench.Trips{}, burnProfile: *burnProfile}
 	if b.modelURL, err = b.startModel(ctx, *steps); err != nil {
 		return err
 	}
@@ -338,8 +344,8 @@ func (b *turnsBench) throughput(ctx context.Context, stdout io.Writer, n, steps 
 			return nil, false, err
 		}
 		burns[workers] = r
-		tripLines = append(tripLines, fmt.Sprintf("  %d worker(s): per thread start (thread, first stitches, turn job): %s; per turn: %s",
-			workers, b.startTrips.Per(n), b.turnTrips.Per(n)))
+		tripLines = append(tripLines, fmt.Sprintf("  %d worker(s): per thread start (thread, first stitches, turn job): %s; per turn: %s\n    statements per turn by name: %s",
+			workers, b.startTrips.Per(n), b.turnTrips.Per(n), b.turnNames))
 		perSec := float64(n) / r.Last.Sub(r.First).Seconds()
 		noopCPU, turnCPU := noopCPU.Per(n), b.turnCPU.Per(n)
 		cpuLines = append(cpuLines, fmt.Sprintf("  %d worker(s): a River no-op job %s (this process %s, Postgres %s); a turn %s (this process %s, the fake model %s, Postgres %s): %.2f of the 2 cores at %.0f turns/s",
@@ -564,9 +570,19 @@ func (b *turnsBench) burnDown(ctx context.Context, workers, n int) (kit.Rate, ki
 	if err != nil {
 		return kit.Rate{}, kit.CPU{}, kit.TurnReport{}, err
 	}
-	worked := b.trips.Count()
+	worked, names := b.trips.Count(), b.trips.ByName()
+	stopProfile := func() error { return nil }
+	if b.burnProfile != "" && workers == 4 {
+		if stopProfile, err = startCPUProfile(b.burnProfile); err != nil {
+			return kit.Rate{}, kit.CPU{}, kit.TurnReport{}, err
+		}
+	}
 	r, err := b.work(ctx, func(context.Context) ([]kit.Turn, error) { return turns, nil })
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
 	b.turnTrips = b.trips.Count().Sub(worked)
+	b.turnNames = dbbench.NamesPer(b.trips.ByName(), names, n)
 	if end, cerr := kit.SampleCPU(b.model.PID()); cerr == nil {
 		b.turnCPU = end.Sub(cpu)
 	}

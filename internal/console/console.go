@@ -27,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/approval"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -42,13 +43,13 @@ type Store interface {
 	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
 	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
 	SlackAttachment(ctx context.Context, threadID uuid.UUID) (*thread.SlackAttachment, error)
+	GitHubAttachment(ctx context.Context, threadID uuid.UUID) (*thread.GitHubAttachment, error)
 	ThreadOutbox(ctx context.Context, threadID uuid.UUID) ([]thread.Outbox, error)
 	OutboxBacklog(ctx context.Context, limit int) ([]thread.Outbox, error)
 	RecentDeliveries(ctx context.Context, limit int) ([]db.Delivery, error)
 	LLMUsageSince(ctx context.Context, since time.Time) ([]db.LLMUsage, error)
 	View(ctx context.Context, name string) (*db.ViewRows, error)
-	WatchStitches(ctx context.Context, threadID uuid.UUID, pid uint32) error
-	UnwatchStitches(ctx context.Context, threadID uuid.UUID, pid uint32) error
+	Follow(ctx context.Context, conn *pgx.Conn, threadID uuid.UUID) (*db.Follower, error)
 	Partial(ctx context.Context, threadID uuid.UUID) (*db.Partial, error)
 }
 
@@ -60,6 +61,13 @@ type Aborter interface {
 	Abort(ctx context.Context, threadID uuid.UUID, text string) (bool, error)
 }
 
+// Approvals lists and decides a thread's requests for approval.
+// *approval.Decider implements it.
+type Approvals interface {
+	List(ctx context.Context, threadID uuid.UUID) ([]thread.Approval, error)
+	Decide(ctx context.Context, r approval.Request) (*thread.Approval, error)
+}
+
 // Deps is what the console needs.
 type Deps struct {
 	Logger *slog.Logger
@@ -68,6 +76,9 @@ type Deps struct {
 	Token   string
 	Store   Store
 	Aborter Aborter
+	// Approvals, when set, shows a thread's requests for approval with
+	// Approve / Deny.
+	Approvals Approvals
 	// Listen opens a connection of its own for a live timeline's LISTEN
 	// (not one of a pool's: it is held while the page stays open).
 	Listen func(ctx context.Context) (*pgx.Conn, error)
@@ -137,6 +148,7 @@ func (c *Console) routes() chi.Router {
 			r.Get("/threads/{id}/events", c.events)
 			r.Get("/threads/{id}/stitches/{sid}/llm", c.llmBodies)
 			r.Post("/threads/{id}/abort", c.abort)
+			r.Post("/threads/{id}/approvals/{aid}", c.decide)
 			r.Get("/ops", c.ops)
 		})
 	})

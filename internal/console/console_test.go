@@ -332,3 +332,85 @@ func TestLive(t *testing.T) {
 		return watchers == 0
 	}, 10*time.Second, 20*time.Millisecond, "the watch ends with the stream")
 }
+
+// TestGitHubThreads checks a GitHub thread is filtered, badged and shown
+// attached, with a link out to its issue, pull request or review thread.
+func TestGitHubThreads(t *testing.T) {
+	g := newRig(t)
+	ctx := context.Background()
+	att := &thread.GitHubAttachment{InstallationID: 7, AccountID: 70, RepoID: 700, Owner: "acme", Repo: "api", Number: 12, CreatedBy: "bob"}
+	issue, err := thread.NewBuilder(nil).WithGoal("answer on github").InteractiveGitHub(att).Build(ctx, g.store)
+	require.NoError(t, err)
+	review, err := thread.NewBuilder(nil).WithGoal("answer in review").InteractiveGitHub(&thread.GitHubAttachment{InstallationID: 7,
+		AccountID: 70, RepoID: 700, Owner: "acme", Repo: "api", Number: 13, PullRequest: true, ReviewRoot: 99, CreatedBy: "bob"}).Build(ctx, g.store)
+	require.NoError(t, err)
+	g.thread(t, "answer in slack", thread.PlatformSlack, thread.StatusRunning)
+	c := client(t)
+	login(t, g, c)
+	base := g.srv.URL + "/console"
+
+	_, page := get(t, c, base+"/?platform=github")
+	require.Contains(t, page, "answer on github")
+	require.Contains(t, page, "answer in review")
+	require.NotContains(t, page, "answer in slack")
+	require.Contains(t, page, `<span class="plat github">GitHub</span>`)
+	require.Contains(t, page, `<option value="github" selected`)
+
+	_, page = get(t, c, base+"/threads/"+issue.ID.String())
+	require.Contains(t, page, `<span class="plat github">GitHub</span>`)
+	require.Contains(t, page, `href="https://github.com/acme/api/issues/12"`)
+	require.Contains(t, page, "acme/api#12")
+	_, page = get(t, c, base+"/threads/"+review.ID.String())
+	require.Contains(t, page, `href="https://github.com/acme/api/pull/13#discussion_r99"`)
+	require.Contains(t, page, "review thread 99")
+}
+
+// The thread page shows a request for approval with Approve / Deny; a
+// decision needs the session's CSRF token, the first one wins, and a
+// second is told who decided.
+func TestApprovalNeedsCSRF(t *testing.T) {
+	g := newRig(t)
+	ctx := context.Background()
+	th := g.thread(t, "a thread asking", thread.PlatformDiscord, thread.StatusRunning)
+	a := dbtest.PendingApproval(ctx, t, g.store, th.ID)
+	c := client(t)
+	csrf := login(t, g, c)
+	_, page := get(t, c, g.srv.URL+"/console/threads/"+th.ID.String())
+	require.Contains(t, page, `id="approval-`+a.ID.String()+`"`)
+	require.Contains(t, page, "write_file")
+	require.Contains(t, page, `value="approve"`)
+	require.Contains(t, page, `&#34;path&#34;: &#34;notes.txt&#34;`, "the arguments, formatted")
+
+	decide := g.srv.URL + "/console/threads/" + th.ID.String() + "/approvals/" + a.ID.String()
+	require.Equal(t, http.StatusForbidden, post(t, c, decide, url.Values{"decision": {"approve"}}).StatusCode)
+	require.Equal(t, http.StatusForbidden, post(t, c, decide, url.Values{"decision": {"approve"}, "csrf": {"forged"}}).StatusCode)
+	require.Equal(t, http.StatusBadRequest, post(t, c, decide, url.Values{"decision": {"maybe"}, "csrf": {csrf}}).StatusCode)
+	got, err := g.store.Approval(ctx, a.ID)
+	require.NoError(t, err)
+	require.Equal(t, thread.ApprovalPending, got.Status)
+
+	require.Equal(t, http.StatusSeeOther, post(t, c, decide, url.Values{"decision": {"deny"}, "reason": {"wrong file"}, "csrf": {csrf}}).StatusCode)
+	got, err = g.store.Approval(ctx, a.ID)
+	require.NoError(t, err)
+	require.Equal(t, thread.ApprovalDenied, got.Status)
+	require.Equal(t, "console", got.DecidedVia)
+	require.Equal(t, "wrong file", got.Reason)
+	resp := post(t, c, decide, url.Values{"decision": {"approve"}, "csrf": {csrf}})
+	require.Equal(t, http.StatusConflict, resp.StatusCode)
+	_, page = get(t, c, g.srv.URL+"/console/threads/"+th.ID.String())
+	require.Contains(t, page, "denied by an operator (console): wrong file")
+}
+
+// A call whose outcome weft could not know is marked on the timeline.
+func TestUnknownOutcomeIsMarked(t *testing.T) {
+	g := newRig(t)
+	th := g.thread(t, "a thread that crashed", thread.PlatformDiscord, thread.StatusRunning)
+	_, err := g.store.AppendStitch(context.Background(), thread.Stitch{ThreadID: th.ID, Type: thread.StitchToolCall,
+		Content: "error: the outcome of this call is unknown", ToolName: "mcp__files__write_file", ToolError: true,
+		Metadata: thread.Meta{ToolCallID: "c1", Unknown: true}.JSON()})
+	require.NoError(t, err)
+	c := client(t)
+	login(t, g, c)
+	_, page := get(t, c, g.srv.URL+"/console/threads/"+th.ID.String())
+	require.Contains(t, page, `<span class="mark error unknown"`)
+}

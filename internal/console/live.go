@@ -3,7 +3,6 @@ package console
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,8 +26,8 @@ const keepAlive = 25 * time.Second
 // "stitch" event carrying the stitch rendered as the page renders it, its
 // id the stitch's position (so a reconnecting browser resumes after the
 // last it got, by Last-Event-ID), the answer being written ("partial",
-// see partial.go), then a "status" event with the thread's status. It wakes on the thread's NOTIFYs (db.WatchStitches), never on a
-// timer.
+// see partial.go), then a "status" event with the thread's status. It wakes
+// on the thread's NOTIFYs (db.Follow), never on a timer.
 func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	id, ok := threadID(r, "id")
 	if !ok {
@@ -62,21 +61,14 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, fmt.Errorf("live: connect: %w", err))
 		return
 	}
-	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	if _, err := conn.Exec(ctx, "LISTEN "+db.StitchChannel); err != nil {
-		c.fail(w, r, fmt.Errorf("live: listen: %w", err))
-		return
-	}
-	pid := conn.PgConn().PID()
-	if err := c.d.Store.WatchStitches(ctx, id, pid); err != nil {
-		c.fail(w, r, err)
+	f, err := c.d.Store.Follow(ctx, conn, id)
+	if err != nil {
+		c.fail(w, r, fmt.Errorf("live: %w", err))
 		return
 	}
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := c.d.Store.UnwatchStitches(ctx, id, pid); err != nil {
-			c.d.Logger.WarnContext(ctx, "console: unwatch", slog.Any("error", err))
+		if err := f.Close(ctx); err != nil {
+			c.d.Logger.WarnContext(ctx, "console: unfollow", slog.Any("error", err))
 		}
 	}()
 
@@ -85,34 +77,26 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	// Registered first, then caught up: a stitch committed between the page
-	// and the watch is read here, one committed after it is notified.
+	// Followed first, then caught up: a stitch committed between the page
+	// and the follow is read here, one committed after it wakes Next.
 	s := stream{c: c, w: w, rc: rc, id: id, after: after}
 	if err := s.send(ctx); err != nil {
 		s.stop(ctx, err)
 		return
 	}
 	for {
-		wait, cancel := context.WithTimeout(ctx, keepAlive)
-		n, err := conn.WaitForNotification(wait)
-		cancel()
+		news, err := f.Next(ctx, keepAlive)
 		switch {
 		case ctx.Err() != nil:
 			return
-		case errors.Is(err, context.DeadlineExceeded):
-			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
-				return
-			}
-			if err := rc.Flush(); err != nil {
+		case err != nil:
+			s.stop(ctx, err)
+			return
+		case !news:
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
 				return
 			}
 			continue
-		case err != nil:
-			s.stop(ctx, fmt.Errorf("live: wait: %w", err))
-			return
-		}
-		if n.Payload != id.String() {
-			continue // another page's thread
 		}
 		if err := s.send(ctx); err != nil {
 			s.stop(ctx, err)
@@ -208,9 +192,12 @@ type stitchView struct {
 	LatencyMS                 int64
 	ToolName                  string
 	ToolError                 bool
-	ToolInput, ToolOutput     string
-	Metadata                  string
-	Bodies                    string // where the LLM request and response load from, or empty
+	// Unknown marks a call whose outcome weft could not know (it stopped
+	// while the call ran); Intent a call about to be made.
+	Unknown, Intent       bool
+	ToolInput, ToolOutput string
+	Metadata              string
+	Bodies                string // where the LLM request and response load from, or empty
 }
 
 const timeFormat = "2006-01-02 15:04:05Z"
@@ -236,6 +223,8 @@ func viewStitch(threadID uuid.UUID, c *db.ConsoleStitch) stitchView {
 	}
 	if v.Tool {
 		v.ToolInput, v.ToolOutput = prettyJSON(s.ToolInput), prettyJSON(s.ToolOutput)
+		m := s.Meta()
+		v.Unknown, v.Intent = m.Unknown, m.IntentOf != ""
 	}
 	if c.HasRequest || c.HasResponse {
 		v.Bodies = Prefix + "/threads/" + threadID.String() + "/stitches/" + s.ID.String() + "/llm"

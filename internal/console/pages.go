@@ -4,17 +4,20 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/db"
+	"github.com/weft-dev/weft/internal/approval"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -64,6 +67,20 @@ var funcs = template.FuncMap{
 	"linearURL": func(l *thread.LinearAttachment) string {
 		return "https://linear.app/issue/" + url.PathEscape(l.IssueIdentifier)
 	},
+	"githubURL": githubURL,
+}
+
+// githubURL is a GitHub conversation's page on github.com: its issue or
+// pull request, or a review thread's first comment.
+func githubURL(g *thread.GitHubAttachment) string {
+	u := "https://github.com/" + url.PathEscape(g.Owner) + "/" + url.PathEscape(g.Repo)
+	switch {
+	case g.ReviewRoot != 0:
+		return u + "/pull/" + strconv.Itoa(g.Number) + "#discussion_r" + strconv.FormatInt(g.ReviewRoot, 10)
+	case g.PullRequest:
+		return u + "/pull/" + strconv.Itoa(g.Number)
+	}
+	return u + "/issues/" + strconv.Itoa(g.Number)
 }
 
 func parsePages() *pages {
@@ -267,7 +284,9 @@ type threadView struct {
 	Discord   *thread.DiscordAttachment
 	Linear    *thread.LinearAttachment
 	Slack     *thread.SlackAttachment
+	GitHub    *thread.GitHubAttachment
 	Outbox    []thread.Outbox
+	Approvals []approvalView
 	Stitches  []stitchView
 	// From is the position the timeline starts after; Earlier links the
 	// window before it (empty at the start).
@@ -310,9 +329,23 @@ func (c *Console) threadPage(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
+	if v.GitHub, err = c.d.Store.GitHubAttachment(ctx, id); err != nil && !isNotFound(err) {
+		c.fail(w, r, err)
+		return
+	}
 	if v.Outbox, err = c.d.Store.ThreadOutbox(ctx, id); err != nil {
 		c.fail(w, r, err)
 		return
+	}
+	if c.d.Approvals != nil {
+		list, err := c.d.Approvals.List(ctx, id)
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		for i := range list {
+			v.Approvals = append(v.Approvals, approvalView{Approval: &list[i], Decision: approval.Describe(&list[i])})
+		}
 	}
 	stitches, err := c.d.Store.ConsoleStitches(ctx, id, v.From, TimelineWindow)
 	if err != nil {
@@ -365,6 +398,51 @@ func (c *Console) abort(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := c.d.Aborter.Abort(r.Context(), id, abortReason); err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, Prefix+"/threads/"+id.String(), http.StatusSeeOther)
+}
+
+// approvalView is a request for approval on the thread page.
+type approvalView struct {
+	*thread.Approval
+	// Decision says what was decided, by whom, once it is.
+	Decision string
+}
+
+// Pending reports whether the request waits for a decision.
+func (a approvalView) Pending() bool { return a.Status == thread.ApprovalPending }
+
+// Args is the call's arguments as people read them.
+func (a approvalView) Args() string { return prettyJSON(a.Arguments) }
+
+// maxConsoleReason bounds a decision's reason typed in the console.
+const maxConsoleReason = 2000
+
+// decide decides a request for approval as the logged-in operator: the
+// first decision wins, and a later one is told who decided (409).
+func (c *Console) decide(w http.ResponseWriter, r *http.Request) {
+	id, ok1 := threadID(r, "id")
+	aid, ok2 := threadID(r, "aid")
+	if !ok1 || !ok2 || c.d.Approvals == nil {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	d := thread.Decision(r.PostFormValue("decision"))
+	reason := strings.TrimSpace(r.PostFormValue("reason"))
+	if !d.Valid() || len(reason) > maxConsoleReason || strings.ContainsRune(reason, 0) {
+		http.Error(w, "decision must be approve or deny, with a reason of at most 2000 bytes", http.StatusBadRequest)
+		return
+	}
+	_, err := c.d.Approvals.Decide(r.Context(), approval.Request{ApprovalID: aid, ThreadID: id, Decision: d, Reason: reason,
+		By: approval.Who{ID: "console", Name: "an operator", Via: approval.ViaConsole}})
+	var decided *approval.DecidedError
+	if errors.As(err, &decided) {
+		http.Error(w, "this request was "+decided.Error(), http.StatusConflict)
+		return
+	}
+	if err != nil {
 		c.fail(w, r, err)
 		return
 	}

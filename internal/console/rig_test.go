@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/approval"
 	"github.com/weft-dev/weft/internal/console"
 	"github.com/weft-dev/weft/internal/ingest"
 	"github.com/weft-dev/weft/internal/logtest"
@@ -38,7 +39,8 @@ func newRig(t *testing.T) *rig {
 	require.NoError(t, err)
 	c := console.New(console.Deps{
 		Logger: logger, Token: token, Store: store, Aborter: ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: logger}),
-		Listen: console.Connector(pool),
+		Approvals: &approval.Decider{Store: store, Jobs: rc, Logger: logger},
+		Listen:    console.Connector(pool),
 	})
 	srv := httptest.NewServer(c)
 	t.Cleanup(func() {

@@ -260,6 +260,9 @@ func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, 
 	name := platformName(c.Opener.Platform())
 	got.ThreadID = th.ID
 	got.Summary = summary(th.Goal, chain, origin, c.Opener.Bold)
+	if iv, ok := c.Opener.(inviter); ok {
+		got.Summary = strings.Replace(got.Summary, invite, iv.Invite(), 1)
+	}
 	got.LinearText = "Continuing this conversation in " + name + ": " + got.URL
 	got.URLLabel = name + " thread"
 	if err := c.Recorder.Continue(ctx, *got); err != nil {
@@ -285,8 +288,9 @@ func (c *Continuer) Tool() tools.Tool {
 	name := platformName(c.Opener.Platform())
 	return tools.Tool{
 		Name: "continue_in_" + string(c.Opener.Platform()),
-		Description: "Move this conversation to a new " + name + " thread: it opens the thread, posts a summary of the conversation there, " +
-			"and links it in Linear. Use it when the user asks to continue or discuss in " + name + ". Returns the thread's link.",
+		Description: "Move this conversation to a new " + name + " thread: it opens the thread, posts a summary of the conversation there " +
+			"linking back to where it started (a Linear session is also given the link). Use it when the user asks to continue or discuss in " +
+			name + ". Returns the thread's link; tell the user where to find it.",
 		Schema: toolschema.For[struct{}](),
 		Handler: func(ctx context.Context, call tools.Call) (string, error) {
 			got, err := c.Continue(ctx, call.ThreadID, "", call.AgentName)
@@ -296,10 +300,17 @@ func (c *Continuer) Tool() tools.Tool {
 			if got.Existing {
 				return "This conversation already continues in " + name + ": " + got.URL, nil
 			}
-			return "Opened a " + name + " thread, posted a summary there and linked it in Linear: " + got.URL, nil
+			return "Opened a " + name + " thread and posted a summary of the conversation there: " + got.URL, nil
 		},
 	}
 }
+
+// invite ends a summary: how to go on where it is posted.
+const invite = "Reply in this thread to continue; I have the whole conversation."
+
+// inviter is an Opener whose platform goes on otherwise (GitHub answers
+// mentions only): its Invite replaces invite.
+type inviter interface{ Invite() string }
 
 // platformName is a platform as people write it.
 func platformName(p thread.Platform) string { return p.Title() }
@@ -356,7 +367,7 @@ func summary(goal string, chain []thread.Stitch, origin Link, bold func(string) 
 		b.WriteString(strings.Join(lines, "\n"))
 		b.WriteString("\n")
 	}
-	b.WriteString("\nReply in this thread to continue; I have the whole conversation.")
+	b.WriteString("\n" + invite)
 	return b.String()
 }
 

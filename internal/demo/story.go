@@ -27,6 +27,7 @@ type Store interface {
 	ThreadByLinearSession(ctx context.Context, sessionID string) (*thread.Thread, error)
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
 	Stitches(ctx context.Context, threadID uuid.UUID, p db.StitchPage) ([]thread.Stitch, error)
+	ThreadOutbox(ctx context.Context, threadID uuid.UUID) ([]thread.Outbox, error)
 }
 
 // Outcome is what the story left behind, for whoever looks next.
@@ -63,6 +64,10 @@ type story struct {
 
 	// What has been printed: a count per feed.
 	activities, interactions, sent int
+	// discordDone: weft's Discord messages hold their final text (an
+	// answer streams into its message until delivered), so show prints
+	// them.
+	discordDone bool
 }
 
 // Play plays the story against weft serving at base (such as
@@ -273,11 +278,41 @@ func (s *story) untilLinear(ctx context.Context, from int, want ...string) error
 	})
 }
 
-// untilDiscord waits until the bot posted n messages in the Discord thread.
+// untilDiscord waits until the bot posted n messages in the Discord thread
+// and they hold their final text.
 func (s *story) untilDiscord(ctx context.Context, n int) error {
+	s.discordDone = false
 	return s.until(ctx, s.timeout, "Discord never showed weft's answer", func() (bool, error) {
-		return len(s.w.Discord.Sent(s.out.DiscordThreadID)) >= n, nil
+		if len(s.w.Discord.Sent(s.out.DiscordThreadID)) < n {
+			return false, nil
+		}
+		done, err := s.answered(ctx)
+		s.discordDone = done
+		return done, err
 	})
+}
+
+// answered reports that weft is done with the thread for now: no turn
+// runs and every post is out, so an answer streamed into a message holds
+// its final text.
+func (s *story) answered(ctx context.Context) (bool, error) {
+	th, err := s.store.Thread(ctx, s.out.ThreadID)
+	if err != nil {
+		return false, fmt.Errorf("read the thread: %w", err)
+	}
+	if th.Status == thread.StatusRunning || th.LeaseOwner != "" {
+		return false, nil
+	}
+	rows, err := s.store.ThreadOutbox(ctx, s.out.ThreadID)
+	if err != nil {
+		return false, fmt.Errorf("read the thread's posts: %w", err)
+	}
+	for _, o := range rows {
+		if !o.Status.Final() {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // until polls the fakes, printing what is new on them, until done says so
@@ -321,7 +356,7 @@ func (s *story) show() {
 		s.p.line("Discord", "weft", "reply", m.Content)
 	}
 	s.interactions = len(msgs)
-	if s.out.DiscordThreadID != "" {
+	if s.out.DiscordThreadID != "" && s.discordDone {
 		sent := s.w.Discord.Sent(s.out.DiscordThreadID)
 		for _, m := range sent[s.sent:] {
 			s.p.line("Discord", "weft", "message", m.Content)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -73,7 +74,22 @@ const (
 	InteractionStop
 	// InteractionUnknown is any other interaction or command.
 	InteractionUnknown
+	// InteractionApproval is a click on an approval request's Approve or
+	// Deny button (a message component).
+	InteractionApproval
 )
+
+// approvalPrefix begins the custom id of an approval request's buttons:
+// weft:approval:<approval id>:<approve|deny>.
+const approvalPrefix = "weft:approval:"
+
+// ApprovalButtons is the row of buttons under an approval request.
+func ApprovalButtons(approvalID string) []discordgo.MessageComponent {
+	return []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
+		discordgo.Button{Label: "Approve", Style: discordgo.SuccessButton, CustomID: approvalPrefix + approvalID + ":approve"},
+		discordgo.Button{Label: "Deny", Style: discordgo.DangerButton, CustomID: approvalPrefix + approvalID + ":deny"},
+	}}}
+}
 
 // Interaction is a parsed HTTP interaction.
 type Interaction struct {
@@ -88,6 +104,11 @@ type Interaction struct {
 	// Target is /continue's argument, as typed: what names a conversation
 	// elsewhere (an issue key, a thread's link).
 	Target string
+	// ApprovalID and Decision are an approval button's: the request and
+	// "approve" or "deny"; MessageContent is the text of the message the
+	// button is on, which the answer updates.
+	ApprovalID, Decision string
+	MessageContent       string
 }
 
 // ParseInteraction decodes a verified interaction body.
@@ -128,6 +149,16 @@ func ParseInteraction(body []byte) (Interaction, error) {
 		case data.Name == commandWeft && len(data.Options) == 1 && data.Options[0].Name == subcommandStop:
 			in.Kind = InteractionStop
 		}
+	case discordgo.InteractionMessageComponent:
+		data := raw.MessageComponentData()
+		rest, ok := strings.CutPrefix(data.CustomID, approvalPrefix)
+		id, decision, ok2 := strings.Cut(rest, ":")
+		if ok && ok2 && data.ComponentType == discordgo.ButtonComponent && (decision == "approve" || decision == "deny") {
+			in.Kind, in.ApprovalID, in.Decision = InteractionApproval, id, decision
+			if raw.Message != nil {
+				in.MessageContent = raw.Message.Content
+			}
+		}
 	}
 	return in, nil
 }
@@ -142,7 +173,10 @@ type interactionResponse struct {
 }
 
 type interactionResponseData struct {
-	Content         string                            `json:"content,omitempty"`
+	Content string `json:"content,omitempty"`
+	// Components, when not nil, replaces the message's: an empty list
+	// takes its buttons away.
+	Components      *[]discordgo.MessageComponent     `json:"components,omitempty"`
 	Flags           discordgo.MessageFlags            `json:"flags,omitempty"`
 	AllowedMentions *discordgo.MessageAllowedMentions `json:"allowed_mentions,omitempty"`
 }
@@ -174,6 +208,17 @@ func MessageResponse(content string, ephemeral bool) []byte {
 		data.Flags = discordgo.MessageFlagsEphemeral
 	}
 	return mustMarshal(interactionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource, Data: data})
+}
+
+// UpdateMessageResponse answers a button by editing the message it is on:
+// content, its buttons gone.
+func UpdateMessageResponse(content string) []byte {
+	if parts := Split(content, MessageLimit); len(parts) > 0 {
+		content = parts[0]
+	}
+	none := []discordgo.MessageComponent{}
+	return mustMarshal(interactionResponse{Type: discordgo.InteractionResponseUpdateMessage,
+		Data: &interactionResponseData{Content: content, Components: &none, AllowedMentions: noMentions}})
 }
 
 // mustMarshal encodes a response of fixed types, which cannot fail.

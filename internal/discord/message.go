@@ -174,6 +174,9 @@ func (c *Client) channelInfo(ctx context.Context, id string) (channelInfo, error
 	return info, nil
 }
 
+// BotUserID is the bot's user id once READY has arrived, else "".
+func (c *Client) BotUserID() string { return c.botUserID() }
+
 // botUserID is the bot's user id once READY has arrived, else "".
 func (c *Client) botUserID() string {
 	c.session.State.RLock()

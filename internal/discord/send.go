@@ -29,6 +29,7 @@ type messageCreate struct {
 	AllowedMentions *discordgo.MessageAllowedMentions `json:"allowed_mentions"`
 	Nonce           string                            `json:"nonce,omitempty"`
 	EnforceNonce    bool                              `json:"enforce_nonce,omitempty"`
+	Components      []discordgo.MessageComponent      `json:"components,omitempty"`
 }
 
 // Send posts content to a channel or thread, split into several messages if
@@ -42,17 +43,25 @@ type messageCreate struct {
 // partial failure therefore re-sends only the missing parts. An empty nonce
 // sends without deduplication.
 func (c *Client) Send(ctx context.Context, channelID, content, nonce string) (string, error) {
+	return c.SendComponents(ctx, channelID, content, nonce, nil)
+}
+
+// SendComponents is Send with message components (a row of buttons) on
+// the last message: where a person reads to the end before choosing.
+func (c *Client) SendComponents(ctx context.Context, channelID, content, nonce string, components []discordgo.MessageComponent) (string, error) {
 	if strings.TrimSpace(content) == "" {
 		return "", errors.New("discord: send: empty content")
 	}
 	first := ""
-	for i, part := range Split(content, MessageLimit) {
-		// Discord rejects blank messages; a blank part only held whitespace
-		// between paragraphs.
-		if strings.TrimSpace(part) == "" {
-			continue
+	// Discord rejects blank messages; a blank part only held whitespace
+	// between paragraphs.
+	parts := Parts(content)
+	for i, part := range parts {
+		var comps []discordgo.MessageComponent
+		if i == len(parts)-1 {
+			comps = components
 		}
-		id, err := c.sendPart(ctx, channelID, part, partNonce(nonce, i))
+		id, err := c.sendPart(ctx, channelID, part, partNonce(nonce, i), comps)
 		if err != nil {
 			return first, err
 		}
@@ -64,8 +73,8 @@ func (c *Client) Send(ctx context.Context, channelID, content, nonce string) (st
 }
 
 // sendPart posts one message.
-func (c *Client) sendPart(ctx context.Context, channelID, content, nonce string) (string, error) {
-	body := messageCreate{Content: content, AllowedMentions: noMentions, Nonce: nonce, EnforceNonce: nonce != ""}
+func (c *Client) sendPart(ctx context.Context, channelID, content, nonce string, components []discordgo.MessageComponent) (string, error) {
+	body := messageCreate{Content: content, AllowedMentions: noMentions, Nonce: nonce, EnforceNonce: nonce != "", Components: components}
 	endpoint := discordgo.EndpointChannelMessages(channelID)
 	raw, err := c.session.RequestWithBucketID("POST", endpoint, body, endpoint, opts(ctx)...)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bwmarrin/discordgo"
+
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -36,11 +38,65 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	if strings.TrimSpace(content) == "" {
 		return "", fmt.Errorf("discord: send %s: %w: nothing to post for a %s", o.ID, thread.ErrInvalid, o.Kind)
 	}
-	id, err := s.c.Send(ctx, o.Target, content, o.ID.String())
+	var components []discordgo.MessageComponent
+	if a := body.Approval; a != nil && o.Kind == thread.OutboxElicitation {
+		components = ApprovalButtons(a.ID.String())
+	}
+	id, err := s.c.SendComponents(ctx, o.Target, content, o.ID.String(), components)
 	if err != nil {
 		return "", surface.SendError("discord", o, err)
 	}
 	return id, nil
+}
+
+// Finish delivers row o into the messages its answer was streamed into
+// (ids, in order; sent, when known, what each holds): each part of the
+// row's text edits the message streamed for it where that differs, the
+// parts past them are posted (with the row's nonces, as Send posts them),
+// and streamed messages past the text's end are deleted. It returns the
+// first message's id.
+func (s *Sender) Finish(ctx context.Context, o thread.Outbox, ids, sent []string) (string, error) {
+	body, err := surface.Body(thread.PlatformDiscord, o)
+	if err != nil {
+		return "", err
+	}
+	parts := Parts(Render(o.Kind, body))
+	if len(parts) == 0 {
+		return "", fmt.Errorf("discord: finish %s: %w: nothing to post for a %s", o.ID, thread.ErrInvalid, o.Kind)
+	}
+	for i, part := range parts {
+		switch {
+		case i < len(ids) && i < len(sent) && sent[i] == part:
+		case i < len(ids):
+			if err := s.c.Edit(ctx, o.Target, ids[i], part); err != nil {
+				return "", surface.SendError("discord", o, err)
+			}
+		default:
+			id, err := s.c.SendPart(ctx, o.Target, part, o.ID.String(), i)
+			if err != nil {
+				return "", surface.SendError("discord", o, err)
+			}
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids[len(parts):] {
+		if err := s.c.Delete(ctx, o.Target, id); err != nil {
+			return "", surface.SendError("discord", o, err)
+		}
+	}
+	return ids[0], nil
+}
+
+// Parts are the messages content is posted as: split at MessageLimit,
+// blank parts left out.
+func Parts(content string) []string {
+	var out []string
+	for _, p := range Split(content, MessageLimit) {
+		if strings.TrimSpace(p) != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Render is the message an outbox row of kind k shows in Discord: the text,
@@ -54,7 +110,7 @@ func Render(k thread.OutboxKind, b thread.OutboxBody) string {
 	case thread.OutboxElicitation:
 		var sb strings.Builder
 		sb.WriteString(text)
-		if len(b.Options) > 0 {
+		if len(b.Options) > 0 && b.Approval == nil { // an approval's options are its buttons
 			sb.WriteString("\n")
 			for i, opt := range b.Options {
 				fmt.Fprintf(&sb, "\n%d. %s", i+1, opt)

@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-dev/weft/internal/discord/discordtest"
 
 	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/thread"
@@ -109,4 +112,25 @@ func TestSender(t *testing.T) {
 		require.ErrorIs(t, err, thread.ErrInvalid)
 		require.Empty(t, b.server.Sent(b.channel))
 	})
+}
+
+// An approval request goes out with Approve and Deny buttons keyed by the
+// request, its options not listed as text.
+func TestSenderApprovalButtons(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	srv, ch := b.server, b.channel
+	id := thread.NewID()
+	o := thread.Outbox{ID: thread.NewID(), Platform: thread.PlatformDiscord, Target: ch, Kind: thread.OutboxElicitation,
+		Body: thread.OutboxBody{Text: "Approve or deny?", Options: []string{"Approve", "Deny"},
+			Approval: &thread.ApprovalAsk{ID: id, Server: "files", Tool: "write_file", Arguments: "{}"}}.JSON()}
+	_, err := NewSender(b.client).Send(t.Context(), o)
+	require.NoError(t, err)
+	sent := srv.Sent(ch)
+	require.Len(t, sent, 1)
+	require.Equal(t, "Approve or deny?", sent[0].Content)
+	require.Equal(t, []discordtest.Button{
+		{Type: discordgo.ButtonComponent, Label: "Approve", Style: discordgo.SuccessButton, CustomID: "weft:approval:" + id.String() + ":approve"},
+		{Type: discordgo.ButtonComponent, Label: "Deny", Style: discordgo.DangerButton, CustomID: "weft:approval:" + id.String() + ":deny"},
+	}, sent[0].Buttons)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -215,6 +216,35 @@ func TestTypist(t *testing.T) {
 	after := b.server.Typing(b.channel)
 	typist.Typing(t.Context(), other)() // answers elsewhere: no typing
 	require.Equal(t, after, b.server.Typing(b.channel), "nothing after stop")
+}
+
+// TestTypistQuietWhileStreaming: once an answer shows as it is written
+// (Quiet), the indicator is no longer refreshed; it resumes if the
+// channel goes quiet again.
+func TestTypistQuietWhileStreaming(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	th := uuid.New()
+	var quiet atomic.Bool
+	var asked atomic.Int64 // refreshes held back
+	typist := NewTypist(TypistDeps{Client: b.client, Surfaces: surfaces{th: b.channel}, Interval: time.Millisecond,
+		Quiet: func(ch string) bool {
+			q := ch == b.channel && quiet.Load()
+			if q {
+				asked.Add(1)
+			}
+			return q
+		}, Logger: testLogger(t)})
+	stop := typist.Typing(t.Context(), th)
+	defer stop()
+	require.Eventually(t, func() bool { return b.server.Typing(b.channel) >= 2 }, waitTimeout, time.Millisecond, "typing before the first words")
+	quiet.Store(true)
+	require.Eventually(t, func() bool { return asked.Load() >= 1 }, waitTimeout, time.Millisecond)
+	settled := b.server.Typing(b.channel)
+	require.Eventually(t, func() bool { return asked.Load() >= 6 }, waitTimeout, time.Millisecond, "refreshes held back")
+	require.Equal(t, settled, b.server.Typing(b.channel), "no typing once the answer shows")
+	quiet.Store(false)
+	require.Eventually(t, func() bool { return b.server.Typing(b.channel) > settled }, waitTimeout, time.Millisecond, "typing again")
 }
 
 // Messages Discord posts itself carry the name of whoever caused them (a

@@ -35,6 +35,7 @@ type Typist struct {
 	surfaces Surfaces
 	interval time.Duration
 	delay    time.Duration
+	quiet    func(channelID string) bool
 	logger   *slog.Logger
 }
 
@@ -44,7 +45,11 @@ type TypistDeps struct {
 	Surfaces Surfaces
 	// Interval is how often the indicator is refreshed (0: TypingInterval).
 	Interval time.Duration
-	Logger   *slog.Logger
+	// Quiet, when set, holds the indicator back in a channel while it
+	// reports true: an answer is being written there (streamed), which
+	// shows weft at work better than "typing".
+	Quiet  func(channelID string) bool
+	Logger *slog.Logger
 }
 
 // NewTypist returns a Typist refreshing every d.Interval once a turn has
@@ -58,7 +63,11 @@ func NewTypist(d TypistDeps) *Typist {
 	if interval < delay {
 		delay = interval // a fast refresh (tests) starts as fast
 	}
-	return &Typist{c: c, surfaces: surfaces, interval: interval, delay: delay, logger: logger.With("component", "discord_typing")}
+	quiet := d.Quiet
+	if quiet == nil {
+		quiet = func(string) bool { return false }
+	}
+	return &Typist{c: c, surfaces: surfaces, interval: interval, delay: delay, quiet: quiet, logger: logger.With("component", "discord_typing")}
 }
 
 // Typing starts the indicator in the thread's Discord thread, if its answer
@@ -87,8 +96,11 @@ func (t *Typist) Typing(ctx context.Context, threadID uuid.UUID) (stop func()) {
 		tick := time.NewTicker(t.interval)
 		defer tick.Stop()
 		for {
-			if err := t.c.Typing(ctx, channelID); err != nil && ctx.Err() == nil {
-				t.logger.DebugContext(ctx, "discord typing failed", slog.String("thread_id", threadID.String()), slog.Any("error", err))
+			// While the answer shows as it is written, no indicator.
+			if !t.quiet(channelID) {
+				if err := t.c.Typing(ctx, channelID); err != nil && ctx.Err() == nil {
+					t.logger.DebugContext(ctx, "discord typing failed", slog.String("thread_id", threadID.String()), slog.Any("error", err))
+				}
 			}
 			select {
 			case <-ctx.Done():

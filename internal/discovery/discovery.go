@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,11 +30,17 @@ const (
 	DefaultThreadFetchTimeout      = 5 * time.Second
 	DefaultChannelHistoryTTL       = 5 * time.Minute
 	DefaultThreadRepliesTTL        = 10 * time.Minute
+	// DefaultRankTimeout bounds the fast model's ranking: the origin
+	// budgets about 2 s for all of discovery ("LLM relevance call:
+	// ~500-1000ms"), and a person is waiting.
+	DefaultRankTimeout = 2 * time.Second
 )
 
 // Sizes of what discovery reads and shows. The origin ranks the channel's
-// last 100 top-level messages; the overview shows only the latest of them,
-// and each thread its latest replies, so the prompt stays a prompt.
+// last 100 top-level messages (getChannelHistory(channel, botUserId, 100)):
+// the 100 before the mention, less the bot's own; the overview shows only
+// the latest of them, and each thread its latest replies, so the prompt
+// stays a prompt.
 const (
 	channelScan      = 100
 	overviewMessages = 20
@@ -48,6 +55,9 @@ type Config struct {
 	FetchTimeout   time.Duration // THREAD_FETCH_TIMEOUT_MS: bound on fetching them all
 	ChannelTTL     time.Duration // how long a channel's history is reused
 	ThreadTTL      time.Duration // how long a thread's replies (and a mention's result) are reused
+	// RankTimeout bounds the fast model's ranking, retries included; a
+	// ranking that takes longer leaves the mention without discovery.
+	RankTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -65,6 +75,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ThreadTTL <= 0 {
 		c.ThreadTTL = DefaultThreadRepliesTTL
+	}
+	if c.RankTimeout <= 0 {
+		c.RankTimeout = DefaultRankTimeout
 	}
 	return c
 }
@@ -85,6 +98,9 @@ type Channel struct {
 	MentionID string
 	// Org is the mention's organisation, the bound of what is read.
 	Org string
+	// BotUserID is weft's own user in the channel (the origin's
+	// botUserId): its top-level posts are not ranked. "" when unknown.
+	BotUserID string
 }
 
 // Source is one platform's side of relevant thread discovery:
@@ -99,8 +115,8 @@ type Source interface {
 	Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*Channel, error)
 	// Before reports whether message a was posted before message b.
 	Before(a, b string) bool
-	// TopLevel returns the channel's newest n top-level messages, oldest
-	// first.
+	// TopLevel returns the channel's newest n top-level messages before
+	// the mention (ch.MentionID), oldest first.
 	TopLevel(ctx context.Context, ch *Channel, n int) ([]ChannelMessage, error)
 	// Thread returns the newest n messages of the thread under a top-level
 	// message, oldest first (the root itself may be among them). A message
@@ -179,7 +195,7 @@ func (d *Discovery) PromptSections(ctx context.Context, th *thread.Thread, chain
 }
 
 // discover builds the section for a mention; "" when the channel had
-// nothing before it.
+// nothing before it, or the ranking took too long.
 func (d *Discovery) discover(ctx context.Context, cfg Config, src Source, ch *Channel, mention *thread.Stitch) (string, error) {
 	history, err := cached(d, &d.channels, ch.Key, cfg.ChannelTTL, func() ([]ChannelMessage, error) {
 		return src.TopLevel(ctx, ch, channelScan)
@@ -187,21 +203,99 @@ func (d *Discovery) discover(ctx context.Context, cfg Config, src Source, ch *Ch
 	if err != nil {
 		return "", fmt.Errorf("read channel %s: %w", ch.ID, err)
 	}
-	// Only what was posted before the mention: the cache may hold newer
-	// messages, and the mention itself is the question.
+	// Only what was posted before the mention (the cache may hold newer
+	// messages, and the mention itself is the question), and not the
+	// bot's own posts, as the origin's getChannelHistory(botUserId).
 	var earlier []ChannelMessage
 	for _, m := range history {
-		if src.Before(m.ID, ch.MentionID) && strings.TrimSpace(m.Text) != "" {
+		if src.Before(m.ID, ch.MentionID) && strings.TrimSpace(m.Text) != "" && (ch.BotUserID == "" || m.AuthorID != ch.BotUserID) {
 			earlier = append(earlier, m)
 		}
 	}
+	earlier = earlier[max(0, len(earlier)-channelScan):]
 	if len(earlier) == 0 {
 		return "", nil
 	}
 	src.Notify(ctx, ch)
-	picks, how := d.rank(ctx, cfg, src.Platform(), mention.Content, earlier)
+	res, err := d.FindRelevantThreads(ctx, cfg, src, ch, mention.Content, earlier)
+	if errors.Is(err, errRankTimeout) {
+		d.Logger.WarnContext(ctx, "relevance ranking took too long; answering without discovery",
+			slog.String("channel_id", ch.ID), slog.Duration("timeout", cfg.RankTimeout))
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return Render(src.Platform(), earlier, res), nil
+}
+
+// Result is relevant-thread-discovery.md's output: the relevant threads,
+// most relevant first, and a summary of them ("Found 3 relevant threads
+// about cold starts, team IDs"). The prompt's section is rendered from it.
+type Result struct {
+	RelevantThreads []RelevantThread `json:"relevantThreads"`
+	Summary         string           `json:"summary"`
+}
+
+// RelevantThread is one relevant thread: its root and replies as
+// "author: text", the root's timestamp (a Slack ts, or a Discord message's
+// time in the same form, as the ranking named it), and why it is relevant.
+type RelevantThread struct {
+	RootMessage     string   `json:"rootMessage"`
+	ThreadMessages  []string `json:"threadMessages"`
+	Timestamp       string   `json:"timestamp"`
+	RelevanceReason string   `json:"relevanceReason"`
+}
+
+// errRankTimeout is a ranking cut off by Config.RankTimeout.
+var errRankTimeout = errors.New("relevance ranking timed out")
+
+// FindRelevantThreads is the origin's findRelevantThreads: rank the
+// channel's top-level messages (earlier, oldest first) for relevance to
+// prompt, fetch the best threads, and return them as the origin's object.
+// It fails only when the ranking outlasts Config.RankTimeout; a failed
+// ranking falls back to keywords, a failed thread read keeps the root.
+func (d *Discovery) FindRelevantThreads(ctx context.Context, cfg Config, src Source, ch *Channel, prompt string, earlier []ChannelMessage) (Result, error) {
+	picks, how, err := d.rank(ctx, cfg, src.Platform(), prompt, earlier)
+	if err != nil {
+		return Result{}, err
+	}
 	found := d.fetchThreads(ctx, cfg, src, ch, picks)
-	return render(src.Platform(), earlier, found, how), nil
+	res := Result{RelevantThreads: []RelevantThread{}}
+	var topics []string
+	for _, t := range found {
+		rt := RelevantThread{RootMessage: said(t.msg), ThreadMessages: []string{}, Timestamp: t.ts, RelevanceReason: t.reason}
+		for _, r := range t.replies {
+			if r.ID != t.msg.ID && strings.TrimSpace(r.Text) != "" {
+				rt.ThreadMessages = append(rt.ThreadMessages, said(r))
+			}
+		}
+		res.RelevantThreads = append(res.RelevantThreads, rt)
+		for _, topic := range t.topics {
+			if topic != "" && !slices.Contains(topics, topic) {
+				topics = append(topics, topic)
+			}
+		}
+	}
+	res.Summary = summary(len(found), topics, how)
+	return res, nil
+}
+
+// summary is the origin's "Found 3 relevant threads about cold starts,
+// team IDs", saying how they were ranked.
+func summary(n int, topics []string, how string) string {
+	switch {
+	case n == 0:
+		return "Found no relevant threads in this channel."
+	case n == 1:
+		return fmt.Sprintf("Found 1 relevant thread about %s (ranked by %s).", strings.Join(topics, ", "), how)
+	}
+	return fmt.Sprintf("Found %d relevant threads about %s (ranked by %s).", n, strings.Join(topics, ", "), how)
+}
+
+// said is a message as the result shows it: "author: text".
+func said(m ChannelMessage) string {
+	return history.OrUnknown(m.Author) + ": " + Clip(m.Text, maxText)
 }
 
 // cached returns a channel's or thread's latest messages, oldest first,
@@ -278,29 +372,28 @@ func (d *Discovery) fetchThreads(ctx context.Context, cfg Config, src Source, ch
 	return out
 }
 
-// render is the prompt section: the channel overview, then the relevant
-// threads as the origin formats them.
-func render(platform string, earlier []ChannelMessage, threads []found, how string) string {
+// Render is the prompt section, from the origin's object: its summary,
+// the channel overview (the origin passes both, "channel history for
+// overview, threads for details"), then the relevant threads as the
+// origin formats them, "Thread from [timestamp]: [root message]" and
+// "  Reply: [message]".
+func Render(platform string, earlier []ChannelMessage, res Result) string {
 	tag := strings.ToLower(platform) + "_channel_context"
 	var b strings.Builder
-	b.WriteString("<" + tag + ">\nRecent messages in this channel, oldest first:\n")
+	b.WriteString("<" + tag + ">\n" + res.Summary + "\n\nRecent messages in this channel, oldest first:\n")
 	for _, m := range earlier[max(0, len(earlier)-overviewMessages):] {
-		fmt.Fprintf(&b, "[%s] %s: %s\n", stamp(m.At), history.OrUnknown(m.Author), Clip(m.Text, maxText))
+		fmt.Fprintf(&b, "[%s] %s\n", stamp(m.At), said(m))
 	}
-	if len(threads) == 0 {
-		b.WriteString("\nNo earlier thread in this channel looks relevant to the question.\n")
-	} else {
-		fmt.Fprintf(&b, "\nRelevant threads from this channel (%d, ranked by %s), most relevant first:\n", len(threads), how)
+	if len(res.RelevantThreads) > 0 {
+		b.WriteString("\nRelevant threads, most relevant first:\n")
 	}
-	for _, t := range threads {
-		fmt.Fprintf(&b, "Thread from %s: %s: %s\n", stamp(t.msg.At), history.OrUnknown(t.msg.Author), Clip(t.msg.Text, maxText))
-		if t.reason != "" {
-			fmt.Fprintf(&b, "  Why relevant: %s\n", Clip(t.reason, maxText))
+	for _, t := range res.RelevantThreads {
+		fmt.Fprintf(&b, "Thread from %s (ts %s): %s\n", stamp(tsTime(t.Timestamp)), t.Timestamp, t.RootMessage)
+		if t.RelevanceReason != "" {
+			fmt.Fprintf(&b, "  Why relevant: %s\n", Clip(t.RelevanceReason, maxText))
 		}
-		for _, r := range t.replies {
-			if r.ID != t.msg.ID && strings.TrimSpace(r.Text) != "" {
-				fmt.Fprintf(&b, "  Reply: %s: %s\n", history.OrUnknown(r.Author), Clip(r.Text, maxText))
-			}
+		for _, r := range t.ThreadMessages {
+			b.WriteString("  Reply: " + r + "\n")
 		}
 	}
 	b.WriteString("</" + tag + ">")

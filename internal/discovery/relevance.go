@@ -4,71 +4,78 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
-// pick is a channel message judged relevant, with why and how much.
+// pick is a channel message judged relevant, with why and how much, the
+// timestamp the ranking named it by, and the topics it is relevant for
+// (the summary's "about …").
 type pick struct {
 	msg    ChannelMessage
+	ts     string
 	reason string
+	topics []string
 	score  float64
 }
 
 // rank picks the messages most relevant to prompt, best first, at most
 // MaxThreads: by the fast model, or by keywords when the model fails or
-// answers with anything but the JSON asked for. how says which.
-func (d *Discovery) rank(ctx context.Context, cfg Config, platform, prompt string, cands []ChannelMessage) ([]pick, string) {
+// answers with anything but the JSON asked for. how says which. A model
+// that does not answer within RankTimeout fails it with errRankTimeout:
+// the person is waiting, and the origin budgets about a second for it.
+func (d *Discovery) rank(ctx context.Context, cfg Config, platform, prompt string, cands []ChannelMessage) ([]pick, string, error) {
+	stamps := timestamps(cands)
 	if d.Fast != nil {
-		// A slow model is a failed one: the person is waiting for the answer.
-		rankCtx, cancel := context.WithTimeout(ctx, rankTimeout)
-		picks, err := d.rankByModel(rankCtx, cfg, platform, prompt, cands)
+		rankCtx, cancel := context.WithTimeout(ctx, cfg.RankTimeout)
+		picks, err := d.rankByModel(rankCtx, cfg, platform, prompt, cands, stamps)
 		cancel()
 		if err == nil {
-			return picks, "the fast model"
+			return picks, "the fast model", nil
+		}
+		if ctx.Err() == nil && errors.Is(rankCtx.Err(), context.DeadlineExceeded) {
+			return nil, "", fmt.Errorf("%w after %s: %w", errRankTimeout, cfg.RankTimeout, err)
 		}
 		d.Logger.WarnContext(ctx, "relevance ranking by the fast model failed; matching keywords instead", slog.Any("error", err))
 	}
-	return rankByKeywords(prompt, cands, cfg.MaxThreads), "keyword match"
+	return rankByKeywords(prompt, cands, stamps, cfg.MaxThreads), "keyword match", nil
 }
 
-// rankTimeout bounds the ranking call, retries included, before keywords
-// take over; the origin expects it to take about a second.
-const rankTimeout = 15 * time.Second
+const rankSystem = "Analyze which messages are relevant to this request. Answer with a JSON array only, no prose."
 
-const rankSystem = "You find the %s messages relevant to a request. Answer with a JSON array only, no prose."
-
-// rankPrompt is the origin's prompt, for the platform's message ids.
+// rankPrompt is the origin's prompt template; messages are named by their
+// timestamps, as [ts] author: text.
 const rankPrompt = `You are analyzing a %s channel to find messages relevant to this request:
 %q
 
-Here are the recent channel messages, as [message id] author: text:
+Here are the recent channel messages:
 %s
-Return a JSON array of relevant message ids with reasoning:
+Return a JSON array of relevant message timestamps with reasoning:
 [
-  {"id": %q, "reason": "Mentions team_abc123", "score": 0.9},
-  {"id": %q, "reason": "Discusses cold start performance", "score": 0.8}
+  { "ts": "1234567890.123", "reason": "Mentions team_abc123", "score": 0.9 },
+  { "ts": "1234567891.456", "reason": "Discusses cold start performance", "score": 0.8 }
 ]
 
-Only include messages with score >= %g. Answer [] if none is relevant.`
+Only include messages with score >= %g`
 
-func (d *Discovery) rankByModel(ctx context.Context, cfg Config, platform, prompt string, cands []ChannelMessage) ([]pick, error) {
+func (d *Discovery) rankByModel(ctx context.Context, cfg Config, platform, prompt string, cands []ChannelMessage, stamps []string) ([]pick, error) {
 	var list strings.Builder
-	byID := make(map[string]ChannelMessage, len(cands))
-	for _, m := range cands {
-		byID[m.ID] = m
-		fmt.Fprintf(&list, "[%s] %s: %s\n", m.ID, history.OrUnknown(m.Author), Clip(m.Text, maxText))
+	byTS := make(map[string]int, len(cands))
+	byID := make(map[string]int, len(cands))
+	for i, m := range cands {
+		byTS[stamps[i]], byID[m.ID] = i, i
+		fmt.Fprintf(&list, "[%s] %s\n", stamps[i], said(m))
 	}
-	reply, err := d.Fast.Ask(ctx, fmt.Sprintf(rankSystem, platform), fmt.Sprintf(rankPrompt, platform, prompt, list.String(),
-		exampleID(cands[0].ID, 0), exampleID(cands[0].ID, 1), cfg.ScoreThreshold))
+	reply, err := d.Fast.Ask(ctx, rankSystem, fmt.Sprintf(rankPrompt, platform, prompt, list.String(), cfg.ScoreThreshold))
 	if err != nil {
 		return nil, err
 	}
@@ -78,36 +85,68 @@ func (d *Discovery) rankByModel(ctx context.Context, cfg Config, platform, promp
 	}
 	var picks []pick
 	for _, r := range ranks {
-		m, ok := byID[string(r.ID)]
-		// Ids the model made up, or repeated, are dropped.
-		if ok && r.Score >= cfg.ScoreThreshold && !slices.ContainsFunc(picks, func(p pick) bool { return p.msg.ID == m.ID }) {
-			picks = append(picks, pick{msg: m, reason: r.Reason, score: r.Score})
+		// The timestamp asked for; a model that answers with the
+		// platform's message id instead is understood too.
+		i, ok := byTS[string(r.TS)]
+		if !ok {
+			i, ok = byID[cmp.Or(string(r.ID), string(r.TS))]
+		}
+		// Messages the model made up, or repeated, are dropped.
+		if ok && r.Score >= cfg.ScoreThreshold && !slices.ContainsFunc(picks, func(p pick) bool { return p.msg.ID == cands[i].ID }) {
+			picks = append(picks, pick{msg: cands[i], ts: stamps[i], reason: r.Reason, topics: []string{topic(r.Reason)}, score: r.Score})
 		}
 	}
 	slices.SortStableFunc(picks, func(a, b pick) int { return cmp.Compare(b.score, a.score) })
 	return picks[:min(len(picks), cfg.MaxThreads)], nil
 }
 
-// exampleID is a made-up id of id's shape (a Discord snowflake, a Slack
-// ts), so the model sees the form to answer in without a real message
-// being suggested: the digits counted up from 1, the last one plus k.
-func exampleID(id string, k int) string {
-	b := []byte(id)
-	n, last := 0, -1
-	for i, c := range b {
-		if c >= '0' && c <= '9' {
-			n++
-			b[i], last = byte('0'+n%10), i
+// topic is a model's reason as the summary's "about …": its first letter
+// lowered ("Discusses cold starts" → "discusses cold starts").
+func topic(reason string) string {
+	reason = strings.TrimSuffix(Clip(reason, 80), ".")
+	r, n := utf8.DecodeRuneInString(reason)
+	if n == 0 || !unicode.IsUpper(r) {
+		return reason
+	}
+	if next, _ := utf8.DecodeRuneInString(reason[n:]); unicode.IsUpper(next) {
+		return reason // an acronym ("CI fails")
+	}
+	return string(unicode.ToLower(r)) + reason[n:]
+}
+
+// timestamps names each message as the origin's ranking does, by a
+// timestamp in Slack's form ("1700000000.123456"): a Slack message's own
+// ts, a Discord message's time. Two messages of one microsecond get the
+// next free one, so every name is one message's.
+func timestamps(msgs []ChannelMessage) []string {
+	out := make([]string, len(msgs))
+	seen := make(map[int64]bool, len(msgs))
+	for i, m := range msgs {
+		us := max(m.At.UnixMicro(), 0)
+		for seen[us] {
+			us++
 		}
+		seen[us] = true
+		out[i] = fmt.Sprintf("%d.%06d", us/1_000_000, us%1_000_000)
 	}
-	if last >= 0 {
-		b[last] = byte('0' + (int(b[last]-'0')+k)%10)
+	return out
+}
+
+// tsTime is the time of a timestamp of timestamps'.
+func tsTime(ts string) time.Time {
+	sec, frac, _ := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil {
+		return time.Time{}
 	}
-	return string(b)
+	frac = (frac + "000000")[:6]
+	us, _ := strconv.ParseInt(frac, 10, 64)
+	return time.Unix(s, us*1000).UTC()
 }
 
 // ranking is one entry of the model's answer.
 type ranking struct {
+	TS     flexID  `json:"ts"`
 	ID     flexID  `json:"id"`
 	Reason string  `json:"reason"`
 	Score  float64 `json:"score"`
@@ -159,10 +198,10 @@ func parseRanking(reply string) ([]ranking, error) {
 // by the share of keywords they contain, newer first among equals. Any
 // shared keyword counts: RELEVANCE_SCORE_THRESHOLD is on the model's scale,
 // and the MaxThreads cap keeps a common word from flooding the prompt.
-func rankByKeywords(prompt string, cands []ChannelMessage, most int) []pick {
+func rankByKeywords(prompt string, cands []ChannelMessage, stamps []string, most int) []pick {
 	words := keywords(prompt)
 	var picks []pick
-	for _, m := range slices.Backward(cands) {
+	for i, m := range slices.Backward(cands) {
 		text := strings.ToLower(m.Text)
 		var hits []string
 		for _, w := range words {
@@ -171,7 +210,8 @@ func rankByKeywords(prompt string, cands []ChannelMessage, most int) []pick {
 			}
 		}
 		if len(hits) > 0 {
-			picks = append(picks, pick{msg: m, reason: "mentions " + strings.Join(hits, ", "), score: float64(len(hits)) / float64(len(words))})
+			picks = append(picks, pick{msg: m, ts: stamps[i], reason: "mentions " + strings.Join(hits, ", "), topics: hits,
+				score: float64(len(hits)) / float64(len(words))})
 		}
 	}
 	slices.SortStableFunc(picks, func(a, b pick) int { return cmp.Compare(b.score, a.score) })

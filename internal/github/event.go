@@ -85,6 +85,9 @@ type Event struct {
 	Added, Removed []Repo
 	// FromApp: the app itself did this (its own comment): never answered.
 	FromApp bool
+	// Oversized: the payload was too large to parse (over MaxParsed); only
+	// Delivery and Name are known.
+	Oversized bool
 }
 
 // Repo is a repository.

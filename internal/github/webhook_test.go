@@ -97,10 +97,18 @@ func TestReadWebhook(t *testing.T) {
 			d.Body = body[:len(body)/2]
 			return d.Request("/webhooks/github")
 		}, http.StatusUnauthorized},
-		{"oversized", func() *http.Request {
-			big := append(bytes.Repeat([]byte(" "), webhook.MaxBody), body...)
-			return s.Sign(github.EventIssueComment, big).Request("/webhooks/github")
+		{"over 25 MB", func() *http.Request {
+			return s.Sign(github.EventIssueComment, append(bytes.Repeat([]byte(" "), github.MaxPayload), body...)).Request("/webhooks/github")
 		}, http.StatusRequestEntityTooLarge},
+		{"over 25 MB, length unsaid", func() *http.Request {
+			r := s.Sign(github.EventIssueComment, append(bytes.Repeat([]byte(" "), github.MaxPayload), body...)).Request("/webhooks/github")
+			r.ContentLength = -1
+			return r
+		}, http.StatusRequestEntityTooLarge},
+		{"over what is parsed, forged", func() *http.Request {
+			return githubtest.SignWith("wrong", good.ID, github.EventIssueComment,
+				append(bytes.Repeat([]byte(" "), github.MaxParsed), body...)).Request("/webhooks/github")
+		}, http.StatusUnauthorized},
 		{"no delivery id", func() *http.Request {
 			r := good.Request("/webhooks/github")
 			r.Header.Del(github.HeaderDelivery)
@@ -128,6 +136,50 @@ func TestReadWebhook(t *testing.T) {
 			require.Equal(t, good.ID, got.Delivery)
 			require.Equal(t, github.IntentMention, got.Intent)
 			require.Equal(t, int64(4), got.Comment.ID)
+		})
+	}
+	// A genuine delivery too large to parse is verified whole, but only
+	// its headers are read: an event weft does not act on.
+	d := s.Sign(github.EventIssueComment, append(bytes.Repeat([]byte(" "), github.MaxParsed), body...))
+	w := httptest.NewRecorder()
+	r := d.Request("/webhooks/github")
+	r.ContentLength = -1
+	ev, ok := c.ReadWebhook(w, r, webhook.Rejecter(r.Context(), w, slog.New(slog.DiscardHandler), "github_webhook_rejected"))
+	require.True(t, ok, "status %d", w.Code)
+	require.Equal(t, github.Event{Delivery: d.ID, Name: github.EventIssueComment, Oversized: true}, ev)
+}
+
+// TestReadSigned: the body is read through the HMAC in full, up to
+// GitHub's 25 MB, but only its first MaxParsed bytes are kept.
+func TestReadSigned(t *testing.T) {
+	t.Parallel()
+	secret := []byte("s")
+	for _, tc := range []struct {
+		name  string
+		n     int
+		whole bool
+		err   error
+	}{
+		{"small", 10, true, nil},
+		{"at what is parsed", github.MaxParsed, true, nil},
+		{"over what is parsed", github.MaxParsed + 1, false, nil},
+		{"at 25 MB", github.MaxPayload, false, nil},
+		{"over 25 MB", github.MaxPayload + 1, false, github.ErrTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			body := bytes.Repeat([]byte("x"), tc.n)
+			got, err := github.ReadSigned(secret, bytes.NewReader(body), github.Sign(secret, body))
+			if tc.err != nil {
+				require.ErrorIs(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.whole, got.Whole)
+			require.Len(t, got.Body, min(tc.n, github.MaxParsed))
+			body[len(body)-1] = 'y'
+			_, err = github.ReadSigned(secret, bytes.NewReader(body), github.Sign(secret, body[:len(body)-1]))
+			require.ErrorIs(t, err, github.ErrSignature, "the bytes past what is kept are signed too")
 		})
 	}
 }

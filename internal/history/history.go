@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,38 @@ type Message struct {
 	ID     string
 	Author string
 	Text   string
+	// Edited and Deleted say the platform reports the message edited, or
+	// deleted (a Slack tombstone); every history section marks them alike.
+	Edited, Deleted bool
+}
+
+// DeletedMessage stands in for a deleted message's text, as in the
+// conversation itself: the model sees that something was said and
+// withdrawn, not a silent gap.
+const DeletedMessage = "[this message was deleted]"
+
+// editedMark follows an edited message's latest text.
+const editedMark = " [edited]"
+
+// line is one message of a history section, thread-context-retrieval.md's
+// "User: message text": its author's name (else "User"), its text on one
+// line, marked when edited, or the placeholder once deleted. Empty when
+// there is nothing to show.
+func line(who, text string, edited, deleted bool) string {
+	if who == "" {
+		who = "User"
+	}
+	if deleted {
+		return who + ": " + DeletedMessage + "\n"
+	}
+	text = strings.Join(strings.Fields(text), " ")
+	if text == "" {
+		return ""
+	}
+	if edited {
+		text += editedMark
+	}
+	return who + ": " + text + "\n"
 }
 
 // Ref names a platform thread: a Discord thread id, or a Linear
@@ -123,21 +156,53 @@ func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain [
 			slog.String("thread_id", th.ID.String()), slog.String("platform", string(cur.Source)), slog.Any("error", err))
 		return nil
 	}
+	if cur.Source == thread.PlatformDiscord {
+		msgs = withDeletions(msgs, chain)
+	}
 	var b strings.Builder
 	for _, m := range msgs {
 		if m.ID != "" && m.ID == cur.ExternalID {
 			continue // the current question is marked on its own below
 		}
-		text := strings.TrimSpace(m.Text)
-		if text == "" {
-			continue
-		}
-		fmt.Fprintf(&b, "%s: %s\n", OrUnknown(m.Author), strings.Join(strings.Fields(text), " "))
+		b.WriteString(line(m.Author, m.Text, m.Edited, m.Deleted))
 	}
 	if b.Len() == 0 {
 		return nil
 	}
 	return []string{fmt.Sprintf("<%s>\n%s</%s>\nCurrent question: %s", tag, b.String(), tag, cur.Content)}
+}
+
+// withDeletions puts the Discord messages weft saw deleted back in
+// their places, as deleted: Discord's history no longer returns them, and
+// the conversation shows them as withdrawn, so the section does too. Only
+// those within the history read (from its first message on) are placed.
+func withDeletions(msgs []Message, chain []thread.Stitch) []Message {
+	if len(msgs) == 0 {
+		return msgs
+	}
+	var out []Message
+	for i := range chain {
+		s := &chain[i]
+		if s.Source != thread.PlatformDiscord || s.DeletedAt.IsZero() || !thread.IsSnowflake(s.ExternalID) ||
+			thread.CompareSnowflakes(s.ExternalID, msgs[0].ID) < 0 {
+			continue
+		}
+		m := Message{ID: s.ExternalID, Deleted: true}
+		if s.Author != nil {
+			m.Author = s.Author.Name
+		}
+		out = append(out, m)
+	}
+	if len(out) == 0 {
+		return msgs
+	}
+	for _, m := range msgs {
+		if !slices.ContainsFunc(out, func(d Message) bool { return d.ID == m.ID }) {
+			out = append(out, m)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Message) int { return thread.CompareSnowflakes(a.ID, b.ID) })
+	return out
 }
 
 // opened reports whether cur is the mention a Discord thread was started

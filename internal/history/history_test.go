@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -186,5 +187,56 @@ func TestHistorySections(t *testing.T) {
 		t.Parallel()
 		h := &history.History{Discord: &fetcher{msgs: vms[2:]}, Store: attachments{}, Logger: logtest.New(t)}
 		require.Empty(t, h.PromptSections(ctx, th, chainWith(thread.PlatformDiscord, "are they running?", "3")))
+	})
+}
+
+// Every history section shows edits and deletions alike, as the
+// conversation does: "name: text [edited]", "name: [this message was
+// deleted]".
+func TestHistoryMarksEditsAndDeletions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	th := &thread.Thread{ID: uuid.New(), AgentName: "weft"}
+
+	t.Run("SlackStored", func(t *testing.T) {
+		t.Parallel()
+		chain := slackChain(0, "we run build-1", "and cache-1", "oops, wrong thread", "are they running?")
+		chain[1].Author = &thread.Author{ID: "U0ALICE", Name: "alice"}
+		chain[3].Author, chain[3].EditedAt = &thread.Author{ID: "U0ALICE", Name: "alice"}, time.Now()
+		chain[4].Author, chain[4].DeletedAt = &thread.Author{ID: "U0BOB", Name: "bob"}, time.Now()
+		secs := (&history.History{Store: attachments{}, Logger: logtest.New(t)}).PromptSections(ctx, th, chain)
+		require.Equal(t, []string{"<slack_thread_context>\nalice: we run build-1\nweft: Noted.\nalice: and cache-1 [edited]\nbob: [this message was deleted]\n" +
+			"</slack_thread_context>\nCurrent question: are they running?"}, secs)
+	})
+
+	t.Run("SlackBeforeWeftJoined", func(t *testing.T) {
+		t.Parallel()
+		b := &backfill{msgs: []history.Message{{Author: "dave", Deleted: true}, {Author: "carol", Text: "build-2 is down", Edited: true}}}
+		secs := (&history.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}).PromptSections(ctx, th, slackChain(5, "why?", "is it back?"))
+		require.Equal(t, []string{"<slack_thread_context>\ndave: [this message was deleted]\ncarol: build-2 is down [edited]\nUser: why?\nweft: Noted.\n" +
+			"</slack_thread_context>\nCurrent question: is it back?"}, secs)
+	})
+
+	t.Run("Discord", func(t *testing.T) {
+		t.Parallel()
+		f := &fetcher{msgs: []history.Message{
+			{ID: "211111111111111111", Author: "alice", Text: "We run build-1.", Edited: true},
+			{ID: "211111111111111113", Author: "weft", Text: "Noted."},
+			{ID: "211111111111111114", Author: "alice", Text: "are they running?"},
+		}}
+		chain := chainWith(thread.PlatformDiscord, "are they running?", "211111111111111114")
+		// weft recorded a message Discord no longer returns as deleted.
+		chain = append(chain[:1], thread.Stitch{Type: thread.StitchDiscordMessage, Source: thread.PlatformDiscord, ExternalID: "211111111111111112",
+			Content: "and cache-1", Author: &thread.Author{ID: "9", Name: "bob"}, DeletedAt: time.Now()}, chain[1])
+		secs := (&history.History{Discord: f, Store: attachments{}, Logger: logtest.New(t)}).PromptSections(ctx, th, chain)
+		require.Equal(t, []string{"<discord_thread_context>\nalice: We run build-1. [edited]\nbob: [this message was deleted]\nweft: Noted.\n" +
+			"</discord_thread_context>\nCurrent question: are they running?"}, secs)
+	})
+
+	t.Run("Linear", func(t *testing.T) {
+		t.Parallel()
+		f := &fetcher{msgs: []history.Message{{ID: "c1", Author: "alice", Text: "We run build-1.", Edited: true}}}
+		secs := (&history.History{Linear: f, Store: attachments{}, Logger: logtest.New(t)}).PromptSections(ctx, th, chainWith(thread.PlatformLinear, "are they running?", "act-9"))
+		require.Equal(t, []string{"<linear_issue_context>\nalice: We run build-1. [edited]\n</linear_issue_context>\nCurrent question: are they running?"}, secs)
 	})
 }

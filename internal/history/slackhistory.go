@@ -50,7 +50,7 @@ func (h *History) slackThreadContext(ctx context.Context, th *thread.Thread, cha
 				slog.String("thread_id", th.ID.String()), slog.Any("error", err))
 		}
 		for _, m := range before {
-			lines = appendLine(lines, m.Author, m.Text)
+			lines = appendLine(lines, line(m.Author, m.Text, m.Edited, m.Deleted))
 		}
 	}
 	if att.ChannelType == "im" && first == att.ThreadTS {
@@ -61,17 +61,7 @@ func (h *History) slackThreadContext(ctx context.Context, th *thread.Thread, cha
 		if s.ID == cur.ID {
 			break // the current question goes apart; nothing after it is history
 		}
-		switch {
-		case !s.DeletedAt.IsZero():
-		case s.Type.IsInput():
-			who := "User"
-			if s.Author != nil && s.Author.Name != "" {
-				who = s.Author.Name // Slack's ingest names people
-			}
-			lines = appendLine(lines, who, s.Content)
-		case isAnswer(s):
-			lines = appendLine(lines, th.AgentName, s.Content)
-		}
+		lines = appendLine(lines, storedLine(s, th.AgentName))
 	}
 	if len(lines) == 0 {
 		return nil
@@ -115,17 +105,7 @@ func (h *History) previousDM(ctx context.Context, att *thread.SlackAttachment) [
 	var lines []string
 	for i := range msgs {
 		s := &msgs[i]
-		switch {
-		case !s.DeletedAt.IsZero():
-		case s.Type.IsInput():
-			who := "User"
-			if s.Author != nil && s.Author.Name != "" {
-				who = s.Author.Name
-			}
-			lines = appendLine(lines, who, s.Content)
-		case isAnswer(s):
-			lines = appendLine(lines, prev.AgentName, s.Content)
-		}
+		lines = appendLine(lines, storedLine(s, prev.AgentName))
 	}
 	return lines
 }
@@ -142,12 +122,29 @@ func isAnswer(s *thread.Stitch) bool {
 	return false
 }
 
-func appendLine(lines []string, who, text string) []string {
-	text = strings.Join(strings.Fields(text), " ")
-	if text == "" {
+// storedLine is a stored message as a history line: a person's by their
+// name (Slack's ingest names people), weft's by the agent's; edited and
+// deleted ones marked as every history section marks them. "" for what is
+// no message (tool calls, system prompts).
+func storedLine(s *thread.Stitch, agent string) string {
+	switch {
+	case s.Type.IsInput():
+		who := ""
+		if s.Author != nil {
+			who = s.Author.Name
+		}
+		return line(who, s.Content, !s.EditedAt.IsZero(), !s.DeletedAt.IsZero())
+	case isAnswer(s):
+		return line(agent, s.Content, false, false)
+	}
+	return ""
+}
+
+func appendLine(lines []string, l string) []string {
+	if l == "" {
 		return lines
 	}
-	return append(lines, OrUnknown(who)+": "+text+"\n")
+	return append(lines, l)
 }
 
 // slackFetcher adapts a backfill to the history cache.

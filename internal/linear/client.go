@@ -82,7 +82,13 @@ func NewClient(d ClientDeps) *Client {
 	}
 	base := hc.Transport
 	if base == nil {
-		base = http.DefaultTransport
+		// net/http's default keeps 2 idle connections per host: past two
+		// calls at once, each call that ends closes its connection and the
+		// next dials anew (a profile of weft serve at 500 sessions/s spent
+		// 7% of its CPU dialling).
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns, t.MaxIdleConnsPerHost = idleConnsPerHost, idleConnsPerHost
+		base = t
 	}
 	if d.Budget != nil {
 		base = &budgetTransport{base: base, budget: d.Budget}
@@ -100,6 +106,10 @@ func NewClient(d ClientDeps) *Client {
 	}
 	return c
 }
+
+// idleConnsPerHost is how many idle connections to Linear's API a client
+// keeps.
+const idleConnsPerHost = 64
 
 type exchangeKey struct{}
 

@@ -631,6 +631,7 @@ type issueIssueCommentsCommentConnectionNodesComment struct {
 	Id        string                                              `json:"id"`
 	Body      string                                              `json:"body"`
 	CreatedAt time.Time                                           `json:"createdAt"`
+	EditedAt  time.Time                                           `json:"editedAt"`
 	User      issueIssueCommentsCommentConnectionNodesCommentUser `json:"user"`
 }
 
@@ -644,6 +645,9 @@ func (v *issueIssueCommentsCommentConnectionNodesComment) GetBody() string { ret
 func (v *issueIssueCommentsCommentConnectionNodesComment) GetCreatedAt() time.Time {
 	return v.CreatedAt
 }
+
+// GetEditedAt returns issueIssueCommentsCommentConnectionNodesComment.EditedAt, and is useful for accessing the field via an interface.
+func (v *issueIssueCommentsCommentConnectionNodesComment) GetEditedAt() time.Time { return v.EditedAt }
 
 // GetUser returns issueIssueCommentsCommentConnectionNodesComment.User, and is useful for accessing the field via an interface.
 func (v *issueIssueCommentsCommentConnectionNodesComment) GetUser() issueIssueCommentsCommentConnectionNodesCommentUser {
@@ -1069,6 +1073,7 @@ query issue ($id: String!) {
 				id
 				body
 				createdAt
+				editedAt
 				user {
 					name
 				}

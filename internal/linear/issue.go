@@ -36,6 +36,7 @@ type Comment struct {
 	Body       string
 	AuthorName string // empty for comments by integrations
 	CreatedAt  time.Time
+	EditedAt   time.Time // zero if never edited
 }
 
 // Issue fetches an issue by id or identifier ("ENG-123").
@@ -59,7 +60,7 @@ func (c *Client) Issue(ctx context.Context, id string) (*Issue, error) {
 		MoreComments: in.Comments.PageInfo.HasNextPage,
 	}
 	for _, n := range in.Comments.Nodes {
-		out.Comments = append(out.Comments, Comment{ID: n.Id, Body: n.Body, AuthorName: n.User.Name, CreatedAt: n.CreatedAt})
+		out.Comments = append(out.Comments, Comment{ID: n.Id, Body: n.Body, AuthorName: n.User.Name, CreatedAt: n.CreatedAt, EditedAt: n.EditedAt})
 	}
 	slices.SortStableFunc(out.Comments, func(a, b Comment) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return out, nil

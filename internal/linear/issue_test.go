@@ -28,7 +28,7 @@ func seedIssue(b *testBundle, stateID string) {
 		URL: "https://linear.app/test/issue/ENG-123", TeamID: testTeam.ID, StateID: stateID,
 		ProjectID: "proj-1", ProjectName: "Checkout flow",
 		Comments: []lineartest.Comment{
-			{ID: "c-2", Body: "Seen on mobile too", AuthorName: "Grace", CreatedAt: t0.Add(time.Hour)},
+			{ID: "c-2", Body: "Seen on mobile too", AuthorName: "Grace", CreatedAt: t0.Add(time.Hour), EditedAt: t0.Add(90 * time.Minute)},
 			{ID: "c-1", Body: "@weft please fix", AuthorName: "Ada", CreatedAt: t0},
 			{ID: "c-3", Body: "Linked PR", CreatedAt: t0.Add(2 * time.Hour)},
 		},
@@ -45,6 +45,9 @@ func TestIssue(t *testing.T) {
 		require.NoError(t, err)
 		for i := range got.Comments {
 			got.Comments[i].CreatedAt = got.Comments[i].CreatedAt.UTC()
+			if !got.Comments[i].EditedAt.IsZero() {
+				got.Comments[i].EditedAt = got.Comments[i].EditedAt.UTC()
+			}
 		}
 		require.Equal(t, &linear.Issue{
 			ID: "issue-1", Identifier: "ENG-123", Title: "Checkout breaks", Description: "Steps to reproduce…",
@@ -52,7 +55,7 @@ func TestIssue(t *testing.T) {
 			ProjectID: "proj-1", ProjectName: "Checkout flow", StateID: "st-todo", StateName: "Todo", StateType: "unstarted",
 			Comments: []linear.Comment{
 				{ID: "c-1", Body: "@weft please fix", AuthorName: "Ada", CreatedAt: t0},
-				{ID: "c-2", Body: "Seen on mobile too", AuthorName: "Grace", CreatedAt: t0.Add(time.Hour)},
+				{ID: "c-2", Body: "Seen on mobile too", AuthorName: "Grace", CreatedAt: t0.Add(time.Hour), EditedAt: t0.Add(90 * time.Minute)},
 				{ID: "c-3", Body: "Linked PR", CreatedAt: t0.Add(2 * time.Hour)},
 			},
 		}, got)

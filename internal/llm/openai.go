@@ -10,7 +10,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
+	"github.com/openai/openai-go/v3/packages/param"
 )
 
 const openAIName = "openai"
@@ -47,13 +47,12 @@ func (p *openAIProvider) Name() string { return openAIName }
 
 // Complete implements [Provider].
 func (p *openAIProvider) Complete(ctx context.Context, req Request) (*Response, error) {
-	params, err := openAIParams(req)
+	body, err := openAIRequestBody(req, req.OnDelta != nil)
 	if err != nil {
 		return nil, fmt.Errorf("openai: complete: %w", &Error{Kind: KindBadRequest, Provider: openAIName, Err: err})
 	}
-	if req.OnDelta != nil {
-		params.StreamOptions.IncludeUsage = openai.Bool(true)
-	}
+	var params openai.ChatCompletionNewParams
+	param.SetJSON(body, &params)
 	attempts := 0
 	resp, err := p.retry.do(ctx, openAIName, func(ctx context.Context) (*Response, error) {
 		if emit := deltaFunc(req, &attempts); emit != nil {
@@ -91,72 +90,6 @@ func (p *openAIProvider) translate(ctx context.Context, httpResp *http.Response,
 		return classify(ctx, openAIName, httpResp.StatusCode, httpResp.Header, err)
 	}
 	return classify(ctx, openAIName, 0, nil, err)
-}
-
-// openAIParams maps a Request onto chat completion parameters.
-func openAIParams(req Request) (openai.ChatCompletionNewParams, error) {
-	params := openai.ChatCompletionNewParams{
-		Model: req.Model,
-		// max_completion_tokens rather than the deprecated max_tokens, which
-		// OpenAI's reasoning models reject; compatible servers that do not
-		// know it ignore it.
-		MaxCompletionTokens: openai.Int(maxTokens(req)),
-	}
-	if req.System != "" {
-		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
-	}
-	for _, m := range req.Messages {
-		msg, err := openAIMessage(m)
-		if err != nil {
-			return params, err
-		}
-		params.Messages = append(params.Messages, msg)
-	}
-	for _, t := range req.Tools {
-		fn := shared.FunctionDefinitionParam{Name: t.Name}
-		if t.Description != "" {
-			fn.Description = openai.String(t.Description)
-		}
-		if len(t.Parameters) > 0 {
-			if err := json.Unmarshal(t.Parameters, &fn.Parameters); err != nil {
-				return params, fmt.Errorf("tool %q parameters: %w", t.Name, err)
-			}
-		}
-		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fn))
-	}
-	return params, nil
-}
-
-func openAIMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {
-	switch m.Role {
-	case RoleSystem:
-		return openai.SystemMessage(m.Content), nil
-	case RoleUser:
-		return openai.UserMessage(m.Content), nil
-	case RoleTool:
-		return openai.ToolMessage(m.Content, m.ToolCallID), nil
-	case RoleAssistant:
-		a := openai.ChatCompletionAssistantMessageParam{}
-		// Content may be null only when the message carries tool calls.
-		if m.Content != "" || len(m.ToolCalls) == 0 {
-			a.Content.OfString = openai.String(m.Content)
-		}
-		for _, tc := range m.ToolCalls {
-			args := string(tc.Arguments)
-			if args == "" {
-				args = "{}"
-			}
-			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-					ID:       tc.ID,
-					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
-				},
-			})
-		}
-		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
-	default:
-		return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("message role %q", m.Role)
-	}
 }
 
 // openAIResponse maps a chat completion onto a Response, refusing one that

@@ -8,6 +8,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 // stream makes one streaming attempt: it hands each piece of content to
@@ -15,8 +16,15 @@ import (
 // returned. A stream that ends before a finish_reason arrived was cut, and
 // is malformed (retryable) like a body cut mid-read.
 func (p *openAIProvider) stream(ctx context.Context, params openai.ChatCompletionNewParams, emit func(string)) (*Response, error) {
+	// The request is NewStreaming's (the same call with stream set), but
+	// its chunks are decoded into openAIChunk, the fields add reads, with
+	// encoding/json: the SDK's reflection decoder of its own chunk type
+	// was an eighth of the processor's CPU in a profile of weft-bench turns
+	// (docs/benchmarks.md). The SSE framing and its error events are the
+	// SDK's still.
 	var httpResp *http.Response
-	s := p.chat.NewStreaming(ctx, params, option.WithResponseInto(&httpResp))
+	_, err := p.chat.New(ctx, params, option.WithJSONSet("stream", true), option.WithResponseBodyInto(&httpResp))
+	s := ssestream.NewStream[openAIChunk](ssestream.NewDecoder(httpResp), err)
 	defer func() { _ = s.Close() }()
 	var acc openAIStream
 	for s.Next() {
@@ -45,12 +53,38 @@ type openAIStreamCall struct {
 	args          []byte
 }
 
+// openAIChunk is what add reads of a chat completion chunk.
+type openAIChunk struct {
+	Model string `json:"model"`
+	// Usage is nil when absent or null: only the last chunk carries it.
+	Usage *struct {
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+	} `json:"usage"`
+	Choices []struct {
+		Index int64 `json:"index"`
+		Delta struct {
+			Content   string `json:"content"`
+			ToolCalls []struct {
+				Index    int64  `json:"index"`
+				ID       string `json:"id"`
+				Type     string `json:"type"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+}
+
 // add folds one chunk in and returns the content it added.
-func (a *openAIStream) add(c openai.ChatCompletionChunk) string {
+func (a *openAIStream) add(c openAIChunk) string {
 	if c.Model != "" {
 		a.resp.Model = c.Model
 	}
-	if c.JSON.Usage.Valid() {
+	if c.Usage != nil {
 		a.resp.Usage = Usage{InputTokens: int(c.Usage.PromptTokens), OutputTokens: int(c.Usage.CompletionTokens)}
 	}
 	var text string

@@ -67,6 +67,8 @@ func (s *server) convert(ctx context.Context, t *mcp.Tool) (tools.Tool, bool) {
 		Handler:       s.handler(t.Name),
 		SideEffects:   !readOnly,
 		NeedsApproval: s.cfg.Weft.NeedsApproval(readOnly),
+		Server:        s.name,
+		ServerTool:    t.Name,
 	}, true
 }
 

@@ -34,7 +34,7 @@ func TestToolSchemas(t *testing.T) {
 			"threadTs": {"type": "string", "description": "the Slack thread's parent message ts, with channelId"},
 			"teamId": {"type": "string", "description": "the Slack workspace id (T…), with channelId; default: the channel's, as weft knows it"},
 			"limit": {"type": "integer", "description": "replies per page: default 50, at most 200"},
-			"cursor": {"type": "string", "description": "next_cursor (nextCursor for a Slack thread) of the previous page"},
+			"cursor": {"type": "string", "description": "nextCursor of the previous page"},
 			"order": {"type": "string", "description": "oldest (default) or newest", "enum": ["oldest", "newest"]},
 			"requester": {"type": "object", "description": "who asks, with channelId: a requester who is not a member of the channel is refused (AuthorizationError)",
 				"properties": {"userId": {"type": "string", "description": "the requester's Slack user id (U…)"}},

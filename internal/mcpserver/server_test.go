@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -33,13 +34,16 @@ func TestRepliesOverBothTransports(t *testing.T) {
 				t.Parallel()
 				cs := open(t)
 				got := repliestest.Walk(t, 45, func(cursor string) *replies.Response {
-					var resp replies.Response
+					var raw json.RawMessage
 					args := map[string]any{"thread_id": conv.Thread.ID.String(), "limit": 45, "order": order}
 					if cursor != "" {
 						args["cursor"] = cursor
 					}
-					res := call(t, cs, "get-thread-replies", args, &resp)
+					res := call(t, cs, "get-thread-replies", args, &raw)
 					require.False(t, res.IsError)
+					repliestest.CheckShape(t, raw)
+					var resp replies.Response
+					require.NoError(t, json.Unmarshal(raw, &resp))
 					return &resp
 				})
 				conv.Check(t, got, order == "newest")

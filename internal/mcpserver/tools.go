@@ -37,7 +37,7 @@ type repliesArgs struct {
 	TeamID    string    `json:"teamId,omitempty" jsonschema:"the Slack workspace id (T…), with channelId; default: the channel's, as weft knows it"`
 	ThreadTS  string    `json:"threadTs,omitempty" jsonschema:"the Slack thread's parent message ts, with channelId"`
 	Limit     int       `json:"limit,omitempty" jsonschema:"replies per page: default 50, at most 200"`
-	Cursor    string    `json:"cursor,omitempty" jsonschema:"next_cursor (nextCursor for a Slack thread) of the previous page"`
+	Cursor    string    `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page"`
 	Order     string    `json:"order,omitempty" jsonschema:"oldest (default) or newest" enum:"oldest,newest"`
 	Requester requester `json:"requester,omitzero" jsonschema:"who asks, with channelId: a requester who is not a member of the channel is refused (AuthorizationError)"`
 }
@@ -127,8 +127,8 @@ func outputSchema[T any]() *jsonschema.Schema {
 }
 
 // repliesOutput is get-thread-replies' outputSchema: a thread named by
-// thread_id answers as replies.Response, a Slack thread as
-// get-thread-replies.md's replies.SlackResponse.
+// thread_id answers as replies.Response (get-thread-replies.md's shape and
+// more), a Slack thread as get-thread-replies.md's replies.SlackResponse.
 func repliesOutput() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{outputSchema[replies.Response](), outputSchema[replies.SlackResponse]()}}
 }
@@ -141,8 +141,9 @@ func (t *tools) register(s *mcp.Server) {
 		InputSchema:  repliesSchema(),
 		OutputSchema: repliesOutput(),
 		Description: "A thread's parent message and a page of its replies, with edited and deleted flags (deleted text is null). " +
-			"Name it by thread_id, or a Slack thread by channelId and threadTs (answered as {parent, replies, nextCursor, hasMore}). " +
-			"Pass next_cursor (nextCursor) back as cursor to read on.",
+			"Name it by thread_id, or a Slack thread by channelId and threadTs; either answers as {parent, replies, nextCursor, hasMore}, " +
+			"each message with ts, user, text, edited, deleted and subtype. " +
+			"Pass nextCursor back as cursor to read on.",
 		Annotations: readOnly,
 	}, t.getReplies)
 	mcp.AddTool(s, &mcp.Tool{

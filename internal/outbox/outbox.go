@@ -80,6 +80,12 @@ func Plan(threadID uuid.UUID, surface *Surface, e thread.Effects) db.Write {
 		}
 		w.Stitches[i] = s
 	}
+	for _, a := range e.Approvals {
+		if a.Stitch >= 0 && a.Stitch < len(w.Stitches) {
+			a.ID = w.Stitches[a.Stitch].ID
+		}
+		w.Approvals = append(w.Approvals, a.Approval)
+	}
 	if surface != nil {
 		w.Outbox, w.Session = outputs(surface, e.Outputs, w.Stitches)
 	}

@@ -107,7 +107,7 @@ func discordMessage(m DiscordMessage) Message {
 	text := m.Content
 	author := m.Author
 	out := Message{
-		ID: m.ID, Author: &author, Text: &text, Subtype: string(thread.StitchDiscordMessage),
+		TS: timestamp(m.CreatedAt), User: author.ID, ID: m.ID, Author: &author, Text: &text, Subtype: string(thread.StitchDiscordMessage),
 		CreatedAt: m.CreatedAt, Edited: !m.EditedAt.IsZero(),
 	}
 	if out.Edited {

@@ -2,6 +2,7 @@ package replies_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -74,6 +75,9 @@ func TestGetDiscordThread(t *testing.T) {
 				require.Equal(t, replies.SourceDiscord, resp.Source)
 				require.Equal(t, d.starter, resp.Parent.ID)
 				require.Equal(t, "what broke the build?", *resp.Parent.Text)
+				raw, err := json.Marshal(resp)
+				require.NoError(t, err)
+				repliestest.CheckShape(t, raw)
 				return resp
 			})
 			require.Len(t, got, len(d.messages))

@@ -29,7 +29,7 @@ func ExampleService_Get() {
 		if !resp.HasMore {
 			break
 		}
-		req.Cursor = resp.NextCursor
+		req.Cursor = *resp.NextCursor
 	}
 	// Output:
 	// parent "is the deploy green?": "checking" "staging is green"

@@ -2,6 +2,7 @@ package replies
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -47,32 +48,54 @@ type Request struct {
 	Order    Order  // "": Oldest
 }
 
-// Message is the parent or a reply.
+// Message is the parent or a reply, in get-thread-replies.md's shape
+// (ts, user, text, edited, deleted, subtype, as SlackMessage) and more:
+// weft's id for it, its id on its platform, who wrote it by name, and
+// when.
 type Message struct {
+	// TS is when the message was posted, as get-thread-replies.md's ts: a
+	// Slack message's own ts, any other message's time in Slack's form
+	// ("1700000000.123456").
+	TS string `json:"ts"`
+	// User is the author's id on their platform (a Slack, Discord or
+	// Linear user id); none for weft's own messages.
+	User string `json:"user,omitempty"`
+	// Text is the latest text; null when the message was deleted.
+	Text *string `json:"text"`
+	// Edited and Deleted flag an edited message and a deleted one.
+	Edited  bool `json:"edited"`
+	Deleted bool `json:"deleted"`
+	// Subtype is the stitch type of a stored message ("discord_message" for
+	// one read from Discord).
+	Subtype string `json:"subtype"`
+
 	// ID is the stitch id of a stored message, or a Discord message id.
 	ID string `json:"id"`
 	// ExternalID is a stored message's id on its platform, if it has one.
-	ExternalID string             `json:"external_id,omitempty"`
+	ExternalID string             `json:"externalId,omitempty"`
 	Author     *threadview.Author `json:"author,omitempty"`
-	// Text is the latest text; null when the message was deleted.
-	Text *string `json:"text"`
-	// Subtype is the stitch type of a stored message ("discord_message" for
-	// one read from Discord).
-	Subtype   string     `json:"subtype"`
-	Edited    bool       `json:"edited"`
-	Deleted   bool       `json:"deleted"`
-	CreatedAt time.Time  `json:"created_at"`
-	EditedAt  *time.Time `json:"edited_at,omitempty"`
+	CreatedAt  time.Time          `json:"createdAt"`
+	EditedAt   *time.Time         `json:"editedAt,omitempty"`
 }
 
-// Response is one page.
+// Response is one page, in get-thread-replies.md's shape (parent,
+// replies, nextCursor, hasMore, as SlackResponse) and more: the thread
+// asked for and where it was read.
 type Response struct {
-	ThreadID   string    `json:"thread_id"`
-	Source     Source    `json:"source"`
-	Parent     *Message  `json:"parent"`
-	Replies    []Message `json:"replies"`
-	NextCursor string    `json:"next_cursor,omitempty"`
-	HasMore    bool      `json:"has_more"`
+	Parent  *Message  `json:"parent"`
+	Replies []Message `json:"replies"`
+	// NextCursor is null on the last page.
+	NextCursor *string `json:"nextCursor"`
+	HasMore    bool    `json:"hasMore"`
+
+	ThreadID string `json:"threadId"`
+	Source   Source `json:"source"`
+}
+
+// timestamp is t in Slack's ts form, get-thread-replies.md's ts.
+func timestamp(t time.Time) string {
+	us := max(t.UnixMicro(), 0)
+	return fmt.Sprintf("%d.%06d", us/1_000_000, us%1_000_000)
 }
 
 // Store reads stored threads. *db.Store implements it.
@@ -170,8 +193,9 @@ func (p page) scope() string { return p.threadID + " " + string(p.order) }
 
 // next is the cursor after a page that ended at pos: a stitch's seq, or a
 // Discord message id.
-func (p page) next(pos string) string {
-	return threadview.EncodeCursor(threadview.CursorReplies, p.scope(), pos)
+func (p page) next(pos string) *string {
+	c := threadview.EncodeCursor(threadview.CursorReplies, p.scope(), pos)
+	return &c
 }
 
 func (s *Service) get(ctx context.Context, req Request) (*Response, error) {

@@ -2,6 +2,7 @@ package replies_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -91,8 +92,8 @@ func TestGetInvalid(t *testing.T) {
 		{"NegativeLimit", replies.Request{ThreadID: id, Limit: -1}, httpapi.CodeInvalidArgument},
 		{"LimitAboveMaximum", replies.Request{ThreadID: id, Limit: replies.MaxLimit + 1}, httpapi.CodeInvalidArgument},
 		{"GarbageCursor", replies.Request{ThreadID: id, Cursor: "not a cursor!"}, httpapi.CodeInvalidArgument},
-		{"CursorOfAnotherOrder", replies.Request{ThreadID: id, Cursor: first.NextCursor, Order: replies.Newest}, httpapi.CodeInvalidArgument},
-		{"CursorOfAnotherThread", replies.Request{ThreadID: other.thread.ID.String(), Cursor: first.NextCursor}, httpapi.CodeInvalidArgument},
+		{"CursorOfAnotherOrder", replies.Request{ThreadID: id, Cursor: *first.NextCursor, Order: replies.Newest}, httpapi.CodeInvalidArgument},
+		{"CursorOfAnotherThread", replies.Request{ThreadID: other.thread.ID.String(), Cursor: *first.NextCursor}, httpapi.CodeInvalidArgument},
 		{"CursorOfAnotherEndpoint", replies.Request{ThreadID: id, Cursor: threadview.EncodeCursor(threadview.CursorThreads, id+" oldest", "2")}, httpapi.CodeInvalidArgument},
 		{"CursorWithoutPosition", replies.Request{ThreadID: id, Cursor: threadview.EncodeCursor(threadview.CursorReplies, id+" oldest", "")}, httpapi.CodeInvalidArgument},
 		{"UnknownThread", replies.Request{ThreadID: thread.NewID().String()}, httpapi.CodeNotFound},
@@ -212,7 +213,7 @@ func TestPaginationCounted(t *testing.T) {
 	first, err := svc.Get(ctx, replies.Request{ThreadID: store.thread.ID.String(), Limit: 2})
 	require.NoError(t, err)
 	require.True(t, first.HasMore)
-	last, err := svc.Get(ctx, replies.Request{ThreadID: store.thread.ID.String(), Limit: 2, Cursor: first.NextCursor})
+	last, err := svc.Get(ctx, replies.Request{ThreadID: store.thread.ID.String(), Limit: 2, Cursor: *first.NextCursor})
 	require.NoError(t, err)
 	require.False(t, last.HasMore)
 	count := func(event string) float64 {
@@ -234,4 +235,30 @@ func TestPaginationCounted(t *testing.T) {
 	}
 	require.Equal(t, 1.0, count("has_more"))
 	require.Equal(t, 1.0, count("continued"))
+}
+
+// A stored thread's messages carry get-thread-replies.md's ts and user: a
+// Slack message its own ts, any other its time in that form.
+func TestStoredMessagesHaveTSAndUser(t *testing.T) {
+	t.Parallel()
+	store := newMemStore("is the deploy green?", "checking", "green")
+	store.stitches[1].Source, store.stitches[1].Type = thread.PlatformSlack, thread.StitchSlackMessage
+	store.stitches[1].ExternalID = thread.SlackMessageID("T0TEAM", "C0CHAN", "1748768460.000200")
+	store.stitches[1].Author = &thread.Author{ID: "U0ALICE", Name: "alice"}
+	store.stitches[2].Author = nil
+	store.stitches[2].Type = thread.StitchAgentThought
+	svc, err := replies.New(replies.Config{Store: store, Logger: logtest.New(t)})
+	require.NoError(t, err)
+	resp, err := svc.Get(context.Background(), replies.Request{ThreadID: store.thread.ID.String()})
+	require.NoError(t, err)
+	require.Equal(t, "1748768400.000000", resp.Parent.TS, "the parent's time, as a ts")
+	require.Equal(t, "42", resp.Parent.User)
+	require.Equal(t, "1748768460.000200", resp.Replies[0].TS, "a Slack message's own ts")
+	require.Equal(t, "U0ALICE", resp.Replies[0].User)
+	require.Equal(t, "1748768520.000000", resp.Replies[1].TS)
+	require.Empty(t, resp.Replies[1].User, "weft's own message names no user")
+	require.Nil(t, resp.NextCursor)
+	raw, err := json.Marshal(resp)
+	require.NoError(t, err)
+	repliestest.CheckShape(t, raw)
 }

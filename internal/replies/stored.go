@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/thread"
@@ -56,12 +57,17 @@ func (s *Service) fromStore(ctx context.Context, th *thread.Thread, p page, src 
 // came from the API or the CLI and stays anonymous.
 func storedMessage(th *thread.Thread, s *thread.Stitch) Message {
 	m := Message{
-		ID: s.ID.String(), ExternalID: s.ExternalID, Subtype: string(s.Type),
+		TS: timestamp(s.CreatedAt), ID: s.ID.String(), ExternalID: s.ExternalID, Subtype: string(s.Type),
 		Edited: !s.EditedAt.IsZero(), Deleted: !s.DeletedAt.IsZero(), CreatedAt: s.CreatedAt,
+	}
+	// A Slack message keeps its own ts (its external id ends with it).
+	if ts := s.ExternalID[strings.LastIndexByte(s.ExternalID, '/')+1:]; s.Source == thread.PlatformSlack && slackTSRE.MatchString(ts) {
+		m.TS = ts
 	}
 	switch {
 	case s.Author != nil:
 		m.Author = &threadview.Author{ID: s.Author.ID, Name: s.Author.Name, Bot: s.Author.Bot}
+		m.User = s.Author.ID
 	case !s.Type.IsInput():
 		m.Author = &threadview.Author{Name: th.AgentName, Bot: true}
 	}

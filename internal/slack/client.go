@@ -77,6 +77,8 @@ type Client struct {
 
 	// historyReads paces conversations.history and .replies.
 	historyReads *rate.Limiter
+	// streams paces the streaming methods and chat.update.
+	streams streamLimits
 
 	mu       sync.Mutex
 	nextPost map[string]time.Time // per channel: earliest time of the next post
@@ -124,6 +126,7 @@ func New(cfg Config) (*Client, error) {
 		postInterval: interval,
 		historyReads: rate.NewLimiter(rate.Limit(float64(perMinute)/60), perMinute),
 		nextPost:     make(map[string]time.Time),
+		streams:      newStreamLimits(),
 	}
 	c.policy = retry.Policy{
 		Attempts:  readAttempts,

@@ -38,6 +38,9 @@ type Conversations struct {
 	logger  *slog.Logger
 	allowed func(teamID string) bool
 	revoker Revoker
+	// greeter offers suggested prompts when a person opens a
+	// conversation with the app (WithGreeter); nil offers none.
+	greeter *Greeter
 }
 
 // ConversationsOption configures Conversations.
@@ -158,8 +161,12 @@ func (c *Conversations) Handle(ctx context.Context, body []byte) (challenge stri
 	if a := e.Message.Author; e.Action == ActionMessage && a != nil && !a.Bot && c.names != nil {
 		a.Name = c.names.UserName(ctx, env.TeamID, a.ID)
 	}
-	if _, err := c.rec.SlackEvent(ctx, e); err != nil {
+	fresh, err := c.rec.SlackEvent(ctx, e)
+	if err != nil {
 		return "", err
+	}
+	if fresh && c.greeter != nil {
+		c.greeter.greet(ctx, env, head)
 	}
 	return "", nil
 }

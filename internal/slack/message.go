@@ -140,6 +140,9 @@ type Post struct {
 	// Part, for FindPosted.
 	OutboxID string
 	Part     int
+	// Blocks, when set, are what Slack shows (Text is then the
+	// notification's and screen readers' fallback).
+	Blocks []goslack.Block
 }
 
 // PostMessage sends one message (chat.postMessage) and returns its ts,
@@ -160,11 +163,11 @@ func (c *Client) PostMessage(ctx context.Context, p Post) (string, error) {
 	if p.ThreadTS != "" {
 		opts = append(opts, goslack.MsgOptionTS(p.ThreadTS))
 	}
+	if len(p.Blocks) > 0 {
+		opts = append(opts, goslack.MsgOptionBlocks(p.Blocks...))
+	}
 	if p.OutboxID != "" {
-		opts = append(opts, goslack.MsgOptionMetadata(goslack.SlackMetadata{
-			EventType:    OutboxEventType,
-			EventPayload: map[string]any{"outbox_id": p.OutboxID, "part": p.Part},
-		}))
+		opts = append(opts, outboxMetadata(p.OutboxID, p.Part))
 	}
 	_, ts, err := c.api.PostMessageContext(ctx, p.Channel, opts...)
 	if err = translate("chat.postMessage", err); err != nil {

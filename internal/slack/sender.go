@@ -22,10 +22,25 @@ const findSlack = time.Minute
 // has and posts only the others.
 type Sender struct {
 	ws *Workspaces
+	// feedback puts feedback buttons under answers (WithFeedback).
+	feedback bool
 }
 
+// SenderOption configures a Sender.
+type SenderOption func(*Sender)
+
+// WithFeedback puts feedback buttons (AnswerBlocks) under each answer's
+// last part; an echo, a notice or an error gets none.
+func WithFeedback(on bool) SenderOption { return func(s *Sender) { s.feedback = on } }
+
 // NewSender returns a Sender posting with each workspace's own token.
-func NewSender(ws *Workspaces) *Sender { return &Sender{ws: ws} }
+func NewSender(ws *Workspaces, opts ...SenderOption) *Sender {
+	s := &Sender{ws: ws}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // Send posts one outbox row, split at TextLimit, in its target thread and
 // returns the ts of the first part. Rate limits, server and network
@@ -49,29 +64,103 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	if len(parts) == 0 {
 		return "", fmt.Errorf("slack: send %s: %w: nothing to post for a %s", o.ID, thread.ErrInvalid, o.Kind)
 	}
+	return s.post(ctx, c, o, target, parts, map[int]string{}, s.feedback && o.Kind == thread.OutboxResponse && !body.Echo)
+}
+
+// post posts the parts of row o not in posted (their ts by index), first
+// looking in the thread for those an earlier attempt posted, and returns
+// the first part's ts. With feedback, the last part carries the feedback
+// buttons.
+func (s *Sender) post(ctx context.Context, c *Client, o thread.Outbox, target thread.SlackTarget, parts []string, posted map[int]string, feedback bool) (string, error) {
 	id := o.ID.String()
-	posted := map[int]string{}
-	if o.Attempts > 1 {
+	if o.Attempts > 1 && len(posted) < len(parts) {
 		// An earlier attempt may have posted some parts without hearing so.
 		since := o.CreatedAt.Add(-findSlack)
 		if o.CreatedAt.IsZero() {
 			since = time.Time{}
 		}
-		if posted, err = c.FindPosted(ctx, target.ChannelID, target.ThreadTS, id, since); err != nil {
+		found, err := c.FindPosted(ctx, target.ChannelID, target.ThreadTS, id, since)
+		if err != nil {
 			return "", surface.SendError(platform, o, err, ErrNotInstalled)
+		}
+		for i, ts := range found {
+			if _, ok := posted[i]; !ok {
+				posted[i] = ts
+			}
 		}
 	}
 	for i, part := range parts {
 		if _, ok := posted[i]; ok {
 			continue
 		}
-		ts, err := c.PostMessage(ctx, Post{Channel: target.ChannelID, ThreadTS: target.ThreadTS, Text: part, OutboxID: id, Part: i})
+		p := Post{Channel: target.ChannelID, ThreadTS: target.ThreadTS, Text: part, OutboxID: id, Part: i}
+		if feedback && i == len(parts)-1 {
+			p.Blocks = AnswerBlocks(part, id)
+		}
+		ts, err := c.PostMessage(ctx, p)
 		if err != nil {
 			return "", surface.SendError(platform, o, err, ErrNotInstalled)
 		}
 		posted[i] = ts
 	}
 	return posted[0], nil
+}
+
+// Streamed is the message an answer was streamed into, for Finish.
+type Streamed struct {
+	TS string
+	// Streaming: the message was started with chat.startStream and may
+	// still be streaming; else it was posted and is updated.
+	Streaming bool
+	// Sent is the text the stream holds, when SentKnown (the streamer on
+	// this replica wrote it): a final text that extends it is appended as
+	// the stream stops, sparing a chat.update.
+	Sent      string
+	SentKnown bool
+}
+
+// Finish delivers row o into the message its answer was streamed into:
+// the stream stopped with the row's weft_outbox metadata and the first
+// part's text (appended, or replacing the text with chat.update), the
+// further parts posted after it as Send posts them. It returns the
+// message's ts.
+func (s *Sender) Finish(ctx context.Context, o thread.Outbox, m Streamed) (string, error) {
+	body, err := surface.Body(thread.PlatformSlack, o)
+	if err != nil {
+		return "", err
+	}
+	target, err := thread.ParseSlackTarget(o.Target)
+	if err != nil {
+		return "", fmt.Errorf("slack: finish %s: %w", o.ID, err)
+	}
+	c, err := s.ws.Client(ctx, target.TeamID)
+	if err != nil {
+		return "", surface.SendError(platform, o, err, ErrNotInstalled)
+	}
+	parts := Split(Render(o.Kind, body), TextLimit)
+	if len(parts) == 0 {
+		return "", fmt.Errorf("slack: finish %s: %w: nothing to post for a %s", o.ID, thread.ErrInvalid, o.Kind)
+	}
+	id := o.ID.String()
+	update := true
+	if m.Streaming {
+		rest, extends := "", m.SentKnown && strings.HasPrefix(parts[0], m.Sent)
+		if extends {
+			rest = parts[0][len(m.Sent):]
+		}
+		switch err := c.StopStream(ctx, target.ChannelID, m.TS, rest, id, 0); {
+		case err == nil:
+			update = !extends
+		case !NotStreaming(err):
+			return "", surface.SendError(platform, o, err, ErrNotInstalled)
+		}
+	}
+	if update {
+		if err := c.Update(ctx, target.ChannelID, m.TS, parts[0], id, 0); err != nil {
+			return "", surface.SendError(platform, o, err, ErrNotInstalled)
+		}
+	}
+	return s.post(ctx, c, o, target, parts, map[int]string{0: m.TS}, s.feedback && o.Kind == thread.OutboxResponse && !body.Echo)
 }
 
 // Render is the mrkdwn an outbox row of kind k shows in Slack: the text

@@ -16,21 +16,29 @@ import (
 // Socket Mode over the app-level token (SLACK_APP_TOKEN). Each events_api
 // envelope goes through the same Conversations.Handle as an Events API
 // request and is acknowledged once recorded; one that failed to record is
-// left unacknowledged, so Slack sends it again.
+// left unacknowledged, so Slack sends it again. Slash commands and
+// interactivity (slash_commands and interactive envelopes) go to its
+// Interactions, as the HTTP doors' requests do, their reply in the ack.
 type Socket struct {
 	sm     *socketmode.Client
 	conv   *Conversations
 	logger *slog.Logger
+	// interactions runs slash commands and interactivity (WithInteractions).
+	interactions Interactions
 }
 
 // NewSocket returns a Socket connecting with cfg's AppToken (its bot
 // token, if any, is not used: events of every workspace come over it).
-func NewSocket(cfg Config, conv *Conversations, logger *slog.Logger) *Socket {
+func NewSocket(cfg Config, conv *Conversations, logger *slog.Logger, sopts ...SocketOption) *Socket {
 	opts := []goslack.Option{goslack.OptionAppLevelToken(cfg.AppToken), goslack.OptionHTTPClient(&http.Client{Timeout: defaultHTTPTimeout})}
 	if u := apiURL(cfg.APIURL); u != "" {
 		opts = append(opts, goslack.OptionAPIURL(u))
 	}
-	return &Socket{sm: socketmode.New(goslack.New("", opts...)), conv: conv, logger: logger.With("component", "slack_socket")}
+	s := &Socket{sm: socketmode.New(goslack.New("", opts...)), conv: conv, logger: logger.With("component", "slack_socket")}
+	for _, o := range sopts {
+		o(s)
+	}
+	return s
 }
 
 // Run connects, reconnecting as Slack asks, and handles envelopes until
@@ -61,13 +69,25 @@ func (s *Socket) handle(ctx context.Context, evt socketmode.Event) {
 	switch evt.Type {
 	case socketmode.EventTypeEventsAPI:
 		req = evt.Request
+	case socketmode.EventTypeSlashCommand, socketmode.EventTypeInteractive:
+		s.interact(ctx, evt.Request)
+		return
 	case socketmode.EventTypeErrorBadMessage:
 		// slack-go could not parse the inner event (a type it does not
 		// know): weft reads the envelope itself, as the Events API door
 		// does, so that it is recorded and acknowledged all the same.
 		bad, ok := evt.Data.(*socketmode.ErrorBadMessage)
 		var r socketmode.Request
-		if !ok || json.Unmarshal(bad.Message, &r) != nil || r.Type != socketmode.RequestTypeEventsAPI || r.EnvelopeID == "" {
+		if !ok || json.Unmarshal(bad.Message, &r) != nil || r.EnvelopeID == "" {
+			return
+		}
+		if interactive(r.Type) {
+			// A payload slack-go could not read (a block it does not
+			// know) is read by weft's own handler all the same.
+			s.interact(ctx, &r)
+			return
+		}
+		if r.Type != socketmode.RequestTypeEventsAPI {
 			return
 		}
 		req = &r

@@ -29,11 +29,19 @@ type Status struct {
 	ws       *Workspaces
 	surfaces Surfaces
 	logger   *slog.Logger
+	// loading are the messages Slack rotates through under the status
+	// (WithLoading); titles names assistant threads (WithTitles).
+	loading []string
+	titles  *titles
 }
 
 // NewStatus returns a Status setting statuses with each workspace's token.
-func NewStatus(ws *Workspaces, surfaces Surfaces, logger *slog.Logger) *Status {
-	return &Status{ws: ws, surfaces: surfaces, logger: logger.With("component", "slack_status")}
+func NewStatus(ws *Workspaces, surfaces Surfaces, logger *slog.Logger, opts ...StatusOption) *Status {
+	s := &Status{ws: ws, surfaces: surfaces, logger: logger.With("component", "slack_status")}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Thinking sets the status if the thread answers in Slack, refreshes it
@@ -56,7 +64,11 @@ func (s *Status) Thinking(ctx context.Context, threadID uuid.UUID) (stop func())
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	set := func(ctx context.Context, status string) {
-		if err := c.SetStatus(ctx, t.ChannelID, t.ThreadTS, status); err != nil && ctx.Err() == nil {
+		var loading []string
+		if status != "" {
+			loading = s.loading
+		}
+		if err := c.SetStatusLoading(ctx, t.ChannelID, t.ThreadTS, status, loading); err != nil && ctx.Err() == nil {
 			s.logger.DebugContext(ctx, "slack status", slog.String("thread_id", threadID.String()), slog.Any("error", err))
 		}
 	}
@@ -64,8 +76,17 @@ func (s *Status) Thinking(ctx context.Context, threadID uuid.UUID) (stop func())
 		defer close(done)
 		tick := time.NewTicker(statusRefresh)
 		defer tick.Stop()
-		for {
+		for first := true; ; first = false {
 			set(ctx, Thinking)
+			if first {
+				// After the status, so that the person sees weft at work
+				// at once; never before the turn, which it would delay.
+				// A turn that ends meanwhile waits for it (within
+				// titleBudget) rather than leave the thread untitled.
+				tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), titleBudget)
+				s.title(tctx, c, threadID, t)
+				tcancel()
+			}
 			select {
 			case <-ctx.Done():
 				return

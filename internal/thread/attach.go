@@ -58,13 +58,15 @@ func IsAttached(err error) bool {
 }
 
 // Attachment is where the continuation attaches the thread: its Discord
-// or Slack thread (nil when neither is set).
+// or Slack thread or GitHub issue (nil when none is set).
 func (c *Continuation) Attachment() Attachment {
 	switch {
 	case c.Discord != nil:
 		return c.Discord
 	case c.Slack != nil:
 		return c.Slack
+	case c.GitHub != nil:
+		return c.GitHub
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ type Continuation struct {
 	ThreadID uuid.UUID
 	Discord  *DiscordAttachment
 	Slack    *SlackAttachment
+	// GitHub is an existing issue or pull request the thread continues on.
+	GitHub *GitHubAttachment
 	// Summary is posted in the new place as the conversation's first
 	// message there.
 	Summary string
@@ -20,11 +22,20 @@ type Continuation struct {
 
 // Surface is where the continuation posts: its platform and outbox target.
 func (c *Continuation) Surface() (Platform, string, error) {
-	switch {
-	case c.Discord != nil && c.Slack == nil:
-		return PlatformDiscord, c.Discord.DiscordThreadID, nil
-	case c.Slack != nil && c.Discord == nil:
-		return PlatformSlack, c.Slack.Target(), nil
+	n := 0
+	for _, set := range []bool{c.Discord != nil, c.Slack != nil, c.GitHub != nil} {
+		if set {
+			n++
+		}
 	}
-	return "", "", newError(ErrInvalid, "a continuation attaches exactly one Discord or Slack thread")
+	switch {
+	case n != 1:
+	case c.Discord != nil:
+		return PlatformDiscord, c.Discord.DiscordThreadID, nil
+	case c.Slack != nil:
+		return PlatformSlack, c.Slack.Target(), nil
+	case c.GitHub != nil:
+		return PlatformGitHub, c.GitHub.Target(), nil
+	}
+	return "", "", newError(ErrInvalid, "a continuation attaches exactly one Discord thread, Slack thread or GitHub issue")
 }

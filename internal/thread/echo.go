@@ -32,13 +32,15 @@ const (
 	EchoNone EchoPolicy = "none"
 )
 
-// DefaultEchoPolicies are weft's defaults: a Linear session hears one
-// summary once the conversation goes quiet (its issue shows how it ended
-// without an activity per chat message), a Discord or Slack thread each
+// DefaultEchoPolicies are weft's defaults: a Linear session or a GitHub
+// issue hears one summary once the conversation goes quiet (the issue
+// shows how it ended without an activity or a comment per chat message),
+// a Discord or Slack thread each
 // answer (a chat thread reads as a conversation; answers without their
 // questions keep it short). A platform without one hears nothing.
 func DefaultEchoPolicies() map[Platform]EchoPolicy {
-	return map[Platform]EchoPolicy{PlatformLinear: EchoSummary, PlatformDiscord: EchoAnswers, PlatformSlack: EchoAnswers}
+	return map[Platform]EchoPolicy{PlatformLinear: EchoSummary, PlatformDiscord: EchoAnswers, PlatformSlack: EchoAnswers,
+		PlatformGitHub: EchoSummary}
 }
 
 // ParseEchoPolicy reads a policy's name (case and surrounding space aside).

@@ -27,6 +27,9 @@ type OutboxBody struct {
 	// session_update).
 	ExternalURL      string `json:"external_url,omitempty"`
 	ExternalURLLabel string `json:"external_url_label,omitempty"`
+	// Approval, on an elicitation, makes it a request for approval that
+	// a platform may answer with buttons (Approve, Deny).
+	Approval *ApprovalAsk `json:"approval,omitempty"`
 	// Echo marks a post mirroring the conversation on another surface of
 	// the thread (EchoPolicy): one the platform refuses is noted on the
 	// thread but never fails it, since the answer itself went out.
@@ -39,6 +42,9 @@ type Effects struct {
 	Stitches []Stitch
 	Outputs  []Output
 	Status   *StatusChange
+	// Approvals are requests for approval to store, each tied to its
+	// approval_request stitch by index.
+	Approvals []ApprovalRequest
 }
 
 // Meta is the part of a stitch's metadata weft reads back from the chain.
@@ -57,6 +63,18 @@ type Meta struct {
 	// turn retries: when the outage began, by the agent's clock, so its
 	// retry window survives the turn giving its worker up meanwhile.
 	ModelBusySince *time.Time `json:"model_busy_since,omitempty"`
+	// IntentOf marks the stitch recording that a call with side effects
+	// (this model call id) is about to be made: with no result after it,
+	// the call's outcome is unknown and it is never made again.
+	IntentOf string `json:"intent_of,omitempty"`
+	// Unknown marks a tool call's result that weft could not know: weft
+	// stopped while the call ran.
+	Unknown bool `json:"unknown_outcome,omitempty"`
+	// ApprovalFor ties an approval request or decision to the model's
+	// call (its id) that waits for it.
+	ApprovalFor string `json:"approval_for,omitempty"`
+	// Decision is an approval_decision's: approve or deny.
+	Decision Decision `json:"decision,omitempty"`
 }
 
 // Meta reads the stitch's metadata; metadata weft did not write reads as empty.

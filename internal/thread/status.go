@@ -79,9 +79,11 @@ func SourcesOf(to Status) []Status {
 // WaitingReason says what a waiting thread waits for.
 type WaitingReason string
 
-// Waiting reasons: an answer to the agent's question, or simply the next
-// message of an idle conversation.
+// Waiting reasons: an answer to the agent's question, simply the next
+// message of an idle conversation, or a person's decision on a tool call
+// that needs approval.
 const (
 	WaitingClarification WaitingReason = "clarification"
 	WaitingIdle          WaitingReason = "idle"
+	WaitingApproval      WaitingReason = "approval"
 )

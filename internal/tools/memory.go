@@ -16,9 +16,11 @@ import (
 // and who spoke last (or, failing that, who started it). *db.Store
 // implements it.
 type MemoryStore interface {
-	MemoryBlocks(ctx context.Context, s thread.MemoryScope) ([]thread.MemoryBlock, error)
 	SaveMemory(ctx context.Context, s thread.MemoryScope, label, content string) error
 	MemoryContext(ctx context.Context, threadID uuid.UUID, recent int) (*db.MemoryContext, error)
+	// MemoryContextWithBlocks reads the context and the agent's blocks of
+	// every scope it can name, in one round trip.
+	MemoryContextWithBlocks(ctx context.Context, threadID uuid.UUID, recent int, agent string) (*db.MemoryContext, error)
 }
 
 // Memory scopes save_memory takes.
@@ -62,7 +64,7 @@ func Memory(store MemoryStore) []Tool {
 				if err := checkMemory(args.Label, args.Content); err != nil {
 					return "", err
 				}
-				scope, err := memoryScope(ctx, store, c)
+				scope, _, err := memoryScope(ctx, store, c, false)
 				if err != nil {
 					return "", err
 				}
@@ -91,14 +93,12 @@ func Memory(store MemoryStore) []Tool {
 				if err != nil {
 					return "", err
 				}
-				scope, err := memoryScope(ctx, store, c)
+				// The scope and its blocks in one round trip.
+				scope, mc, err := memoryScope(ctx, store, c, true)
 				if err != nil {
 					return "", err
 				}
-				blocks, err := store.MemoryBlocks(ctx, scope)
-				if err != nil {
-					return "", fmt.Errorf("read memory: %w", err)
-				}
+				blocks := mc.Blocks(scope.Person)
 				var b strings.Builder
 				for _, blk := range blocks {
 					if args.Label != "" && blk.Label != args.Label {
@@ -151,19 +151,26 @@ func checkMemory(label, content string) error {
 
 // memoryScope is the calling thread's memory: its tenant's organisation
 // and the author of its latest input, else the person who started it (as
-// the thread's prompt was built for).
-func memoryScope(ctx context.Context, store MemoryStore, c Call) (thread.MemoryScope, error) {
-	mc, err := store.MemoryContext(ctx, c.ThreadID, personScan)
+// the thread's prompt was built for); with the context it was found from,
+// which holds the agent's blocks, read with it, when withBlocks.
+func memoryScope(ctx context.Context, store MemoryStore, c Call, withBlocks bool) (thread.MemoryScope, *db.MemoryContext, error) {
+	read := store.MemoryContext
+	if withBlocks {
+		read = func(ctx context.Context, id uuid.UUID, recent int) (*db.MemoryContext, error) {
+			return store.MemoryContextWithBlocks(ctx, id, recent, c.AgentName)
+		}
+	}
+	mc, err := read(ctx, c.ThreadID, personScan)
 	if err != nil {
-		return thread.MemoryScope{}, fmt.Errorf("memory: %w", err)
+		return thread.MemoryScope{}, nil, fmt.Errorf("memory: %w", err)
 	}
 	scope := thread.MemoryScope{Tenant: mc.Tenant, Agent: c.AgentName}
 	for i := len(mc.Recent) - 1; i >= 0; i-- {
 		if p := thread.Person(mc.Recent[i]); mc.Recent[i].Type.IsInput() && p != "" {
 			scope.Person = p
-			return scope, nil
+			return scope, mc, nil
 		}
 	}
 	scope.Person = mc.Starter()
-	return scope, nil
+	return scope, mc, nil
 }

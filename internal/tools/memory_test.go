@@ -60,6 +60,7 @@ func TestMemoryStopsAtTheOrganisation(t *testing.T) {
 	t.Run("ReadMemoryReadsItsOwn", func(t *testing.T) {
 		require.Contains(t, call(read, inA.ID, map[string]string{}), "A deploys on Fridays")
 		require.NotContains(t, call(read, inA.ID, map[string]string{}), "B deploys")
+		require.Contains(t, call(read, inA.ID, map[string]string{}), "alice wants bullets", "the starter's own block")
 		require.Contains(t, call(read, inB.ID, map[string]string{}), "B deploys on Mondays")
 		require.NotContains(t, call(read, inB.ID, map[string]string{}), "A deploys")
 		require.NotContains(t, call(read, inB.ID, map[string]string{}), "alice wants bullets")

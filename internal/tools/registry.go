@@ -34,6 +34,9 @@ type Tool struct {
 	SideEffects bool
 	// NeedsApproval marks a call that waits for a person's approval.
 	NeedsApproval bool
+	// Server and ServerTool name an MCP tool's server and its own name
+	// there, as an approval request shows them; empty for weft's tools.
+	Server, ServerTool string
 }
 
 // Registry is the set of tools a turn offers the model, in registration order.

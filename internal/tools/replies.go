@@ -26,7 +26,7 @@ type repliesArgs struct {
 	ThreadTS  string        `json:"threadTs,omitempty" jsonschema:"ts of the Slack thread's parent message, with channelId"`
 	TeamID    string        `json:"teamId,omitempty" jsonschema:"Slack workspace id (T…) of the channel, when weft may not know it"`
 	Limit     int           `json:"limit,omitempty" jsonschema:"replies per page (default 50)" minimum:"1" maximum:"200"`
-	Cursor    string        `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Cursor    string        `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page"`
 	Order     replies.Order `json:"order,omitempty" jsonschema:"default oldest" enum:"oldest,newest"`
 }
 
@@ -39,8 +39,9 @@ func Replies(svc RepliesGetter, reach *tenancy.Reach) Tool {
 		Name: "get_thread_replies",
 		Description: "Read a conversation thread: its first message (parent) and the replies after it, a page at a time. " +
 			"thread_id is a weft thread id or a Discord thread id; omit it for this thread. " +
-			"A Slack thread is named by channelId and threadTs instead, and answered as {parent, replies, nextCursor, hasMore}. " +
-			"Pass next_cursor from a result as cursor to read on. Deleted replies have text null.",
+			"A Slack thread is named by channelId and threadTs instead. Either answers as {parent, replies, nextCursor, hasMore}, " +
+			"each message with its ts, user (the author's id), text, edited, deleted and subtype. " +
+			"Pass nextCursor from a result as cursor to read on. Deleted replies have text null.",
 		Schema: toolschema.For[repliesArgs](),
 		Handler: func(ctx context.Context, c Call) (string, error) {
 			args, err := Decode[repliesArgs](c)

@@ -37,6 +37,7 @@ func TestRepliesTool(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
+		repliestest.CheckShape(t, []byte(out))
 		var resp replies.Response
 		require.NoError(t, json.Unmarshal([]byte(out), &resp))
 		return &resp, nil
@@ -145,7 +146,7 @@ func TestRepliesToolSchema(t *testing.T) {
 			"threadTs": {"type": "string", "description": "ts of the Slack thread's parent message, with channelId"},
 			"teamId": {"type": "string", "description": "Slack workspace id (T…) of the channel, when weft may not know it"},
 			"limit": {"type": "integer", "description": "replies per page (default 50)", "minimum": 1, "maximum": 200},
-			"cursor": {"type": "string", "description": "next_cursor of the previous page"},
+			"cursor": {"type": "string", "description": "nextCursor of the previous page"},
 			"order": {"type": "string", "description": "default oldest", "enum": ["oldest", "newest"]}
 		},
 		"additionalProperties": false

@@ -50,6 +50,51 @@ func (q *Queries) GitHubInstallationGone(ctx context.Context, installationID int
 	return column_1, err
 }
 
+const gitHubInstallationsOf = `-- name: GitHubInstallationsOf :many
+SELECT installation_id, account_id, account_login FROM (
+    SELECT i.installation_id, i.account_id, i.account_login FROM github_installations i
+    WHERE i.removed_at IS NULL AND NOT i.suspended
+    UNION ALL
+    (SELECT DISTINCT ON (g.installation_id) g.installation_id, g.account_id, g.repo_owner
+     FROM github_thread_metadata g
+     WHERE NOT EXISTS (SELECT 1 FROM github_installations i WHERE i.installation_id = g.installation_id)
+     ORDER BY g.installation_id, g.created_at DESC)
+) live
+WHERE $1::text = '' OR tenant_organisation('github', account_id::text) = $1::text
+ORDER BY installation_id
+`
+
+type GitHubInstallationsOfRow struct {
+	InstallationID int64
+	AccountID      int64
+	AccountLogin   string
+}
+
+// GitHubInstallationsOf is the live installations whose account is of an
+// organisation (linked, or its own), every live one for the operator
+// (”): what a conversation's GitHub tools may read. An installation made
+// before weft heard its installation event is known by its threads (its
+// login taken from a repository's owner). Few rows: a scan.
+func (q *Queries) GitHubInstallationsOf(ctx context.Context, organisation string) ([]GitHubInstallationsOfRow, error) {
+	rows, err := q.db.Query(ctx, gitHubInstallationsOf, organisation)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []GitHubInstallationsOfRow
+	for rows.Next() {
+		var i GitHubInstallationsOfRow
+		if err := rows.Scan(&i.InstallationID, &i.AccountID, &i.AccountLogin); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const insertGitHubAttachment = `-- name: InsertGitHubAttachment :exec
 INSERT INTO github_thread_metadata (thread_id, installation_id, account_id, repo_id, repo_owner, repo_name, number,
     is_pull_request, review_root_id, created_by)
@@ -160,6 +205,55 @@ type ThreadByGitHubConversationParams struct {
 // or of one review thread, by the conversation key's index.
 func (q *Queries) ThreadByGitHubConversation(ctx context.Context, arg ThreadByGitHubConversationParams) (Thread, error) {
 	row := q.db.QueryRow(ctx, threadByGitHubConversation, arg.RepoID, arg.Number, arg.ReviewRoot)
+	var i Thread
+	err := row.Scan(
+		&i.ThreadID,
+		&i.ThreadType,
+		&i.Goal,
+		&i.Status,
+		&i.WaitingReason,
+		&i.Result,
+		&i.Error,
+		&i.AgentName,
+		&i.HeadStitchID,
+		&i.StitchCount,
+		&i.LeaseOwner,
+		&i.LeaseExpiresAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.LastActivityAt,
+		&i.FinishedAt,
+	)
+	return i, err
+}
+
+const threadByGitHubIssue = `-- name: ThreadByGitHubIssue :one
+SELECT thread_id, thread_type, goal, status, waiting_reason, result, error, agent_name, head_stitch_id, stitch_count, lease_owner, lease_expires_at, created_at, updated_at, last_activity_at, finished_at FROM threads WHERE thread_id = (
+    SELECT thread_id FROM github_thread_metadata
+    WHERE lower(repo_owner) = lower($1::text) AND lower(repo_name) = lower($2::text) AND number = $3
+      AND review_root_id IS NULL
+      AND tenant_organisation('github', account_id::text) = $4::text
+    ORDER BY updated_at DESC LIMIT 1)
+`
+
+type ThreadByGitHubIssueParams struct {
+	Owner        string
+	Repo         string
+	Number       int32
+	Organisation string
+}
+
+// ThreadByGitHubIssue finds the thread of an issue or pull request (not
+// one of its review threads) by the names in its URL, within one
+// organisation: a URL names no repository id. A rare command's lookup
+// (/continue), so no index of its own: it scans the GitHub attachments.
+func (q *Queries) ThreadByGitHubIssue(ctx context.Context, arg ThreadByGitHubIssueParams) (Thread, error) {
+	row := q.db.QueryRow(ctx, threadByGitHubIssue,
+		arg.Owner,
+		arg.Repo,
+		arg.Number,
+		arg.Organisation,
+	)
 	var i Thread
 	err := row.Scan(
 		&i.ThreadID,

@@ -8,6 +8,8 @@ package dbsqlc
 import (
 	"context"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 const memoryBlocks = `-- name: MemoryBlocks :many
@@ -91,4 +93,73 @@ func (q *Queries) SaveMemory(ctx context.Context, arg SaveMemoryParams) error {
 		arg.Content,
 	)
 	return err
+}
+
+const threadMemoryBlocks = `-- name: ThreadMemoryBlocks :many
+SELECT label, content, updated_at, person FROM memory_blocks
+WHERE organisation = coalesce((
+    SELECT tenant_organisation(tenant_kind, tenant_id) FROM (
+        SELECT 1 AS rank, 'linear' AS tenant_kind, l.workspace_id AS tenant_id FROM linear_thread_metadata l WHERE l.thread_id = $1
+        UNION ALL
+        SELECT 2, 'discord', d.guild_id FROM discord_thread_metadata d WHERE d.thread_id = $1
+        UNION ALL
+        SELECT 3, 'slack', s.team_id FROM slack_thread_metadata s WHERE s.thread_id = $1
+        UNION ALL
+        SELECT 4, 'github', g.account_id::text FROM github_thread_metadata g WHERE g.thread_id = $1
+    ) t ORDER BY rank LIMIT 1), tenant_organisation('', ''))
+  AND agent_name = $2
+  AND (person = '' OR person IN (
+    SELECT r.source_platform || ':' || r.author_id FROM (
+        SELECT source_platform, author_id FROM stitches WHERE thread_id = $1 ORDER BY seq DESC LIMIT $3::int
+    ) r WHERE r.source_platform IS NOT NULL AND r.author_id IS NOT NULL
+    UNION ALL
+    SELECT 'linear:' || l.created_by_user_id FROM linear_thread_metadata l WHERE l.thread_id = $1
+    UNION ALL
+    SELECT 'discord:' || d.created_by FROM discord_thread_metadata d WHERE d.thread_id = $1))
+ORDER BY person, label
+`
+
+type ThreadMemoryBlocksParams struct {
+	ThreadID  uuid.UUID
+	AgentName string
+	Recent    int32
+}
+
+type ThreadMemoryBlocksRow struct {
+	Label     string
+	Content   string
+	UpdatedAt time.Time
+	Person    string
+}
+
+// ThreadMemoryBlocks reads, in the round trip that reads a thread's memory
+// context (db.MemoryContext), every block the thread's memory scope can be:
+// those of agent_name in the organisation of the thread's tenant (as
+// ThreadTenant finds it; ” for a thread on no platform), of the
+// organisation itself (person ”) and of each person its latest @recent
+// stitches or its Linear or Discord attachment name. The caller keeps the
+// organisation's and its scope's person's, which is one of them.
+func (q *Queries) ThreadMemoryBlocks(ctx context.Context, arg ThreadMemoryBlocksParams) ([]ThreadMemoryBlocksRow, error) {
+	rows, err := q.db.Query(ctx, threadMemoryBlocks, arg.ThreadID, arg.AgentName, arg.Recent)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ThreadMemoryBlocksRow
+	for rows.Next() {
+		var i ThreadMemoryBlocksRow
+		if err := rows.Scan(
+			&i.Label,
+			&i.Content,
+			&i.UpdatedAt,
+			&i.Person,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -10,6 +10,24 @@ import (
 	"github.com/google/uuid"
 )
 
+type Approval struct {
+	ApprovalID  uuid.UUID
+	ThreadID    uuid.UUID
+	ToolCallID  string
+	ToolName    string
+	Server      string
+	Tool        string
+	Arguments   []byte
+	Status      string
+	DecidedBy   *string
+	DecidedName *string
+	DecidedVia  *string
+	Reason      *string
+	DecidedAt   *time.Time
+	ExpiresAt   time.Time
+	CreatedAt   time.Time
+}
+
 type DiscordAttachment struct {
 	ThreadID        uuid.UUID
 	DiscordThreadID string

@@ -3,7 +3,9 @@ package dbbench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
@@ -18,6 +20,8 @@ import (
 // machine's load, so a test may bound them.
 type Trips struct {
 	roundTrips, statements, commits atomic.Int64
+	mu                              sync.Mutex
+	byName                          map[string]int64
 }
 
 var (
@@ -51,6 +55,7 @@ func (t *Trips) Count() TripCount {
 func (t *Trips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	t.roundTrips.Add(1)
 	t.statements.Add(1)
+	t.name(d.SQL)
 	if strings.EqualFold(strings.TrimSpace(d.SQL), "commit") {
 		t.commits.Add(1)
 	}
@@ -67,8 +72,60 @@ func (t *Trips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBat
 }
 
 // TraceBatchQuery implements pgx.BatchTracer.
-func (t *Trips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
+func (t *Trips) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
 	t.statements.Add(1)
+	t.name(d.SQL)
+}
+
+// name counts a statement by its name: sqlc's and River's "-- name: X"
+// comment, else its first line.
+func (t *Trips) name(sql string) {
+	line, _, _ := strings.Cut(strings.TrimSpace(sql), "\n")
+	line = strings.TrimPrefix(line, "-- name: ")
+	if i := strings.Index(line, " :"); i > 0 {
+		line = line[:i]
+	}
+	if len(line) > 60 {
+		line = line[:60]
+	}
+	t.mu.Lock()
+	if t.byName == nil {
+		t.byName = map[string]int64{}
+	}
+	t.byName[line]++
+	t.mu.Unlock()
+}
+
+// ByName is how many statements of each name were sent so far.
+func (t *Trips) ByName() map[string]int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]int64, len(t.byName))
+	for k, v := range t.byName {
+		out[k] = v
+	}
+	return out
+}
+
+// NamesPer formats the statements sent between earlier and now (two
+// ByName snapshots) per n, the most frequent first, as "name ×c".
+func NamesPer(now, earlier map[string]int64, n int) string {
+	type kv struct {
+		k string
+		v int64
+	}
+	var rows []kv
+	for k, v := range now {
+		if d := v - earlier[k]; d > 0 {
+			rows = append(rows, kv{k, d})
+		}
+	}
+	slices.SortFunc(rows, func(a, b kv) int { return int(b.v - a.v) })
+	parts := make([]string, len(rows))
+	for i, r := range rows {
+		parts[i] = fmt.Sprintf("%s ×%.2f", r.k, float64(r.v)/float64(max(n, 1)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // TraceBatchEnd implements pgx.BatchTracer.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -259,4 +260,31 @@ func StartServe(ctx context.Context, url, role, modelURL string, env ...string) 
 			"WEFT_LLM_PROVIDER=openai", "OPENAI_API_KEY=bench", "OPENAI_BASE_URL=" + modelURL,
 		}, env...)
 	}, ReadyAt("/readyz", 60*time.Second))
+}
+
+// FetchProfile gets a pprof profile from url (a process's pprof
+// endpoint, which takes as long as the profile lasts) and writes it to
+// path.
+func FetchProfile(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("profile: %w", err)
+	}
+	return f.Close()
 }

@@ -30,8 +30,10 @@ type Result struct {
 	// one, so a generator falling behind shows as latency rather than
 	// hiding it (no coordinated omission).
 	Latency time.Duration
-	// Sent is the wall-clock time the request went out.
+	// Sent is the wall-clock time the request went out, and Lag how long
+	// after its scheduled time: the generator's own delay, part of Latency.
 	Sent time.Time
+	Lag  time.Duration
 	Err  error
 }
 
@@ -117,18 +119,19 @@ func (l *Load) send(ctx context.Context, at time.Time, d Delivery) Result {
 	sent := time.Now()
 	resp, err := l.Client.Do(req)
 	if err != nil {
-		return Result{Latency: time.Since(at), Sent: sent, Err: err}
+		return Result{Latency: time.Since(at), Sent: sent, Lag: sent.Sub(at), Err: err}
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	return Result{Status: resp.StatusCode, Latency: time.Since(at), Sent: sent}
+	return Result{Status: resp.StatusCode, Latency: time.Since(at), Sent: sent, Lag: sent.Sub(at)}
 }
 
 // Tally sums up a run's results.
 type Tally struct {
 	Sent, OK, Shed, Other, Failed, Saturated int
-	// Ack is the latency of the 200s, ShedLatency of the 503s; both sorted.
-	Ack, ShedLatency Latencies
+	// Ack is the latency of the 200s, ShedLatency of the 503s; Lag the
+	// generator's delay in sending each request answered; all sorted.
+	Ack, ShedLatency, Lag Latencies
 }
 
 // Count tallies results.
@@ -141,6 +144,8 @@ func Count(results []Result) Tally {
 			continue
 		case r.Err != nil:
 			t.Failed++
+			t.Sent++
+			continue
 		case r.Status == http.StatusOK:
 			t.OK++
 			t.Ack = append(t.Ack, r.Latency)
@@ -151,8 +156,9 @@ func Count(results []Result) Tally {
 			t.Other++
 		}
 		t.Sent++
+		t.Lag = append(t.Lag, r.Lag)
 	}
-	t.Ack, t.ShedLatency = t.Ack.Sorted(), t.ShedLatency.Sorted()
+	t.Ack, t.ShedLatency, t.Lag = t.Ack.Sorted(), t.ShedLatency.Sorted(), t.Lag.Sorted()
 	return t
 }
 

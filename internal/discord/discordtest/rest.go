@@ -37,10 +37,13 @@ func (s *Server) routes() http.Handler {
 	api("GET /channels/{channel}/messages", s.handleMessageList)
 	api("POST /channels/{channel}/messages", s.handleMessageCreate)
 	api("GET /channels/{channel}/messages/{message}", s.handleMessageGet)
+	api("PATCH /channels/{channel}/messages/{message}", s.handleMessageEdit)
+	api("DELETE /channels/{channel}/messages/{message}", s.handleMessageDelete)
 	api("POST /channels/{channel}/messages/{message}/threads", s.handleThreadFromMessage)
 	api("POST /channels/{channel}/threads", s.handleThreadWithoutMessage)
 	api("PUT /channels/{channel}/thread-members/@me", s.handleThreadJoin)
 	api("POST /channels/{channel}/typing", s.handleTyping)
+	api("GET /guilds/{guild}/members/search", s.handleMemberSearch)
 	api("PUT /applications/{app}/commands", s.handleCommandOverwrite)
 	api("PUT /applications/{app}/guilds/{guild}/commands", s.handleCommandOverwrite)
 	api("PATCH /webhooks/{app}/{token}/messages/@original", s.handleWebhookEditOriginal)
@@ -189,6 +192,21 @@ type messageCreateBody struct {
 	EnforceNonce     bool                              `json:"enforce_nonce"`
 	AllowedMentions  *discordgo.MessageAllowedMentions `json:"allowed_mentions"`
 	MessageReference *discordgo.MessageReference       `json:"message_reference"`
+	Components       []sentRow                         `json:"components"`
+}
+
+// sentRow is an action row of message components as a client sends it.
+type sentRow struct {
+	Type       discordgo.ComponentType `json:"type"`
+	Components []Button                `json:"components"`
+}
+
+// Button is a button a message was sent with.
+type Button struct {
+	Type     discordgo.ComponentType `json:"type"`
+	Label    string                  `json:"label"`
+	Style    discordgo.ButtonStyle   `json:"style"`
+	CustomID string                  `json:"custom_id"`
 }
 
 // handleMessageCreate posts as the bot. With enforce_nonce, a nonce seen
@@ -238,10 +256,23 @@ func (s *Server) handleMessageCreate(w http.ResponseWriter, r *http.Request) {
 	s.messages[channelID] = append(s.messages[channelID], m)
 	s.sent[channelID] = append(s.sent[channelID], SentMessage{
 		ID: m.ID, Content: m.Content, Nonce: nonce, EnforceNonce: body.EnforceNonce, AllowedMentions: body.AllowedMentions,
+		Buttons: buttons(body.Components),
 	})
 	// Discord echoes the bot's own messages on the gateway too.
 	s.dispatchLocked("MESSAGE_CREATE", m)
 	writeJSON(w, http.StatusOK, m)
+}
+
+// buttons are the buttons of a message's action rows, in order.
+func buttons(rows []sentRow) []Button {
+	var out []Button
+	for _, r := range rows {
+		if r.Type != discordgo.ActionsRowComponent {
+			continue
+		}
+		out = append(out, r.Components...)
+	}
+	return out
 }
 
 // nonceString reads a nonce, which Discord accepts as a string or integer.

@@ -55,10 +55,12 @@ type Server struct {
 	messages  map[string][]*discordgo.Message // per channel, oldest first
 	nonces    map[string]string               // channel/nonce → message id
 	sent      map[string][]SentMessage
+	edits     map[string][]Edit
 	typing    map[string]int
 	requests  fakekit.Log[Request]
 	overwrite []CommandOverwrite
-	webhooks  map[string][]WebhookMessage // by interaction token
+	webhooks  map[string][]WebhookMessage    // by interaction token
+	members   map[string][]*discordgo.Member // by guild
 	gateway   gatewayState
 }
 
@@ -72,6 +74,7 @@ func NewServer(t fakekit.TB) *Server {
 		messages: make(map[string][]*discordgo.Message),
 		nonces:   make(map[string]string),
 		sent:     make(map[string][]SentMessage),
+		edits:    make(map[string][]Edit),
 		typing:   make(map[string]int),
 		webhooks: make(map[string][]WebhookMessage),
 		gateway:  newGatewayState(),
@@ -143,10 +146,13 @@ type SentMessage struct {
 	Nonce           string
 	EnforceNonce    bool
 	AllowedMentions *discordgo.MessageAllowedMentions // nil if absent
+	// Buttons are the message components' buttons it was sent with.
+	Buttons []Button
 }
 
-// Sent returns the messages the bot created in a channel, oldest first.
-// A send deduplicated by its nonce is not listed twice.
+// Sent returns the messages the bot created in a channel, oldest first,
+// with their content as it stands (edited; deleted ones left out). A send
+// deduplicated by its nonce is not listed twice.
 func (s *Server) Sent(channelID string) []SentMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -209,6 +215,7 @@ func (s *Server) PostUserMessage(channelID string, author User, content string) 
 		m.Mentions = append(m.Mentions, u)
 	}
 	s.messages[channelID] = append(s.messages[channelID], m)
+	s.addMemberLocked(ch.GuildID, author, "")
 	s.dispatchLocked("MESSAGE_CREATE", m)
 	return copyMessage(m)
 }

@@ -92,6 +92,19 @@ func StatusInteraction(appID, token, guildID, channelID string, user User) []byt
 	})
 }
 
+// ButtonInteraction is the body of a click by user on a button (a message
+// component) whose custom id is customID, under the bot's message
+// messageID that reads content. id is the interaction's snowflake.
+func ButtonInteraction(appID, id, token, guildID, channelID string, user User, messageID, content, customID string) []byte {
+	return mustJSON(map[string]any{
+		"id": id, "application_id": appID, "type": discordgo.InteractionMessageComponent, "token": token, "version": 1,
+		"guild_id": guildID, "channel_id": channelID,
+		"member":  map[string]any{"user": map[string]any{"id": user.ID, "username": user.Name, "bot": user.Bot}},
+		"message": map[string]any{"id": messageID, "channel_id": channelID, "content": content},
+		"data":    map[string]any{"custom_id": customID, "component_type": discordgo.ButtonComponent},
+	})
+}
+
 // mustJSON marshals a value built from literals, which cannot fail.
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)

@@ -102,6 +102,12 @@ func (s *Server) Deliver(event string, payload any) Delivery {
 	if err != nil {
 		panic("githubtest: marshal payload: " + err.Error())
 	}
+	return s.DeliverBody(event, body)
+}
+
+// DeliverBody signs body, exactly as it is, as a delivery of event and
+// sends it to DeliverTo's URL (a vendored example, say).
+func (s *Server) DeliverBody(event string, body []byte) Delivery {
 	d := s.Sign(event, body)
 	s.hooks.mu.Lock()
 	s.hooks.sent[d.ID] = sentHook{event: event, body: body}

@@ -14,7 +14,7 @@ func userJSON(u User) map[string]any {
 }
 
 func repoJSON(r *repo) map[string]any {
-	owner := User{ID: r.id * 10, Login: r.owner, Type: "Organization"}
+	owner := User{ID: r.ownerID, Login: r.owner, Type: "Organization"}
 	return map[string]any{"id": r.id, "node_id": "R_" + strconv.FormatInt(r.id, 10), "name": r.name,
 		"full_name": r.owner + "/" + r.name, "private": r.private, "owner": userJSON(owner),
 		"html_url": "https://github.com/" + r.owner + "/" + r.name, "url": apiURL("/repos/%s/%s", r.owner, r.name)}

@@ -11,6 +11,9 @@ type repo struct {
 	private     bool
 	issues      map[int]*Issue
 	next        int
+	// ownerID is the owner's account id: the installed account's, as on
+	// GitHub, when the account was installed first.
+	ownerID int64
 }
 
 // Issue is an issue or pull request in the fake.
@@ -73,7 +76,10 @@ func (s *Server) repoLocked(full string) *repo {
 	}
 	owner, name, _ := strings.Cut(full, "/")
 	s.nextID++
-	r := &repo{id: s.nextID, owner: owner, name: name, issues: map[int]*Issue{}}
+	r := &repo{id: s.nextID, owner: owner, name: name, issues: map[int]*Issue{}, ownerID: s.nextID * 10}
+	if u, ok := s.users[strings.ToLower(owner)]; ok {
+		r.ownerID = u.ID
+	}
 	s.repos[key] = r
 	return r
 }

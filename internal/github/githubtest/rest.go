@@ -43,7 +43,9 @@ func (s *Server) routes() http.Handler {
 	add("POST", "/repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions", authInstallation, s.reactComment(true))
 	add("GET", "/search/issues", authInstallation, s.searchIssues)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.record(r, "", nil, http.StatusNotFound, 0)
+		body, _ := io.ReadAll(r.Body)
+		s.checkCall(Call{Method: r.Method, URL: r.URL.RequestURI(), Header: r.Header, Body: body})
+		s.record(r, "", body, http.StatusNotFound, 0, s.Now())
 		writeError(w, http.StatusNotFound, "Not Found")
 	})
 	return mux
@@ -81,11 +83,16 @@ func (s *status) Write(b []byte) (int, error) {
 func (s *status) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, a auth, h func(*request)) {
+	at := s.Now()
 	body, _ := io.ReadAll(r.Body)
 	sw := &status{ResponseWriter: w}
 	var instID int64
-	defer func() { s.record(r, route, body, sw.code, instID) }()
+	defer func() { s.record(r, route, body, sw.code, instID, at) }()
 	req := &request{w: sw, r: r, body: body}
+	if !s.checkCall(Call{Route: route, Method: r.Method, URL: r.URL.RequestURI(), Header: r.Header, Body: body}) {
+		writeError(sw, http.StatusUnprocessableEntity, "Invalid request.")
+		return
+	}
 	switch a {
 	case authApp:
 		if msg := s.verifyJWT(r.Header.Get("Authorization")); msg != "" {
@@ -99,7 +106,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, a a
 			return
 		}
 		req.inst, instID = in, in.id
-		if s.primaryLimited(sw, in) {
+		if s.primaryLimited(sw, in) || s.secondaryLimited(sw, in) {
 			return
 		}
 	}
@@ -115,9 +122,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, a a
 	}, writeFault)
 }
 
-func (s *Server) record(r *http.Request, route string, body []byte, code int, inst int64) {
+func (s *Server) record(r *http.Request, route string, body []byte, code int, inst int64, at time.Time) {
 	s.calls.Add(Call{Route: route, Method: r.Method, URL: r.URL.RequestURI(), Header: r.Header.Clone(),
-		Body: body, Status: code, Installation: inst})
+		Body: body, Status: code, Installation: inst, At: at, Answered: s.Now()})
+}
+
+// secondaryLimited answers as GitHub does while the installation is under
+// a secondary rate limit (SecondaryLimit).
+func (s *Server) secondaryLimited(w http.ResponseWriter, in *installation) bool {
+	s.mu.Lock()
+	now := s.clock()
+	until, status := in.secondaryUntil, in.secondaryStatus
+	s.mu.Unlock()
+	if !now.Before(until) {
+		return false
+	}
+	writeFault(w, fakekit.Fault{Status: status, RetryAfter: until.Sub(now)})
+	return true
 }
 
 // primaryLimited counts a request against the installation's primary

@@ -4,10 +4,12 @@
 // installation access tokens, which expire — with GitHub's primary and
 // secondary rate limits and 5xx faults in fakekit's vocabulary by route
 // ("POST /repos/{owner}/{repo}/issues/{issue_number}/comments"), and
-// signed webhook deliveries with redelivery. The real go-github client
-// talks to it through its base URL. Tests add repositories, issues and
-// comments, deliver events, and read back what the app did. Only tests
-// and the demo may import it.
+// signed webhook deliveries with redelivery. In a test, every request it
+// receives is checked against GitHub's own REST description (vendored in
+// openapi/), and one GitHub does not document fails the test. The real
+// go-github client talks to it through its base URL. Tests add
+// repositories, issues and comments, deliver events, and read back what
+// the app did. Only tests and the demo may import it.
 package githubtest
 
 import (
@@ -61,6 +63,9 @@ type Call struct {
 	// Installation is the installation whose token made the call, 0 for
 	// the app JWT or none.
 	Installation int64
+	// At is when the fake received it, and Answered when it answered,
+	// on its clock.
+	At, Answered time.Time
 }
 
 // Server is a fake GitHub. All methods are safe for concurrent use.
@@ -84,6 +89,9 @@ type Server struct {
 	calls    fakekit.Log[Call]
 	hooks    *hooks
 	pageSize int // caps per_page, so that tests reach pagination
+	// checkOpenAPI checks each request against GitHub's REST description
+	// (on with a test's t).
+	checkOpenAPI bool
 }
 
 type installation struct {
@@ -97,6 +105,10 @@ type installation struct {
 	limit, used  int
 	window       time.Time
 	limitedUntil time.Time
+	// A secondary rate limit: every request answers secondaryStatus with
+	// Retry-After until secondaryUntil.
+	secondaryUntil  time.Time
+	secondaryStatus int
 }
 
 type token struct {
@@ -120,7 +132,7 @@ func NewServer(t fakekit.TB) *Server {
 	s := &Server{
 		t: t, key: key, ttl: TokenTTL, nextID: 1000,
 		insts: map[int64]*installation{}, tokens: map[string]token{}, repos: map[string]*repo{},
-		users: map[string]User{strings.ToLower(BotLogin): Bot}, pageSize: 100,
+		users: map[string]User{strings.ToLower(BotLogin): Bot}, pageSize: 100, checkOpenAPI: t != nil,
 	}
 	s.hooks = &hooks{s: s, client: &http.Client{Timeout: hookTimeout}, sent: map[string]sentHook{}}
 	s.http = httptest.NewServer(s.routes())
@@ -205,12 +217,28 @@ func (s *Server) Uninstall(inst int64) {
 }
 
 // ExhaustRateLimit uses up an installation's primary rate limit until d
-// from now on the fake's clock: every call answers 403 with
-// X-RateLimit-Remaining: 0 until then.
-func (s *Server) ExhaustRateLimit(inst int64, d time.Duration) {
+// from now on the fake's clock, rounded up to a whole second as GitHub's
+// X-RateLimit-Reset is: every call answers 403 with
+// X-RateLimit-Remaining: 0 until then. It returns the reset.
+func (s *Server) ExhaustRateLimit(inst int64, d time.Duration) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.insts[inst].limitedUntil = s.clock().Add(d)
+	until := s.clock().Add(d + time.Second - 1).Truncate(time.Second)
+	s.insts[inst].limitedUntil = until
+	return until
+}
+
+// SecondaryLimit puts an installation under a secondary rate limit for d
+// on the fake's clock: every call of its tokens answers status (403, as
+// GitHub mostly does, or 429) with Retry-After, the seconds left, until
+// then. It returns when the limit ends.
+func (s *Server) SecondaryLimit(inst int64, d time.Duration, status int) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	until := s.clock().Add(d + time.Second - 1).Truncate(time.Second)
+	in := s.insts[inst]
+	in.secondaryUntil, in.secondaryStatus = until, status
+	return until
 }
 
 // SetRateLimit sets an installation's primary rate limit, requests an

@@ -4,10 +4,12 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +29,9 @@ func post(t *testing.T, s *githubtest.Server, method, path, auth, body string) (
 	require.NoError(t, err)
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -115,6 +120,7 @@ func TestTokensExpire(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, status)
 	require.Equal(t, "Bad credentials", body["message"])
 	// Endpoints weft does not call are not there.
+	s.SkipOpenAPICheck()
 	status, _ = post(t, s, "DELETE", "/repos/acme/widgets/issues/1", tok, "")
 	require.Equal(t, http.StatusNotFound, status)
 }
@@ -150,4 +156,42 @@ func TestRedelivery(t *testing.T) {
 func jsonNum(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// recorder is a test that records its failures instead of failing.
+type recorder struct {
+	*testing.T
+	mu     sync.Mutex
+	errors []string
+}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+// TestOpenAPICheck: a request GitHub's REST description does not allow
+// fails the test that made it and is refused; a documented one passes.
+func TestOpenAPICheck(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{T: t}
+	s := githubtest.NewServer(rec)
+	s.Install(githubtest.User{ID: 1, Login: "acme", Type: "Organization"}, "acme/widgets")
+	for _, c := range []struct {
+		method, path, body string
+		status             int
+	}{
+		{"GET", "/repos/acme/widgets/issues/1/timeline", "", http.StatusNotFound},
+		{"POST", "/repos/acme/widgets/issues/1/comments", "{}", http.StatusUnprocessableEntity},
+		{"GET", "/repos/acme/widgets/issues/1/comments?direction=desc", "", http.StatusUnprocessableEntity},
+	} {
+		status, _ := post(t, s, c.method, c.path, "token nope", c.body)
+		require.Equal(t, c.status, status, "%s %s", c.method, c.path)
+	}
+	require.Len(t, rec.errors, 3)
+	require.Contains(t, rec.errors[0], "is not in GitHub's REST description")
+	status, _ := post(t, s, "GET", "/repos/acme/widgets/issues/1", "token nope", "")
+	require.Equal(t, http.StatusUnauthorized, status, "a documented request goes on to be authenticated")
+	require.Len(t, rec.errors, 3)
 }

@@ -94,6 +94,10 @@ func (s *Server) issueObj(i *Issue) obj {
 			if c.AuthorName != "" {
 				co["user"] = obj{"__typename": "User", "name": c.AuthorName}
 			}
+			co["editedAt"] = nil
+			if !c.EditedAt.IsZero() {
+				co["editedAt"] = c.EditedAt.Format(time.RFC3339Nano)
+			}
 			nodes = append(nodes, co)
 		}
 		return page(nodes, args)

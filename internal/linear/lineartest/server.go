@@ -126,6 +126,7 @@ type Issue struct {
 type Comment struct {
 	ID, Body, AuthorName string
 	CreatedAt            time.Time
+	EditedAt             time.Time // zero: never edited
 }
 
 // Activity is an agent activity as the fake received it (or as seeded).

@@ -5,6 +5,7 @@ package repliestest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -81,12 +82,13 @@ func Walk(t testing.TB, limit int, fetch Fetch) []replies.Message {
 		require.NotNil(t, resp.Parent, "every page carries the parent")
 		all = append(all, resp.Replies...)
 		if !resp.HasMore {
-			require.Empty(t, resp.NextCursor)
+			require.Nil(t, resp.NextCursor, "the last page's nextCursor is null")
 			return all
 		}
 		require.Len(t, resp.Replies, limit, "a page with more after it is full")
-		require.NotEmpty(t, resp.NextCursor)
-		cursor = resp.NextCursor
+		require.NotNil(t, resp.NextCursor)
+		require.NotEmpty(t, *resp.NextCursor)
+		cursor = *resp.NextCursor
 	}
 }
 
@@ -116,5 +118,49 @@ func (c *Conversation) Check(t testing.TB, got []replies.Message, newest bool) {
 			require.False(t, m.Edited || m.Deleted, "reply %d is neither edited nor deleted", want)
 			require.Equal(t, c.Replies[want], *m.Text)
 		}
+	}
+}
+
+// CheckShape asserts that raw, a page read by thread_id as any surface
+// answers it, is in get-thread-replies.md's shape: parent, replies,
+// nextCursor (null on the last page) and hasMore, each message with its
+// ts, the author's id as user, text, edited, deleted and subtype; so a
+// client of the design reads it as it reads a Slack thread's.
+func CheckShape(t testing.TB, raw []byte) {
+	t.Helper()
+	var page map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(raw, &page))
+	for _, k := range []string{"parent", "replies", "nextCursor", "hasMore"} {
+		require.Contains(t, page, k, "get-thread-replies.md's %s", k)
+	}
+	var more bool
+	require.NoError(t, json.Unmarshal(page["hasMore"], &more))
+	if !more {
+		require.Equal(t, "null", string(page["nextCursor"]), "the last page's nextCursor is null")
+	}
+	var msgs []map[string]any
+	require.NoError(t, json.Unmarshal(page["replies"], &msgs))
+	replyCount := len(msgs)
+	if string(page["parent"]) != "null" {
+		var parent map[string]any
+		require.NoError(t, json.Unmarshal(page["parent"], &parent))
+		msgs = append(msgs, parent)
+	}
+	require.NotEmpty(t, msgs)
+	for _, m := range msgs {
+		require.Regexp(t, `^[0-9]{10}\.[0-9]{6}$`, m["ts"], "each message has its ts: %v", m)
+		for _, k := range []string{"text", "edited", "deleted", "subtype"} {
+			require.Contains(t, m, k)
+		}
+		if author, ok := m["author"].(map[string]any); ok && author["id"] != nil && author["id"] != "" {
+			require.Equal(t, author["id"], m["user"], "user is the author's id")
+		}
+	}
+	// A client of the design decodes it as a Slack thread's page.
+	var slack replies.SlackResponse
+	require.NoError(t, json.Unmarshal(raw, &slack))
+	require.Len(t, slack.Replies, replyCount)
+	for _, r := range slack.Replies {
+		require.NotEmpty(t, r.TS)
 	}
 }

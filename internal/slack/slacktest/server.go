@@ -89,6 +89,10 @@ type Message struct {
 	EditedTS string
 	Deleted  bool
 	Metadata *Metadata
+	// Streaming is a message started by chat.startStream and not stopped.
+	Streaming bool
+	// Blocks are the message's Block Kit blocks as posted (JSON), if any.
+	Blocks json.RawMessage
 }
 
 // Call is one Web API request the fake answered.
@@ -115,11 +119,14 @@ type Server struct {
 	calls    fakekit.Log[Call]
 	statuses []Status
 	pageCap  int
-	oauth    *OAuth // answers oauth.v2.access, once attached
+	oauth    *OAuth            // answers oauth.v2.access, once attached
+	noStream map[string]string // channel → the error its streaming calls get
 
 	closeOnce sync.Once
 	events    *events
 	socket    *socketState
+	assistant assistantState // under mu
+	interact  interactURLs   // under mu
 }
 
 type channel struct {
@@ -133,6 +140,8 @@ type channel struct {
 // Status is one assistant.threads.setStatus call.
 type Status struct {
 	Channel, ThreadTS, Status string
+	// LoadingMessages are the loading_messages sent with it.
+	LoadingMessages []string
 }
 
 // NewServer starts a fake Slack. With a non-nil t it is closed in
@@ -438,12 +447,19 @@ func (s *Server) methods() map[string]handler {
 	return map[string]handler{
 		"auth.test":                   s.authTest,
 		"chat.postMessage":            s.postMessage,
+		"chat.update":                 s.update,
+		"chat.startStream":            s.startStream,
+		"chat.appendStream":           s.appendStream,
+		"chat.stopStream":             s.stopStream,
 		"conversations.replies":       s.replies,
 		"conversations.history":       s.history,
 		"assistant.threads.setStatus": s.setStatus,
-		"users.info":                  s.usersInfo,
-		"conversations.members":       s.members,
-		"apps.connections.open":       s.connectionsOpen,
+		// assistant.go: the AI app surfaces.
+		"assistant.threads.setTitle":            s.setTitle,
+		"assistant.threads.setSuggestedPrompts": s.setSuggestedPrompts,
+		"users.info":                            s.usersInfo,
+		"conversations.members":                 s.members,
+		"apps.connections.open":                 s.connectionsOpen,
 	}
 }
 
@@ -495,6 +511,9 @@ func (s *Server) postMessage(team Team, form url.Values, w http.ResponseWriter) 
 		return
 	}
 	m := s.storeLocked(team.Bot(), chID, threadTS, text, md)
+	if raw := form.Get("blocks"); raw != "" {
+		m = s.setBlocksLocked(m, raw)
+	}
 	s.mu.Unlock()
 	s.messageSent(m)
 	body := map[string]any{"ok": true, "channel": chID, "ts": m.TS, "message": s.render(m, true)}
@@ -526,6 +545,9 @@ func (s *Server) render(m Message, payload bool) map[string]any {
 	}
 	if m.EditedTS != "" {
 		out["edited"] = map[string]any{"user": m.User, "ts": m.EditedTS}
+	}
+	if len(m.Blocks) > 0 {
+		out["blocks"] = m.Blocks
 	}
 	if m.Metadata != nil {
 		md := map[string]any{"event_type": m.Metadata.EventType}
@@ -706,7 +728,8 @@ func (s *Server) setStatus(team Team, form url.Values, w http.ResponseWriter) {
 	s.mu.Lock()
 	ok := s.visibleLocked(team, chID)
 	if ok {
-		s.statuses = append(s.statuses, Status{Channel: chID, ThreadTS: form.Get("thread_ts"), Status: form.Get("status")})
+		s.statuses = append(s.statuses, Status{Channel: chID, ThreadTS: form.Get("thread_ts"), Status: form.Get("status"),
+			LoadingMessages: loadingMessages(form.Get("loading_messages"))})
 	}
 	s.mu.Unlock()
 	if !ok {

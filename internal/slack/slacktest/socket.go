@@ -17,12 +17,15 @@ type socketState struct {
 	enabled bool
 	conns   map[*websocket.Conn]*sync.Mutex // each with its write lock
 	acks    map[string]chan struct{}        // envelope id → closed on ack
-	next    int
-	ackWait time.Duration
+	// ackPayloads are the payloads acks carried, by envelope id.
+	ackPayloads map[string]json.RawMessage
+	next        int
+	ackWait     time.Duration
 }
 
 func newSocketState() *socketState {
-	return &socketState{conns: map[*websocket.Conn]*sync.Mutex{}, acks: map[string]chan struct{}{}, ackWait: ackTimeout}
+	return &socketState{conns: map[*websocket.Conn]*sync.Mutex{}, acks: map[string]chan struct{}{}, ackPayloads: map[string]json.RawMessage{},
+		ackWait: ackTimeout}
 }
 
 // EnableSocketMode turns Socket Mode on: apps.connections.open hands out
@@ -85,13 +88,17 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	for {
 		var ack struct {
-			EnvelopeID string `json:"envelope_id"`
+			EnvelopeID string          `json:"envelope_id"`
+			Payload    json.RawMessage `json:"payload"`
 		}
 		if err := conn.ReadJSON(&ack); err != nil {
 			return
 		}
 		st.mu.Lock()
 		if ch, ok := st.acks[ack.EnvelopeID]; ok {
+			if len(ack.Payload) > 0 && string(ack.Payload) != "null" {
+				st.ackPayloads[ack.EnvelopeID] = ack.Payload // envelope reads and drops it
+			}
 			close(ch)
 			delete(st.acks, ack.EnvelopeID)
 		}
@@ -157,4 +164,12 @@ func (st *socketState) close() {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// anyConnLocked is one open connection, nil without any.
+func (st *socketState) anyConnLocked() *websocket.Conn {
+	for c := range st.conns {
+		return c
+	}
+	return nil
 }

@@ -31,7 +31,7 @@ func (a *App) Context(store *db.Store, fast discovery.FastModel, logger *slog.Lo
 // NewDiscovery is discovery's source for Discord on client c, posting its
 // notice in the conversation's Discord thread.
 func NewDiscovery(c *discordapi.Client, store *db.Store, logger *slog.Logger) *DiscordChannels {
-	return &DiscordChannels{Reader: NewReader(c), Store: store, Post: discoveryNotice(c, logger.With("component", "discovery"))}
+	return &DiscordChannels{Reader: NewReader(c), Store: store, Post: discoveryNotice(c, logger.With("component", "discovery")), Self: c.BotUserID}
 }
 
 // Guild finds the server of a Discord channel weft does not track, for
@@ -89,6 +89,19 @@ func (r discordReader) MessagesBefore(ctx context.Context, channelID, beforeID s
 func (r discordReader) MessagesAfter(ctx context.Context, channelID, afterID string, limit int) ([]discovery.ChannelMessage, error) {
 	msgs, err := r.c.Messages(ctx, channelID, afterID, limit)
 	return channelMessages(msgs), notFound(err)
+}
+
+// SearchMembers implements DiscordReader.
+func (r discordReader) SearchMembers(ctx context.Context, guildID, query string, limit int) ([]DiscordMember, error) {
+	ms, err := r.c.SearchMembers(ctx, guildID, query, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DiscordMember, len(ms))
+	for i, m := range ms {
+		out[i] = DiscordMember{ID: m.ID, Names: m.Names}
+	}
+	return out, nil
 }
 
 // Message implements DiscordReader.

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -21,6 +22,7 @@ import (
 	discordapi "github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/metrics"
+	"github.com/weft-dev/weft/internal/streamer"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
@@ -40,6 +42,9 @@ type Config struct {
 	ContinueChannelID string
 	AllowedGuilds     []string
 	ShardCount        int
+	// StreamInterval is the least time between two edits of a streamed
+	// answer; 0 means EditInterval.
+	StreamInterval time.Duration
 }
 
 // Key is PublicKey decoded.
@@ -58,11 +63,17 @@ type App struct {
 	client *discordapi.Client // REST, shared by every shard's gateway
 	sender *discordapi.Sender
 	typist *discordapi.Typist
+	// streamer writes answers into their messages as the model writes
+	// them (when WEFT_STREAM_DISCORD leaves it on), and the sender
+	// finishes them.
+	streamer *streamer.Streamer
 	// el holds the gateway shards, once the ingester exists (elect).
 	el *discordapi.Elector
 	// interactions is POST /webhooks/discord, once Serve has its
 	// dependencies; nil (the route off) without a public key.
 	interactions *Interactions
+	// approvals decides approval requests' buttons (DecideThrough).
+	approvals surface.Approvals
 	// targetHelp is /continue's target described, from the platforms
 	// the continuer asks (Serve).
 	targetHelp string
@@ -86,7 +97,9 @@ func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
 	}
 	app.client = client
 	app.sender = discordapi.NewSender(client)
-	app.typist = discordapi.NewTypist(discordapi.TypistDeps{Client: client, Surfaces: store, Logger: logger})
+	sp := newStreamPlatform(client, c.StreamInterval)
+	app.streamer = streamer.New(streamer.Deps{Store: store, Platform: sp, Logger: logger.With("component", "discord_stream")})
+	app.typist = discordapi.NewTypist(discordapi.TypistDeps{Client: client, Surfaces: store, Quiet: sp.quiet, Logger: logger})
 	return app, nil
 }
 
@@ -115,7 +128,7 @@ func (a *App) Sender() surface.Sender {
 	if !a.On() {
 		return nil
 	}
-	return a.sender
+	return &streamSender{plain: a.sender, streamer: a.streamer}
 }
 
 // Hint is what people type to name one of Discord's conversations.
@@ -180,9 +193,15 @@ func (a *App) Serve(store *db.Store, c *continuation.Continuer, ab Aborter) {
 	key, _ := a.cfg.Key() // validated by loadDiscord
 	a.interactions = &Interactions{
 		PublicKey: key, AllowedGuilds: a.cfg.AllowedGuilds, Threads: store,
-		Continue: continueCommand{c}, Responses: a.client, Aborter: ab,
+		Continue: continueCommand{c}, Responses: a.client, Aborter: ab, Approvals: a.approvals,
 	}
 }
+
+// DecideThrough makes the Approve and Deny buttons under approval
+// requests decide through ap (surface.Approving). Call it before Serve.
+func (a *App) DecideThrough(ap surface.Approvals) { a.approvals = ap }
+
+var _ surface.Approving = (*App)(nil)
 
 // Routes mounts the interactions' route when Serve turned it on.
 func (a *App) Routes(r chi.Router, m surface.Mount) {
@@ -283,7 +302,7 @@ func (h discordHistory) ThreadHistory(ctx context.Context, ref history.Ref) ([]h
 	}
 	out := make([]history.Message, 0, len(msgs))
 	for _, m := range msgs {
-		out = append(out, history.Message{ID: m.ID, Author: m.Author.Name, Text: m.Content})
+		out = append(out, history.Message{ID: m.ID, Author: m.Author.Name, Text: m.Content, Edited: !m.EditedAt.IsZero()})
 	}
 	return out, nil
 }

@@ -34,6 +34,9 @@ type DiscordChannels struct {
 	// thread with the mention id as the nonce, so a retried turn does not
 	// post it twice.
 	Post func(ctx context.Context, n DiscoveryNotice)
+	// Self, if set, is weft's bot user id ("" until the gateway said):
+	// its own top-level posts are not ranked.
+	Self func() string
 }
 
 var _ discovery.Source = (*DiscordChannels)(nil)
@@ -59,16 +62,21 @@ func (s *DiscordChannels) Channel(ctx context.Context, th *thread.Thread, mentio
 	if err != nil {
 		return nil, err
 	}
-	return &discovery.Channel{Key: "discord:" + att.ChannelID, ID: att.ChannelID, ThreadID: th.ID,
-		Reply: att.DiscordThreadID, MentionID: mention.ExternalID}, nil
+	ch := &discovery.Channel{Key: "discord:" + att.ChannelID, ID: att.ChannelID, ThreadID: th.ID,
+		Reply: att.DiscordThreadID, MentionID: mention.ExternalID}
+	if s.Self != nil {
+		ch.BotUserID = s.Self()
+	}
+	return ch, nil
 }
 
 // Before implements discovery.Source.
 func (*DiscordChannels) Before(a, b string) bool { return thread.CompareSnowflakes(a, b) < 0 }
 
-// TopLevel implements discovery.Source.
+// TopLevel implements discovery.Source: one page of the channel before the
+// mention.
 func (s *DiscordChannels) TopLevel(ctx context.Context, ch *discovery.Channel, n int) ([]discovery.ChannelMessage, error) {
-	return s.Reader.MessagesBefore(ctx, ch.ID, "", n)
+	return s.Reader.MessagesBefore(ctx, ch.ID, ch.MentionID, n)
 }
 
 // Thread implements discovery.Source: a thread started from a message has

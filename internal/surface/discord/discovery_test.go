@@ -29,6 +29,7 @@ type memDiscord struct {
 	hang     map[string]bool                       // reads wait for their context
 	slow     time.Duration                         // every read takes this long
 	reads    map[string]int
+	before   map[string]string // the last read's beforeID, by channel
 }
 
 func (m *memDiscord) Channel(_ context.Context, id string) (discord.DiscordChannel, error) {
@@ -41,9 +42,10 @@ func (m *memDiscord) Channel(_ context.Context, id string) (discord.DiscordChann
 	return ch, nil
 }
 
-func (m *memDiscord) MessagesBefore(ctx context.Context, id, _ string, limit int) ([]discovery.ChannelMessage, error) {
+func (m *memDiscord) MessagesBefore(ctx context.Context, id, before string, limit int) ([]discovery.ChannelMessage, error) {
 	m.mu.Lock()
 	m.reads[id]++
+	m.before[id] = before
 	hang, msgs, ok := m.hang[id], m.msgs[id], m.msgs[id] != nil
 	m.mu.Unlock()
 	time.Sleep(m.slow)
@@ -63,6 +65,10 @@ func (m *memDiscord) MessagesAfter(context.Context, string, string, int) ([]disc
 
 func (m *memDiscord) Message(context.Context, string, string) (discovery.ChannelMessage, error) {
 	return discovery.ChannelMessage{}, errors.New("not used")
+}
+
+func (m *memDiscord) SearchMembers(context.Context, string, string, int) ([]discord.DiscordMember, error) {
+	return nil, errors.New("not used")
 }
 
 // fastFunc is a FastModel.
@@ -113,8 +119,9 @@ func newMemDiscord() *memDiscord {
 			rootA: {{ID: "110000000000000011", Author: "carol", Text: "runner-3 has a full disk", At: at}},
 			rootB: {{ID: "110000000000000012", Author: "carol", Text: "the cache key changed", At: at}},
 		},
-		hang:  map[string]bool{},
-		reads: map[string]int{},
+		hang:   map[string]bool{},
+		reads:  map[string]int{},
+		before: map[string]string{},
 	}
 }
 
@@ -130,8 +137,8 @@ func TestDiscoveryPartialResultsOnTimeout(t *testing.T) {
 		})}
 	secs := d.PromptSections(context.Background(), &thread.Thread{ID: uuid.New()}, mentionChain())
 	require.Len(t, secs, 1)
-	require.Contains(t, secs[0], "Thread from 2025-03-01 09:30 UTC: alice: builds are slow on runner-3\n  Why relevant: a\n  Reply: carol: runner-3 has a full disk\n"+
-		"Thread from 2025-03-01 09:30 UTC: bob: cache misses since the upgrade\n  Why relevant: b\n</discord_channel_context>",
+	require.Contains(t, secs[0], "Thread from 2025-03-01 09:30 UTC (ts 1740821400.000000): alice: builds are slow on runner-3\n  Why relevant: a\n  Reply: carol: runner-3 has a full disk\n"+
+		"Thread from 2025-03-01 09:30 UTC (ts 1740821400.000001): bob: cache misses since the upgrade\n  Why relevant: b\n</discord_channel_context>",
 		"the thread read in time has its replies; the other keeps its root")
 }
 
@@ -169,14 +176,15 @@ func TestDiscoveryRankingAnswers(t *testing.T) {
 			require.Len(t, secs, 1)
 			var roots []string
 			for _, line := range strings.Split(secs[0], "\n") {
-				if rest, ok := strings.CutPrefix(line, "Thread from 2025-03-01 09:30 UTC: "); ok {
+				if rest, ok := strings.CutPrefix(line, "Thread from 2025-03-01 09:30 UTC (ts "); ok {
+					_, rest, _ = strings.Cut(rest, "): ")
 					_, text, _ := strings.Cut(rest, ": ")
 					roots = append(roots, text)
 				}
 			}
 			require.Equal(t, tc.want, roots)
 			if tc.how == "" {
-				require.Contains(t, secs[0], "No earlier thread in this channel looks relevant to the question.")
+				require.Contains(t, secs[0], "Found no relevant threads in this channel.")
 			} else {
 				require.Contains(t, secs[0], "ranked by "+tc.how+")")
 			}
@@ -233,4 +241,20 @@ func TestDiscoveryBurstReadsTheChannelOnce(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, 1, dc.reads[channelID], "one read of the channel for the burst")
 	require.Equal(t, 1, dc.reads[rootA], "one read of the thread all of them picked")
+}
+
+func TestDiscoveryReadsBeforeTheMentionWithoutTheBot(t *testing.T) {
+	t.Parallel()
+	dc := newMemDiscord()
+	dc.msgs[channelID] = append(dc.msgs[channelID][:3:3], discovery.ChannelMessage{ID: "110000000000000004", AuthorID: "1", Author: "weft", Bot: true,
+		Text: "builds are slow because of the cache (the bot's earlier answer)", At: time.Date(2025, 3, 1, 9, 31, 0, 0, time.UTC)}, dc.msgs[channelID][3])
+	var prompt string
+	d := &discovery.Discovery{Logger: logtest.New(t),
+		Sources: map[thread.Platform]discovery.Source{thread.PlatformDiscord: &discord.DiscordChannels{Reader: dc, Store: conversation{}, Self: func() string { return "1" }}},
+		Fast:    fastFunc(func(_, p string) (string, error) { prompt = p; return `[]`, nil })}
+	secs := d.PromptSections(context.Background(), &thread.Thread{ID: uuid.New()}, mentionChain())
+	require.Len(t, secs, 1)
+	require.Equal(t, mentionID, dc.before[channelID], "the channel is read from before the mention: 100 messages, not 99 and the mention")
+	require.Contains(t, prompt, "alice: builds are slow on runner-3")
+	require.NotContains(t, prompt, "the bot's earlier answer", "weft's own top-level posts are not ranked")
 }

@@ -41,6 +41,9 @@ type Interactions struct {
 	CommandTimeout time.Duration
 	// Aborter stops a thread for /weft stop.
 	Aborter Aborter
+	// Approvals decides requests for approval from their buttons; nil
+	// answers a click that nothing can decide it here.
+	Approvals surface.Approvals
 }
 
 // Aborter stops a thread, confirming it with text; false for a thread
@@ -140,6 +143,16 @@ func handleDiscordInteraction(logger *slog.Logger, rec surface.Recorder, d *Inte
 			writeInteraction(w, discordapi.MessageResponse(discordStatus(ctx, log, d.Threads, in.ChannelID), true))
 		case in.Kind == discordapi.InteractionStop:
 			writeInteraction(w, discordapi.MessageResponse(discordStop(ctx, log, d.Threads, d.Aborter, in), true))
+		case in.Kind == discordapi.InteractionApproval:
+			body, err := decideApproval(ctx, log, d.Approvals, in)
+			if err != nil {
+				// Acknowledged only once stored: the click fails visibly
+				// and can be made again.
+				log.ErrorContext(ctx, "discord approval not decided", slog.Any("error", err))
+				http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
+				return
+			}
+			writeInteraction(w, body)
 		case in.Kind == discordapi.InteractionContinue:
 			writeInteraction(w, discordapi.DeferredResponse(false))
 			// The deferral is answered; the work goes on past the request.
@@ -148,6 +161,43 @@ func handleDiscordInteraction(logger *slog.Logger, rec surface.Recorder, d *Inte
 			writeInteraction(w, discordapi.MessageResponse("Unknown command.", true))
 		}
 	})
+}
+
+// decideApproval decides the request an Approve or Deny button is for, as
+// the person who clicked: the message loses its buttons and says who
+// decided; a request decided before, a person not among the approvers or
+// an unknown request is told so, only to the one who clicked, and nothing
+// changes. An error means the decision could not be stored.
+func decideApproval(ctx context.Context, log *slog.Logger, ap surface.Approvals, in discordapi.Interaction) ([]byte, error) {
+	id, err := uuid.Parse(in.ApprovalID)
+	if ap == nil || err != nil {
+		return discordapi.MessageResponse("I cannot find this request for approval.", true), nil
+	}
+	a, err := ap.DecideOnPlatform(ctx, surface.ApprovalDecision{ApprovalID: id, Decision: thread.Decision(in.Decision),
+		User: thread.Author{ID: in.User.ID, Name: in.User.Name}, Platform: thread.PlatformDiscord})
+	var decided *thread.DecidedError
+	switch {
+	case errors.As(err, &decided):
+		return discordapi.MessageResponse("This request was "+decided.Error()+".", true), nil
+	case errors.Is(err, thread.ErrNotApprover):
+		return discordapi.MessageResponse("You are not among the people who may approve tool calls here.", true), nil
+	case errors.Is(err, thread.ErrNotFound):
+		return discordapi.MessageResponse("I cannot find this request for approval.", true), nil
+	case err != nil:
+		return nil, err
+	}
+	log.InfoContext(ctx, "approval decided in discord", slog.String("approval_id", a.ID.String()),
+		slog.String("decision", in.Decision), slog.String("user_id", in.User.ID))
+	mark := "✅ **Approved**"
+	if a.Status == thread.ApprovalDenied {
+		mark = "🚫 **Denied**"
+	}
+	line := fmt.Sprintf("%s by %s", mark, a.Decider())
+	text := in.MessageContent
+	if r := []rune(text); len(r) > discordapi.MessageLimit-len([]rune(line))-2 {
+		text = string(r[:discordapi.MessageLimit-len([]rune(line))-3]) + "…"
+	}
+	return discordapi.UpdateMessageResponse(strings.TrimSpace(text + "\n\n" + line)), nil
 }
 
 // runContinue does /continue's work and edits the deferred response with
@@ -244,6 +294,8 @@ func interactionAction(k discordapi.InteractionKind) string {
 		return "status"
 	case discordapi.InteractionStop:
 		return "stop"
+	case discordapi.InteractionApproval:
+		return "approval"
 	}
 	return "unknown"
 }

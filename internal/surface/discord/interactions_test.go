@@ -20,6 +20,7 @@ import (
 	"github.com/weft-dev/weft/api"
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/approval"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/ingest"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
@@ -83,6 +84,7 @@ func setupDiscord(t *testing.T) *discordBundle {
 	in := &surfacediscord.Interactions{
 		PublicKey: d.keys.PublicKey(), AllowedGuilds: []string{testGuild}, Threads: store,
 		Continue: d.continuer, Responses: d.responder, Aborter: ing,
+		Approvals: &approval.Decider{Store: store, Jobs: rc, Logger: logger},
 	}
 	d.server = api.NewServer(api.Deps{Logger: logger, DB: store, Mount: func(r chi.Router) {
 		in.Routes(r, webhook.NewMount(webhook.MountDeps{Recorder: ing, Logger: logger}))

@@ -122,11 +122,35 @@ func (s *DiscordSearch) searchUserTool() tools.Tool {
 			if who == (user{}) {
 				return "", errors.New("user_name is required")
 			}
-			// The origin scans more than it returns to find one person's
-			// messages among everyone's: always the full 100.
-			msgs, err := s.read(ctx, c, args.ChannelID, false, maxScan, who)
+			id, err := s.target(ctx, c, args.ChannelID, false)
 			if err != nil {
 				return "", err
+			}
+			src, err := s.open(ctx, c, id, true)
+			if err != nil {
+				return "", err
+			}
+			// The origin scans more than it returns to find one person's
+			// messages among everyone's: always the full 100.
+			msgs, err := s.newest(ctx, src, maxScan, who)
+			if err != nil {
+				return "", err
+			}
+			// A name no message's author has is looked up among the
+			// server's members, as the origin's find_user_by_name does: a
+			// nickname the messages do not show, or someone who has not
+			// written lately.
+			if who.id == "" && !slices.ContainsFunc(msgs, who.match) {
+				member, ok := s.member(ctx, src.guildID, who.name)
+				if !ok {
+					return fmt.Sprintf("Could not find user '%s'", strings.TrimSpace(args.UserName)), nil
+				}
+				who = user{id: member.id}
+				if src.stored { // the stored read was narrowed to the name
+					if msgs, err = s.newest(ctx, src, maxScan, who); err != nil {
+						return "", err
+					}
+				}
 			}
 			empty := "No messages found from " + strings.TrimSpace(args.UserName)
 			if args.Query != "" {
@@ -195,9 +219,10 @@ func (s *DiscordSearch) list(msgs []discovery.ChannelMessage, keep func(discover
 
 func (s *DiscordSearch) messageContextTool() tools.Tool {
 	return tools.Tool{
-		Name:        "get_message_context",
-		Description: "Get the Discord messages around a specific message, to see what led up to it and what followed. The message is marked with >>>.",
-		Schema:      toolschema.For[messageContextArgs](),
+		Name: "get_message_context",
+		Description: "Get the Discord messages around a specific message, to see what led up to it and what followed. The message is marked with >>>. " +
+			`"Message not found" means it is neither in this conversation's thread nor its channel (name the channel_id it is in), or it was deleted.`,
+		Schema: toolschema.For[messageContextArgs](),
 		Handler: func(ctx context.Context, c tools.Call) (string, error) {
 			args, err := tools.Decode[messageContextArgs](c)
 			if err != nil {
@@ -209,6 +234,9 @@ func (s *DiscordSearch) messageContextTool() tools.Tool {
 			// Before and after together stay within one call's scan cap.
 			before, after := count(args.Before, 5, maxScan/2), count(args.After, 5, maxScan/2)
 			older, target, newer, err := s.around(ctx, c, args.MessageID, args.ChannelID, before, after)
+			if errors.Is(err, errMessageNotFound) {
+				return messageNotFound, nil // the origin's answer, for the model to act on
+			}
 			if err != nil {
 				return "", err
 			}
@@ -249,7 +277,7 @@ func (s *DiscordSearch) around(ctx context.Context, c tools.Call, id, named stri
 		newer, err = s.stored(ctx, q)
 		return older, fromStored(*stored), newer, err
 	case err == nil:
-		return nil, target, nil, fmt.Errorf("message %s was deleted", id)
+		return nil, target, nil, fmt.Errorf("message %s was deleted: %w", id, errMessageNotFound)
 	case !errors.Is(err, thread.ErrNotFound):
 		return nil, target, nil, fmt.Errorf("read stored message %s: %w", id, err)
 	}
@@ -281,13 +309,20 @@ func (s *DiscordSearch) around(ctx context.Context, c tools.Call, id, named stri
 		}
 		return older, target, newer, nil
 	}
-	return nil, target, nil, fmt.Errorf("message %s not found: name the channel_id it is in", id)
+	return nil, target, nil, fmt.Errorf("message %s: %w", id, errMessageNotFound)
 }
 
+// errMessageNotFound is a message that is nowhere weft looked, or was
+// deleted; get_message_context answers it as the origin does.
+var errMessageNotFound = errors.New("message not found")
+
+// messageNotFound is the origin's answer for a message that is not there.
+const messageNotFound = "Message not found"
+
 // timeframes maps get_channel_summary's timeframe to how many messages it
-// reads, as the origin does ("today" asks 200 there; one call scans at most
-// 100), and to a window, so that "1 hour" does not summarize yesterday in a
-// channel that has been quiet since. Any other timeframe reads 50.
+// reads, as the origin's timeframe_to_limit does ("today" reads 200, two
+// pages), and to a window, so that "1 hour" does not summarize yesterday
+// in a channel that has been quiet since. Any other timeframe reads 50.
 var timeframes = map[string]struct {
 	limit  int
 	window time.Duration
@@ -296,7 +331,7 @@ var timeframes = map[string]struct {
 	"15 minutes": {40, 15 * time.Minute},
 	"30 minutes": {60, 30 * time.Minute},
 	"1 hour":     {100, time.Hour},
-	"today":      {maxScan, 24 * time.Hour},
+	"today":      {maxToday, 24 * time.Hour},
 }
 
 // summarySystem frames the fast model's job.

@@ -39,6 +39,16 @@ type DiscordReader interface {
 	// first.
 	MessagesAfter(ctx context.Context, channelID, afterID string, limit int) ([]discovery.ChannelMessage, error)
 	Message(ctx context.Context, channelID, messageID string) (discovery.ChannelMessage, error)
+	// SearchMembers returns a guild's members whose username or nickname
+	// starts with query (Discord's Search Guild Members), at most limit.
+	SearchMembers(ctx context.Context, guildID, query string, limit int) ([]DiscordMember, error)
+}
+
+// DiscordMember is a guild member: its id and names, best first (the
+// guild nickname, the global display name, the username).
+type DiscordMember struct {
+	ID    string
+	Names []string
 }
 
 // DiscordArchive is what weft stored of Discord. *db.Store implements it.
@@ -58,12 +68,16 @@ var _ DiscordArchive = (*db.Store)(nil)
 const (
 	maxScan = 100
 	maxText = 300
+	// maxToday is what get_channel_summary reads for "today", as the
+	// origin's timeframe_to_limit says.
+	maxToday = 200
 )
 
 // source is what a call reads: a tracked thread in Postgres, or a channel
 // or thread through the API.
 type source struct {
 	id       string
+	guildID  string
 	stored   bool
 	isThread bool
 }
@@ -116,7 +130,7 @@ func (s *DiscordSearch) open(ctx context.Context, c tools.Call, id string, useSt
 			if err := s.allowed(ctx, c, tracked.GuildID); err != nil {
 				return source{}, fmt.Errorf("channel %s: %w", id, err)
 			}
-			return source{id: id, stored: true, isThread: true}, nil
+			return source{id: id, guildID: tracked.GuildID, stored: true, isThread: true}, nil
 		}
 		if !errors.Is(err, thread.ErrNotFound) {
 			return source{}, fmt.Errorf("read Discord thread %s: %w", id, err)
@@ -134,7 +148,7 @@ func (s *DiscordSearch) open(ctx context.Context, c tools.Call, id string, useSt
 	if err := s.allowed(ctx, c, ch.GuildID); err != nil {
 		return source{}, fmt.Errorf("channel %s: %w", id, err)
 	}
-	return source{id: id, isThread: ch.IsThread}, nil
+	return source{id: id, guildID: ch.GuildID, isThread: ch.IsThread}, nil
 }
 
 // errOtherServer refuses a server outside the conversation's organisation
@@ -262,6 +276,37 @@ func (u user) match(m discovery.ChannelMessage) bool {
 		return m.AuthorID == u.id
 	}
 	return keywordMatch(m.Author, u.name)
+}
+
+// memberMatches is how many members a name search asks Discord for.
+const memberMatches = 10
+
+// member finds the guild member a name means, as the origin's
+// find_user_by_name does over guild.members: Discord's member search (by
+// the start of a username or nickname), then the one whose name is the
+// name asked, else the first that contains it. ok is false when no member
+// matches or the search failed (the caller then looks among the
+// messages' authors).
+func (s *DiscordSearch) member(ctx context.Context, guildID, name string) (user, bool) {
+	name = strings.TrimSpace(name)
+	if guildID == "" || name == "" {
+		return user{}, false
+	}
+	ms, err := s.Reader.SearchMembers(ctx, guildID, name, memberMatches)
+	if err != nil || len(ms) == 0 {
+		return user{}, false
+	}
+	for _, m := range ms {
+		if slices.ContainsFunc(m.Names, func(n string) bool { return strings.EqualFold(n, name) }) {
+			return user{id: m.ID, name: m.Names[0]}, true
+		}
+	}
+	for _, m := range ms {
+		if slices.ContainsFunc(m.Names, func(n string) bool { return keywordMatch(n, name) }) {
+			return user{id: m.ID, name: m.Names[0]}, true
+		}
+	}
+	return user{}, false
 }
 
 // count applies a tool's default and the scan cap to a requested number.

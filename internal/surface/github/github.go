@@ -79,19 +79,33 @@ type Installations interface {
 	GitHubInstallationGone(ctx context.Context, id int64) (bool, error)
 }
 
+// Store is what GitHub keeps and reads in weft's database: its
+// installations, its threads' attachments, the threads URLs name.
+// *db.Store implements it.
+type Store interface {
+	Installations
+	Attachments
+	RefStore
+}
+
 // App is GitHub, built: the client, its sender and its door. With GitHub
 // off only Name and Door answer.
 type App struct {
 	cfg      Config
 	client   *githubapi.Client
 	installs Installations
+	store    Store
 	logger   *slog.Logger
+	// contexts and grants keep what turns read of GitHub; the door drops
+	// what a delivery changes.
+	contexts *ContextCache
+	grants   *Grants
 }
 
 // New builds GitHub on cfg, off (nil client) when cfg lacks a credential.
 // It fails on a key or an API URL the client refuses.
-func New(cfg Config, installs Installations, logger *slog.Logger) (*App, error) {
-	a := &App{cfg: cfg, installs: installs, logger: logger.With("component", "github")}
+func New(cfg Config, store Store, logger *slog.Logger) (*App, error) {
+	a := &App{cfg: cfg, installs: store, store: store, logger: logger.With("component", "github")}
 	if cfg.missing() != "" {
 		return a, nil
 	}
@@ -101,6 +115,8 @@ func New(cfg Config, installs Installations, logger *slog.Logger) (*App, error) 
 		return nil, err
 	}
 	a.client = c
+	a.contexts = &ContextCache{}
+	a.grants = &Grants{Client: c}
 	return a, nil
 }
 
@@ -129,11 +145,29 @@ func (a *App) Sender() surface.Sender {
 	return Sender{Client: a.client}
 }
 
-// Routes mounts POST /webhooks/github (counted, buffered, admitted).
+// Routes mounts POST /webhooks/github (counted, read and verified,
+// admitted). GitHub's payloads run to 25 MB, beyond the 1 MiB the other
+// doors' shared buffer takes: the door reads its own (githubapi.ReadDelivery),
+// still before admission, so that a sender trickling its body holds no
+// slot.
 func (a *App) Routes(r chi.Router, m surface.Mount) {
 	if !a.On() {
 		return
 	}
-	r.With(m.Count(thread.PlatformGitHub), m.Buffer, m.Admit).Method("POST", "/webhooks/github",
-		Door{Client: a.client, Recorder: m.Recorder, Installations: a.installs, Logger: m.Logger})
+	r.With(m.Count(thread.PlatformGitHub), readFirst(a.client, m.Logger), m.Admit).Method("POST", "/webhooks/github",
+		Door{Client: a.client, Recorder: m.Recorder, Installations: a.installs, Logger: m.Logger, Seen: a.seen})
+}
+
+// seen drops what the caches keep of what a verified delivery changes:
+// its issue or pull request, or its installation's repositories. The
+// app's own comments change nothing a turn did not write.
+func (a *App) seen(e githubapi.Event) {
+	switch {
+	case e.Installation == 0 || e.FromApp:
+	case e.Intent == githubapi.IntentRepositories || e.Intent == githubapi.IntentInstalled ||
+		e.Intent == githubapi.IntentUninstalled || e.Intent == githubapi.IntentSuspended || e.Intent == githubapi.IntentUnsuspended:
+		a.grants.Drop(e.Installation)
+	case e.Issue != nil && e.Repo.ID != 0:
+		a.contexts.Changed(e.Installation, e.Repo.ID, e.Issue.Number)
+	}
 }

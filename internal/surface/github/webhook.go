@@ -22,8 +22,10 @@ import (
 const ingestTimeout = 1500 * time.Millisecond
 
 // Door answers GitHub's webhook deliveries. Every rejection happens
-// before anything is written: 413 for an oversized body, 401 for a forged
-// signature, 400 for a body or headers weft cannot read. A verified
+// before anything is written: 413 for a body over GitHub's 25 MB, 401 for
+// a forged signature, 400 for a body or headers weft cannot read. A
+// genuine delivery too large to parse (githubapi.MaxParsed) is recorded as
+// ignored. A verified
 // delivery is recorded in the ledger, by its X-GitHub-Delivery, with what
 // it causes in one transaction, and answered 200, a redelivery included
 // (recorded before, it changes nothing); when that write fails, 503.
@@ -33,14 +35,31 @@ type Door struct {
 	// Installations keeps the installations' state; nil keeps none.
 	Installations Installations
 	Logger        *slog.Logger
+	// Seen hears of each verified delivery before it is recorded, to
+	// drop what caches keep of what it changes; nil hears nothing.
+	Seen func(githubapi.Event)
 }
 
 func (d Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	reject := webhook.Rejecter(ctx, w, d.Logger, "github delivery rejected")
-	gev, ok := d.Client.ReadWebhook(w, r, reject)
+	signed, ok := ctx.Value(signedKey{}).(githubapi.Signed)
 	if !ok {
+		if signed, ok = d.Client.ReadDelivery(w, r, reject); !ok {
+			return
+		}
+	}
+	gev, err := d.Client.ParseDelivery(r, signed)
+	if err != nil {
+		reject(http.StatusBadRequest, "malformed delivery", err)
 		return
+	}
+	if gev.Oversized {
+		d.Logger.InfoContext(ctx, "github delivery too large to act on, ignored", slog.String("delivery_id", gev.Delivery),
+			slog.String("event_type", gev.Name))
+	}
+	if d.Seen != nil {
+		d.Seen(gev)
 	}
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ingestTimeout)
 	defer cancel()
@@ -63,6 +82,25 @@ func (d Door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	webhook.NoteOutcome(ctx, metrics.EventFailed)
 	w.Header().Set("Retry-After", "60")
 	http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
+}
+
+// signedKey holds the githubapi.Signed body readFirst read.
+type signedKey struct{}
+
+// readFirst reads and verifies a delivery's body before next runs (as
+// webhook.BufferBody does for the other doors, within GitHub's bounds),
+// handing it on in the request's context.
+func readFirst(c *githubapi.Client, logger *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := r.Context()
+			s, ok := c.ReadDelivery(w, r, webhook.Rejecter(ctx, w, logger, "github delivery rejected"))
+			if !ok {
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, signedKey{}, s)))
+		})
+	}
 }
 
 // event is what a delivery means, after the installation's own state is

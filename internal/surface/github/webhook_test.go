@@ -16,7 +16,6 @@ import (
 	"github.com/weft-dev/weft/internal/github/githubtest"
 	"github.com/weft-dev/weft/internal/surface"
 	surfacegithub "github.com/weft-dev/weft/internal/surface/github"
-	"github.com/weft-dev/weft/internal/surface/webhook"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -170,7 +169,7 @@ func TestDoorRefuses(t *testing.T) {
 	body, err := json.Marshal(r.gh.CommentPayload(r.inst, "created", "acme/api", n, r.gh.AddComment("acme/api", n, r.bob, "@weft-test hi")))
 	require.NoError(t, err)
 	good := r.gh.Sign(githubapi.EventIssueComment, body)
-	big := bytes.Repeat([]byte("x"), webhook.MaxBody+1)
+	big := bytes.Repeat([]byte("x"), githubapi.MaxPayload+1)
 
 	tests := []struct {
 		name   string
@@ -208,4 +207,13 @@ func TestDoorRefuses(t *testing.T) {
 		})
 	}
 	require.Empty(t, r.rec.all())
+
+	// Genuine, but larger than weft parses: acknowledged, recorded as
+	// ignored under its headers' event and delivery id.
+	large := r.gh.Sign(githubapi.EventIssueComment, append(bytes.Repeat([]byte(" "), githubapi.MaxParsed), body...))
+	require.Equal(t, http.StatusOK, r.serve(large.Request("/webhooks/github")))
+	got := r.rec.all()
+	require.Len(t, got, 1)
+	require.Equal(t, surface.Event{Kind: surface.Ignore, Inbound: thread.Inbound{Platform: thread.PlatformGitHub,
+		DeliveryID: large.ID, EventType: githubapi.EventIssueComment}}, got[0])
 }

@@ -238,7 +238,7 @@ func (h linearHistory) ThreadHistory(ctx context.Context, ref history.Ref) ([]hi
 	}
 	out := make([]history.Message, 0, len(issue.Comments))
 	for _, c := range issue.Comments {
-		out = append(out, history.Message{ID: c.ID, Author: c.AuthorName, Text: c.Body})
+		out = append(out, history.Message{ID: c.ID, Author: c.AuthorName, Text: c.Body, Edited: !c.EditedAt.IsZero()})
 	}
 	return out, nil
 }

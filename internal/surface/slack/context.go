@@ -38,11 +38,13 @@ func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackA
 	}
 	out := make([]history.Message, 0, len(msgs))
 	for _, m := range msgs {
-		who := "Bot"
-		if m.BotID == "" {
-			who = c.UserName(ctx, m.User)
+		// A bot is named as its user is, if it has one.
+		who := c.UserName(ctx, m.User)
+		if who == "" && m.BotID != "" {
+			who = "Bot"
 		}
-		out = append(out, history.Message{ID: m.TS, Author: who, Text: m.Text})
+		out = append(out, history.Message{ID: m.TS, Author: who, Text: m.Text,
+			Edited: m.EditedTS != "", Deleted: m.Subtype == "tombstone"})
 	}
 	return out, nil
 }
@@ -69,12 +71,12 @@ var _ SlackChannelReader = slackChannels{}
 // TopLevel implements SlackChannelReader. History pages come newest
 // first; messages that are no one's words (joins, topic changes) are left
 // out.
-func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID string, n int) ([]discovery.ChannelMessage, error) {
+func (r slackChannels) TopLevel(ctx context.Context, teamID, channelID, latest string, n int) ([]discovery.ChannelMessage, error) {
 	c, err := r.ws.Client(ctx, teamID)
 	if err != nil {
 		return nil, err
 	}
-	pg, err := c.History(ctx, channelID, slackapi.ReadOptions{Limit: n})
+	pg, err := c.History(ctx, channelID, slackapi.ReadOptions{Limit: n, Latest: latest})
 	if err != nil {
 		return nil, slackReadError(err)
 	}
@@ -108,6 +110,12 @@ func (r slackChannels) Replies(ctx context.Context, teamID, channelID, threadTS,
 		out[i] = slackChannelMessage(m)
 	}
 	return named(ctx, c, out), nil
+}
+
+// BotUserID implements SlackChannelReader.
+func (r slackChannels) BotUserID(ctx context.Context, teamID string) (string, error) {
+	id, err := r.ws.Identity(ctx, teamID)
+	return id.UserID, err
 }
 
 // SetStatus implements SlackChannelReader.

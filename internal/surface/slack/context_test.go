@@ -76,3 +76,30 @@ func TestDiscoveryRepliesKeepTheNewest(t *testing.T) {
 	require.Equal(t, "reply 201", got[1].Text)
 	require.Equal(t, "reply 249", got[49].Text)
 }
+
+// TestBackfillMarksEditsAndDeletions: what came before weft joined shows an
+// edited message as edited and a deleted parent (Slack's tombstone, kept
+// while it has replies) as deleted, as every history section does.
+func TestBackfillMarksEditsAndDeletions(t *testing.T) {
+	t.Parallel()
+	fake := slacktest.NewServer(t)
+	fake.AddChannel("C0EDIT", "channel")
+	a, err := New(Config{BotToken: slacktest.BotToken, APIURL: fake.APIURL(), HistoryPerMinute: 1000}, nil, nil, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	ada := slacktest.User{ID: "U0ADA", Name: "ada"}
+	root := fake.Post(ada, "C0EDIT", "", "vm-7 is down")
+	reply := fake.Post(ada, "C0EDIT", root.TS, "vm-8 too")
+	_, ok := fake.Edit("C0EDIT", reply.TS, "vm-8 too, since noon")
+	require.True(t, ok)
+	_, ok = fake.Delete("C0EDIT", root.TS)
+	require.True(t, ok)
+	mention := fake.Post(slacktest.User{ID: "U0BOB"}, "C0EDIT", root.TS, "<@"+slacktest.BotUserID+"> why?")
+	got, err := a.Backfill().SlackThreadBefore(t.Context(),
+		&thread.SlackAttachment{TeamID: slacktest.TeamID, ChannelID: "C0EDIT", ThreadTS: root.TS}, mention.TS)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	require.True(t, got[0].Deleted, "the deleted parent: %+v", got[0])
+	require.False(t, got[1].Deleted)
+	require.True(t, got[1].Edited, "the edited reply: %+v", got[1])
+	require.Equal(t, "vm-8 too, since noon", got[1].Text)
+}

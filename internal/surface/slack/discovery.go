@@ -34,8 +34,10 @@ const slackCooldown = time.Minute
 // ErrSlackRateLimited.
 type SlackChannelReader interface {
 	// TopLevel returns one page (conversations.history) of the channel's
-	// newest top-level messages, at most n, oldest first.
-	TopLevel(ctx context.Context, teamID, channelID string, n int) ([]discovery.ChannelMessage, error)
+	// newest top-level messages before latest, at most n, oldest first.
+	TopLevel(ctx context.Context, teamID, channelID, latest string, n int) ([]discovery.ChannelMessage, error)
+	// BotUserID is weft's bot user in a workspace (auth.test, asked once).
+	BotUserID(ctx context.Context, teamID string) (string, error)
 	// Replies returns a thread's parent and newest replies
 	// (conversations.replies), at most n messages, oldest first, only
 	// those before latest when it is set.
@@ -103,8 +105,13 @@ func (s *SlackChannels) Channel(ctx context.Context, th *thread.Thread, mention 
 	if err != nil {
 		return nil, err
 	}
+	// Without the bot's id its own posts are ranked too: worse, not wrong.
+	bot, err := s.Reader.BotUserID(ctx, att.TeamID)
+	if err != nil {
+		s.Logger.WarnContext(ctx, "slack bot user unknown; its own posts stay among those ranked", slog.String("team_id", att.TeamID), slog.Any("error", err))
+	}
 	return &discovery.Channel{Key: "slack:" + att.TeamID + "/" + att.ChannelID, ID: att.ChannelID, Team: att.TeamID,
-		ThreadID: th.ID, Reply: att.ThreadTS, MentionID: att.ThreadTS, Org: org}, nil
+		ThreadID: th.ID, Reply: att.ThreadTS, MentionID: att.ThreadTS, Org: org, BotUserID: bot}, nil
 }
 
 // Before implements discovery.Source.
@@ -112,7 +119,9 @@ func (*SlackChannels) Before(a, b string) bool { return history.TSBefore(a, b) }
 
 // TopLevel implements discovery.Source.
 func (s *SlackChannels) TopLevel(ctx context.Context, ch *discovery.Channel, n int) ([]discovery.ChannelMessage, error) {
-	return slackRead(s, ch.Team, func() ([]discovery.ChannelMessage, error) { return s.Reader.TopLevel(ctx, ch.Team, ch.ID, n) })
+	return slackRead(s, ch.Team, func() ([]discovery.ChannelMessage, error) {
+		return s.Reader.TopLevel(ctx, ch.Team, ch.ID, ch.MentionID, n)
+	})
 }
 
 // Thread implements discovery.Source.

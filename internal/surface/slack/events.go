@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -18,8 +17,9 @@ import (
 )
 
 // Doors serve Slack's Events API (POST /webhooks/slack), the /weft
-// slash command (POST /webhooks/slack/commands) and, with OAuth, the app's
-// install flow.
+// slash command (POST /webhooks/slack/commands), interactivity (POST
+// /webhooks/slack/interactions: buttons clicked) and, with OAuth, the
+// app's install flow.
 type Doors struct {
 	// SigningSecret verifies every request (SLACK_SIGNING_SECRET).
 	SigningSecret string
@@ -32,17 +32,22 @@ type Doors struct {
 	// (SLACK_ALLOWED_TEAMS); nil allows any. A command from another is
 	// answered with a refusal and runs nothing.
 	AllowedTeam func(teamID string) bool
+	// Actions are the handlers of block actions by action_id prefix
+	// (Interactivity.Actions); nil handles none, acknowledging them.
+	Actions map[string]ActionHandler
 	// OAuth enables /oauth/slack/install and /oauth/slack/callback; nil
 	// leaves them off (SLACK_BOT_TOKEN's single workspace).
 	OAuth *OAuth
 }
 
-// Routes mounts the events and command routes (counted, buffered) when
-// SigningSecret is set, and the install flow when OAuth is.
+// Routes mounts the events, command and interactivity routes (counted,
+// buffered) when SigningSecret is set, and the install flow when OAuth is.
 func (s *Doors) Routes(r chi.Router, m surface.Mount) {
 	if s.SigningSecret != "" {
+		in := s.interactivity(m.Logger)
 		r.With(m.Count(thread.PlatformSlack), m.Buffer).Method(http.MethodPost, "/webhooks/slack", handleSlackEvents(m.Logger, s))
-		r.With(m.Count(thread.PlatformSlack), m.Buffer).Method(http.MethodPost, "/webhooks/slack/commands", handleCommand(m.Logger, s))
+		r.With(m.Count(thread.PlatformSlack), m.Buffer).Method(http.MethodPost, "/webhooks/slack/commands", handleCommand(m.Logger, in, s.SigningSecret))
+		r.With(m.Count(thread.PlatformSlack), m.Buffer).Method(http.MethodPost, "/webhooks/slack/interactions", handleInteraction(m.Logger, in, s.SigningSecret))
 	} else {
 		m.Logger.Debug("slack events off: no signing secret or bot token")
 	}
@@ -118,17 +123,22 @@ const slackUsage = "Usage: `/weft continue <conversation>` continues a conversat
 // is for the log, not the chat.
 const slackCommandFailed = "Sorry, that did not work: something went wrong on weft's side. Please try again in a moment; if it keeps failing, tell whoever runs weft."
 
+// interactivity is the commands and actions the doors run.
+func (s *Doors) interactivity(logger *slog.Logger) *Interactivity {
+	return &Interactivity{Commands: s.Commands, Actions: s.Actions, AllowedTeam: s.AllowedTeam, Logger: logger}
+}
+
 // handleCommand answers the /weft slash command: verified like an
 // event (401), a form with its team, channel and user (else 400), routed
 // by its first word to a subcommand, whose reply is shown to the caller
 // alone. Slack's ssl_check pings get a 200. A workspace SLACK_ALLOWED_TEAMS
 // leaves out is refused with a 200, so that Slack shows the refusal.
-func handleCommand(logger *slog.Logger, s *Doors) http.Handler {
+func handleCommand(logger *slog.Logger, in *Interactivity, secret string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		reject := webhook.Rejecter(ctx, w, logger, "slack command rejected")
 		body, ok := webhook.ReadVerified(w, r, reject, "invalid signature", func(body []byte) error {
-			return slackapi.Verify(r.Header, body, s.SigningSecret)
+			return slackapi.Verify(r.Header, body, secret)
 		})
 		if !ok {
 			return
@@ -144,30 +154,11 @@ func handleCommand(logger *slog.Logger, s *Doors) http.Handler {
 		}
 		c := Command{TeamID: form.Get("team_id"), ChannelID: form.Get("channel_id"), UserID: form.Get("user_id"),
 			UserName: form.Get("user_name"), Command: form.Get("command"), ResponseURL: form.Get("response_url"), TriggerID: form.Get("trigger_id")}
-		if c.TeamID == "" || c.ChannelID == "" || c.UserID == "" || c.Command == "" {
+		if !c.complete() {
 			reject(http.StatusBadRequest, "incomplete command", nil)
 			return
 		}
-		if s.AllowedTeam != nil && !s.AllowedTeam(c.TeamID) {
-			logger.InfoContext(ctx, "slack command from a workspace not allowed", slog.String("team_id", c.TeamID))
-			writeSlackReply(w, "weft is not enabled in this workspace.")
-			return
-		}
-		name, rest, _ := strings.Cut(strings.TrimSpace(form.Get("text")), " ")
-		c.Text = strings.TrimSpace(rest)
-		reply := slackUsage
-		if h, ok := s.Commands[strings.ToLower(name)]; ok {
-			if reply, err = h(ctx, c); err != nil {
-				logger.WarnContext(ctx, "slack command failed", slog.String("command", name), slog.Any("error", err))
-				reply = slackCommandFailed
-			}
-		}
-		writeSlackReply(w, reply)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(ephemeral(in.command(ctx, c, form.Get("text"))))
 	})
-}
-
-// writeSlackReply answers a slash command with a reply only its caller sees.
-func writeSlackReply(w http.ResponseWriter, text string) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]string{"response_type": "ephemeral", "text": text})
 }

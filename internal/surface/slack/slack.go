@@ -11,10 +11,12 @@ import (
 	"sync"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/continuation"
 	slackapi "github.com/weft-dev/weft/internal/slack"
+	"github.com/weft-dev/weft/internal/streamer"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
@@ -43,6 +45,10 @@ type Config struct {
 	// workspace (SLACK_HISTORY_PER_MINUTE, 50: Slack's Tier 3; 1 for an
 	// app distributed outside the Marketplace).
 	HistoryPerMinute int
+	// Stream tunes answers streamed as the model writes them.
+	Stream StreamConfig
+	// Assistant is the feedback buttons and the AI app surfaces.
+	Assistant Assistant
 }
 
 // App is Slack, built: the Web API clients (one per workspace), the
@@ -57,10 +63,18 @@ type App struct {
 	// installs are the OAuth installations; nil without OAuth.
 	installs *Installations
 	sender   *slackapi.Sender
+	// streamer writes answers into their messages as the model writes
+	// them (when WEFT_STREAM_SLACK leaves it on), and the sender finishes
+	// them.
+	streamer *streamer.Streamer
 	conv     *slackapi.Conversations
 	socket   *slackapi.Socket
 	// doors are the HTTP routes, once Serve has their dependencies.
 	doors *Doors
+	// interact runs commands and block actions, over HTTP and the socket.
+	interact *Interactivity
+	// feedback counts clicks on the feedback buttons.
+	feedback *prometheus.CounterVec
 
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
@@ -69,7 +83,7 @@ type App struct {
 // New builds Slack on SLACK_BOT_TOKEN and the OAuth installs'
 // tokens (installs; nil without OAuth): off with neither.
 func New(cfg Config, store *db.Store, installs *Installations, logger *slog.Logger) (*App, error) {
-	a := &App{cfg: cfg, logger: logger.With("component", "slack"), store: store, installs: installs}
+	a := &App{cfg: cfg, logger: logger.With("component", "slack"), store: store, installs: installs, feedback: newFeedbackCounter()}
 	var src slackapi.TokenSource
 	if installs != nil {
 		src = installs
@@ -80,7 +94,8 @@ func New(cfg Config, store *db.Store, installs *Installations, logger *slog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("slack: %w", err)
 	}
-	a.ws, a.sender = ws, slackapi.NewSender(ws)
+	a.ws, a.sender = ws, slackapi.NewSender(ws, slackapi.WithFeedback(a.feedbackOn()))
+	a.streamer = newStreamer(ws, store, cfg.Stream, a)
 	return a, nil
 }
 
@@ -88,6 +103,16 @@ func (a *App) clientConfig() slackapi.Config {
 	return slackapi.Config{Token: a.cfg.BotToken, AppToken: a.cfg.AppToken, APIURL: a.cfg.APIURL, Logger: a.logger,
 		HistoryPerMinute: a.cfg.HistoryPerMinute}
 }
+
+// feedbackOn reports whether answers carry feedback buttons: unless
+// turned off, when a click can reach weft (interactivity over HTTP, which
+// needs the signing secret, or Socket Mode).
+func (a *App) feedbackOn() bool {
+	return !a.cfg.Assistant.NoFeedback && (a.cfg.SigningSecret != "" || a.cfg.AppToken != "")
+}
+
+// Collectors are Slack's own series: weft_feedback_total.
+func (a *App) Collectors() []prometheus.Collector { return []prometheus.Collector{a.feedback} }
 
 // On reports whether Slack is configured.
 func (a *App) On() bool { return a != nil && a.ws != nil }
@@ -110,7 +135,7 @@ func (a *App) Door() surface.Door {
 	if a.cfg.SigningSecret == "" {
 		how = append(how, "events off: SLACK_SIGNING_SECRET is not set")
 	} else {
-		how = append(how, "events at /webhooks/slack, /weft at /webhooks/slack/commands")
+		how = append(how, "events at /webhooks/slack, /weft at /webhooks/slack/commands, interactivity at /webhooks/slack/interactions")
 	}
 	if a.cfg.AppToken != "" {
 		how = append(how, "socket mode on SLACK_APP_TOKEN")
@@ -123,7 +148,7 @@ func (a *App) Sender() surface.Sender {
 	if !a.On() {
 		return nil
 	}
-	return a.sender
+	return &streamSender{plain: a.sender, streamer: a.streamer}
 }
 
 // Workspaces are the workspaces' clients; nil with Slack off.
@@ -137,37 +162,65 @@ func (w slackThreads) Threads(ctx context.Context, teamID string) (ThreadStarter
 	return w.Client(ctx, teamID)
 }
 
-// Listen builds the doors' handler of events, recorded through rec, and
-// Socket Mode when an app token is set. Events of workspaces allowed
-// refuses are acknowledged and dropped.
-func (a *App) Listen(rec surface.Recorder, allowed func(teamID string) bool) {
+// ListenDeps is what Slack's doors hand on what arrives.
+type ListenDeps struct {
+	// Recorder records events, clicks and commands' effects (the ingester).
+	Recorder surface.Recorder
+	// Allowed says whether a workspace may use weft (SLACK_ALLOWED_TEAMS);
+	// nil allows any. Others' events and clicks are acknowledged and
+	// dropped, their commands refused.
+	Allowed func(teamID string) bool
+	// Continuer serves /weft continue; nil leaves it out.
+	Continuer *continuation.Continuer
+	// Aborter serves /weft stop.
+	Aborter Aborter
+	// Actions are the handlers of block actions on weft's messages by
+	// action_id prefix, beside Slack's own feedback buttons
+	// (slackapi.FeedbackActionID): where a feature's buttons plug in, as
+	// tool approvals' "weft_approval:" (see Interactivity).
+	Actions map[string]ActionHandler
+}
+
+// Listen builds the doors' handlers: of events, of /weft and of block
+// actions, over HTTP and over Socket Mode when an app token is set.
+func (a *App) Listen(d ListenDeps) {
 	if !a.On() {
 		return
 	}
-	opts := []slackapi.ConversationsOption{slackapi.WithAllowedTeams(allowed)}
+	opts := []slackapi.ConversationsOption{slackapi.WithAllowedTeams(d.Allowed),
+		slackapi.WithGreeter(slackapi.NewGreeter(a.ws, a.cfg.Assistant.PromptsTitle, a.cfg.Assistant.Prompts, a.logger))}
 	if a.installs != nil {
 		opts = append(opts, slackapi.WithRevoker(a.installs))
 	}
-	a.conv = slackapi.NewConversations(a.ws, recorder{rec}, a.logger, opts...)
+	a.conv = slackapi.NewConversations(a.ws, recorder{d.Recorder}, a.logger, opts...)
+	cmds := map[string]CommandHandler{}
+	if d.Aborter != nil {
+		cmds["stop"] = slackStop(a.store, d.Aborter, a.logger)
+	}
+	if d.Continuer != nil {
+		cmds["continue"] = slackContinue(d.Continuer, a.logger)
+	}
+	actions := map[string]ActionHandler{slackapi.FeedbackActionID: feedback(d.Recorder, a.ws, a.feedback, a.logger)}
+	for prefix, h := range d.Actions {
+		actions[prefix] = h
+	}
+	a.interact = &Interactivity{Commands: cmds, Actions: actions, AllowedTeam: d.Allowed, Logger: a.logger}
 	if a.cfg.AppToken != "" {
-		a.socket = slackapi.NewSocket(a.clientConfig(), a.conv, a.logger)
+		a.socket = slackapi.NewSocket(a.clientConfig(), a.conv, a.logger, slackapi.WithInteractions(a.interact))
 	}
 }
 
-// Serve sets up the HTTP doors: the events and /weft, with /weft continue
-// served by c (nil: Slack is off) and /weft stop by ab, when a signing
-// secret is set; the install flow o (nil: off). Workspaces allowed
-// refuses get a refusal.
-func (a *App) Serve(c *continuation.Continuer, ab Aborter, allowed func(teamID string) bool, o *OAuth) {
+// Serve sets up the HTTP doors Listen built (events, /weft and
+// interactivity) when a signing secret is set, and the install flow o
+// (nil: off).
+func (a *App) Serve(o *OAuth) {
 	a.doors = &Doors{OAuth: o}
 	if a.conv == nil || a.cfg.SigningSecret == "" {
 		return
 	}
-	cmds := map[string]CommandHandler{"stop": slackStop(a.store, ab, a.logger)}
-	if c != nil {
-		cmds["continue"] = slackContinue(c, a.logger)
-	}
-	a.doors.SigningSecret, a.doors.Events, a.doors.Commands, a.doors.AllowedTeam = a.cfg.SigningSecret, a.conv, cmds, allowed
+	in := a.interact
+	a.doors.SigningSecret, a.doors.Events, a.doors.Commands, a.doors.Actions, a.doors.AllowedTeam =
+		a.cfg.SigningSecret, a.conv, in.Commands, in.Actions, in.AllowedTeam
 }
 
 // Routes mounts the doors Serve set up.
@@ -212,7 +265,7 @@ func (a *App) OnTurn() surface.TurnHook {
 	if !a.On() {
 		return nil
 	}
-	return slackapi.NewStatus(a.ws, a.store, a.logger).Thinking
+	return slackapi.NewStatus(a.ws, a.store, a.logger, slackapi.WithLoading(slackapi.LoadingMessages), slackapi.WithTitles(a.store)).Thinking
 }
 
 // Start runs Socket Mode, if configured, until Stop.

@@ -1,0 +1,104 @@
+package llm
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// The chat completion request's body is encoded here, with encoding/json,
+// and handed to the SDK whole (param.SetJSON): the SDK's own encoding of
+// its parameter structs (unions, optional fields, a tool's parameters
+// decoded into a map to be encoded again) was a third of what the
+// processor spent on a turn in a CPU profile of `weft-bench turns`
+// (docs/benchmarks.md). It is the same JSON: TestOpenAIBodyMatchesSDK
+// compares it with the SDK's encoding of the same request.
+
+// openAIBody is a chat completion request.
+type openAIBody struct {
+	Model    string              `json:"model"`
+	Messages []openAIBodyMessage `json:"messages"`
+	// max_completion_tokens rather than the deprecated max_tokens, which
+	// OpenAI's reasoning models reject; compatible servers that do not
+	// know it ignore it.
+	MaxCompletionTokens int64                   `json:"max_completion_tokens"`
+	Tools               []openAIBodyTool        `json:"tools,omitempty"`
+	StreamOptions       *openAIBodyStreamOption `json:"stream_options,omitempty"`
+}
+
+type openAIBodyMessage struct {
+	Role string `json:"role"`
+	// Content is omitted only from an assistant's message with tool calls.
+	Content    *string              `json:"content,omitempty"`
+	ToolCalls  []openAIBodyToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string               `json:"tool_call_id,omitempty"`
+}
+
+type openAIBodyToolCall struct {
+	ID       string                 `json:"id"`
+	Type     string                 `json:"type"`
+	Function openAIBodyCallFunction `json:"function"`
+}
+
+type openAIBodyCallFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type openAIBodyTool struct {
+	Type     string             `json:"type"`
+	Function openAIBodyFunction `json:"function"`
+}
+
+type openAIBodyFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+type openAIBodyStreamOption struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// openAIRequestBody encodes req as a chat completion request, asking for
+// the usage in the stream's last chunk when it streams.
+func openAIRequestBody(req Request, stream bool) ([]byte, error) {
+	body := openAIBody{Model: req.Model, MaxCompletionTokens: maxTokens(req),
+		Messages: make([]openAIBodyMessage, 0, len(req.Messages)+1)}
+	if req.System != "" {
+		body.Messages = append(body.Messages, openAIBodyMessage{Role: string(RoleSystem), Content: &req.System})
+	}
+	for _, m := range req.Messages {
+		msg := openAIBodyMessage{Role: string(m.Role), Content: &m.Content}
+		switch m.Role {
+		case RoleSystem, RoleUser:
+		case RoleTool:
+			msg.ToolCallID = m.ToolCallID
+		case RoleAssistant:
+			// Content may be null only when the message carries tool calls.
+			if m.Content == "" && len(m.ToolCalls) > 0 {
+				msg.Content = nil
+			}
+			for _, tc := range m.ToolCalls {
+				args := string(tc.Arguments)
+				if args == "" {
+					args = "{}"
+				}
+				msg.ToolCalls = append(msg.ToolCalls, openAIBodyToolCall{ID: tc.ID, Type: "function",
+					Function: openAIBodyCallFunction{Name: tc.Name, Arguments: args}})
+			}
+		default:
+			return nil, fmt.Errorf("message role %q", m.Role)
+		}
+		body.Messages = append(body.Messages, msg)
+	}
+	for _, t := range req.Tools {
+		if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
+			return nil, fmt.Errorf("tool %q parameters: not valid JSON", t.Name)
+		}
+		body.Tools = append(body.Tools, openAIBodyTool{Type: "function", Function: openAIBodyFunction(t)})
+	}
+	if stream {
+		body.StreamOptions = &openAIBodyStreamOption{IncludeUsage: true}
+	}
+	return json.Marshal(body)
+}
