@@ -166,9 +166,11 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 	default:
 		return nil, fmt.Errorf("WEFT_DATABASE_POOLER: %q is not transaction (or unset, for none)", cfg.DatabasePooler)
 	}
-	cfg.Linear = surfacelinear.Load(getenv)
 	cfg.SlackInstall = loadSlackInstall(getenv)
 	var err error
+	if cfg.Linear, err = surfacelinear.Load(getenv); err != nil {
+		return nil, err
+	}
 	if cfg.Slack, err = loadSlack(getenv); err != nil {
 		return nil, err
 	}

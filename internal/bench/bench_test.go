@@ -78,7 +78,7 @@ func TestBenchLinearPrintsItsFigures(t *testing.T) {
 
 func TestHelpExitsZero(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"help"}, {"--help"}, {"store", "-h"}, {"turns", "--help"}, {"linear", "-h"}, {"replies", "-h"}, {"discord", "-h"}} {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"store", "-h"}, {"turns", "--help"}, {"linear", "-h"}, {"replies", "-h"}, {"discord", "-h"}, {"stream", "-h"}} {
 		var stdout bytes.Buffer
 		err := Run(context.Background(), append([]string{"weft-bench"}, args...), env(nil), &stdout, &bytes.Buffer{})
 		require.NoError(t, err, args)

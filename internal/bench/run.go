@@ -51,6 +51,7 @@ Usage:
   weft-bench slack [flags]    Slack Events API deliveries to replies against a weft serve child, with discovery
   weft-bench github [flags]   GitHub webhook deliveries to 👀 and answer comments against a weft serve child
   weft-bench console [flags]  the operator console: a 1,000-stitch thread page, a 100,000-thread list
+  weft-bench stream [flags]   answers streaming (50 chunks over 2 s) to the console's event stream, Linear, Slack, Discord: first text, requests, CPU
   weft-bench soak [flags]     the full serve at half its capacity for 30 min: throughput, RSS, goroutines, connections, queue per minute
   weft-bench scale [flags]    1, 2, 4 api+worker replicas on one database: sessions/s at the knee, turns/s, CPU a session; a worker killed loses nothing
   weft-bench serve            weft serve itself (what linear, discord, slack and github start as their child)
@@ -67,7 +68,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cmd, rest := args[1], args[2:]
 	bench, ok := map[string]func(context.Context, *app.Config, *slog.Logger, []string, io.Writer, io.Writer) error{
 		"store": benchStore, "turns": benchTurns, "linear": benchLinear, "replies": benchReplies, "discord": benchDiscord,
-		"slack": benchSlack, "github": benchGitHub, "console": benchConsole, "soak": benchSoak, "scale": benchScale,
+		"slack": benchSlack, "github": benchGitHub, "console": benchConsole, "stream": benchStream, "soak": benchSoak, "scale": benchScale,
 	}[cmd]
 	switch {
 	case cmd == "help" || cmd == "-h" || cmd == "--help":

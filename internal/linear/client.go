@@ -37,7 +37,11 @@ type Client struct {
 	maxAttempts int
 	backoff     time.Duration
 	maxWait     time.Duration
+	budget      *Budget
 }
+
+// Budget is the request budget the client counts in; nil without one.
+func (c *Client) Budget() *Budget { return c.budget }
 
 // Retry is how one call retries: how many attempts it makes (at least 1),
 // the base of the exponential backoff between attempts after server
@@ -61,6 +65,8 @@ type ClientDeps struct {
 	// surface.KindAuth.
 	Tokens TokenSource
 	Retry  Retry
+	// Budget counts every request sent, per workspace; nil counts none.
+	Budget *Budget
 }
 
 // NewClient returns a client for d.Endpoint.
@@ -84,8 +90,12 @@ func NewClient(d ClientDeps) *Client {
 		t.MaxIdleConns, t.MaxIdleConnsPerHost = idleConnsPerHost, idleConnsPerHost
 		base = t
 	}
+	if d.Budget != nil {
+		base = &budgetTransport{base: base, budget: d.Budget}
+	}
 	hc.Transport = &authTransport{base: base, tokens: tokens}
 	c := &Client{
+		budget:      d.Budget,
 		gql:         graphql.NewClient(d.Endpoint, exchangeDoer{hc}),
 		maxAttempts: defaultMaxAttempts,
 		backoff:     defaultBackoff,

@@ -358,3 +358,34 @@ func TestContextEndsWhileWaitingToRetry(t *testing.T) {
 	requireKind(t, err, surface.KindRateLimited)
 	require.Len(t, srv.Requests(), 1)
 }
+
+// TestClientCountsRequests counts every request the client sends in the
+// budget of the workspace it sends for, retries included, and takes the
+// remaining budget Linear reports back: a workspace another client has
+// nearly spent is low at once.
+func TestClientCountsRequests(t *testing.T) {
+	t.Parallel()
+	srv := lineartest.NewServer(t)
+	srv.AddSession(testSession, "")
+	budget := linear.NewBudget(0)
+	c := linear.NewClient(linear.ClientDeps{Endpoint: srv.URL(), Tokens: linear.StaticToken(lineartest.AccessToken),
+		Retry: linear.Retry{MaxAttempts: 3, Backoff: time.Millisecond, MaxWait: 5 * time.Second}, Budget: budget})
+	require.Same(t, budget, c.Budget())
+	ctx := linear.WithOrganization(context.Background(), lineartest.OrganizationID)
+	thought := linear.Activity{Type: linear.ActivityThought, Body: "thinking"}
+
+	_, err := c.CreateActivity(ctx, testSession, thought)
+	require.NoError(t, err)
+	srv.Fail("agentActivityCreate", 1, fakekit.Fault{Status: http.StatusInternalServerError})
+	_, err = c.CreateActivity(ctx, testSession, thought)
+	require.NoError(t, err)
+	require.Equal(t, []linear.Usage{{Organization: lineartest.OrganizationID, Hour: 3, Total: 3,
+		Remaining: linear.DefaultRequestsPerHour - 3}}, budget.Usages())
+	require.False(t, budget.Low(lineartest.OrganizationID))
+
+	srv.SetRequestsRemaining(lineartest.OrganizationID, 100)
+	_, err = c.CreateActivity(ctx, testSession, thought)
+	require.NoError(t, err)
+	require.Equal(t, 99, budget.Remaining(lineartest.OrganizationID))
+	require.True(t, budget.Low(lineartest.OrganizationID))
+}

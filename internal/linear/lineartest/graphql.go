@@ -96,6 +96,7 @@ func (s *Server) handleGraphQL(w http.ResponseWriter, r *http.Request) {
 			})
 			return
 		}
+		s.rateHeaders(w.Header(), org)
 		if !cached {
 			var gerr *gqlError
 			if doc, gerr = s.parse(req.Query); gerr != nil {

@@ -59,7 +59,8 @@ type Server struct {
 	sessionUpdates []SessionUpdate
 	issueUpdates   []IssueUpdate
 	requests       fakekit.Log[record]
-	last           time.Time // of now()
+	windows        map[string]*requestWindow // by organization
+	last           time.Time                 // of now()
 }
 
 // NewServer starts a fake. With a non-nil t it is closed when the test

@@ -152,3 +152,49 @@ func TestSignedDeliveryVerifies(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+// TestRequestBudgetHeaders sends Linear's X-RateLimit-Requests-* headers on
+// every authenticated answer, counting down per workspace, and reports a
+// workspace's hour as spent down to what SetRequestsRemaining says.
+func TestRequestBudgetHeaders(t *testing.T) {
+	t.Parallel()
+	srv := lineartest.NewServer(t)
+	remaining := func() string {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, srv.URL(), strings.NewReader(`{"query":"query { viewer { id } }"}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+lineartest.AccessToken)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, strconv.Itoa(lineartest.RequestsPerHour), resp.Header.Get("X-RateLimit-Requests-Limit"))
+		require.NotEmpty(t, resp.Header.Get("X-RateLimit-Requests-Reset"))
+		return resp.Header.Get("X-RateLimit-Requests-Remaining")
+	}
+	require.Equal(t, "4999", remaining())
+	require.Equal(t, "4998", remaining())
+	srv.SetRequestsRemaining(lineartest.OrganizationID, 10)
+	require.Equal(t, "9", remaining())
+}
+
+// TestShownReplacesEphemeral shows a session as Linear does: an ephemeral
+// activity only until the agent's next one.
+func TestShownReplacesEphemeral(t *testing.T) {
+	t.Parallel()
+	srv := lineartest.NewServer(t)
+	const session = "s-shown"
+	srv.AddActivity(session, lineartest.Activity{Type: "thought", Body: "Looking into it…", Ephemeral: true})
+	srv.AddActivity(session, lineartest.Activity{Type: "thought", Body: "The redirect", Ephemeral: true})
+	require.Equal(t, []string{"The redirect"}, bodies(srv.Shown(session)))
+	srv.AddActivity(session, lineartest.Activity{Type: "response", Body: "The redirect drops it."})
+	require.Equal(t, []string{"The redirect drops it."}, bodies(srv.Shown(session)))
+	require.Len(t, lineartest.Ephemeral(srv.Activities(session)), 2, "every ephemeral activity is recorded as sent")
+}
+
+func bodies(acts []lineartest.Activity) []string {
+	out := make([]string, len(acts))
+	for i, a := range acts {
+		out[i] = a.Body
+	}
+	return out
+}

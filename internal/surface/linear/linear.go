@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,10 +31,16 @@ type Config struct {
 	AccessToken   string // single-workspace mode, no OAuth
 	APIURL        string
 	EncryptionKey string
+	// RequestsPerHour is each workspace's request budget
+	// (WEFT_LINEAR_REQUESTS_PER_HOUR, default linear.DefaultRequestsPerHour).
+	RequestsPerHour int
+	// ThoughtInterval spaces the progress thoughts of an answer being
+	// written (WEFT_LINEAR_THOUGHT_INTERVAL, default DefaultThoughtInterval).
+	ThoughtInterval time.Duration
 }
 
 // Load reads Config from the environment.
-func Load(getenv func(string) string) Config {
+func Load(getenv func(string) string) (Config, error) {
 	c := Config{
 		WebhookSecret: getenv("LINEAR_WEBHOOK_SECRET"),
 		ClientID:      getenv("LINEAR_CLIENT_ID"),
@@ -46,7 +53,21 @@ func Load(getenv func(string) string) Config {
 	if c.APIURL == "" {
 		c.APIURL = linearapi.DefaultEndpoint
 	}
-	return c
+	if v := getenv("WEFT_LINEAR_REQUESTS_PER_HOUR"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return Config{}, fmt.Errorf("WEFT_LINEAR_REQUESTS_PER_HOUR: %q is not a positive number", v)
+		}
+		c.RequestsPerHour = n
+	}
+	if v := getenv("WEFT_LINEAR_THOUGHT_INTERVAL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return Config{}, fmt.Errorf("WEFT_LINEAR_THOUGHT_INTERVAL: %q is not a positive duration", v)
+		}
+		c.ThoughtInterval = d
+	}
+	return c, nil
 }
 
 // tokenURL is the OAuth token endpoint beside the GraphQL endpoint, so that
@@ -66,6 +87,8 @@ type App struct {
 	sender        *linearapi.Sender
 	history       history.Fetcher
 	oauth         *OAuth
+	// thoughts post the progress of answers being written.
+	thoughts *Thoughts
 	// store finds the threads people name and their sessions.
 	store  *db.Store
 	logger *slog.Logger
@@ -97,7 +120,8 @@ func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
 	default:
 		return app, nil
 	}
-	client := linearapi.NewClient(linearapi.ClientDeps{Endpoint: c.APIURL, Tokens: tokens})
+	budget := linearapi.NewBudget(c.RequestsPerHour)
+	client := linearapi.NewClient(linearapi.ClientDeps{Endpoint: c.APIURL, Tokens: tokens, Budget: budget})
 	var workspaces linearapi.Workspaces = store
 	if c.AccessToken != "" {
 		workspaces = nil // one token for every workspace: a send needs no lookup
@@ -105,6 +129,12 @@ func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
 	app.client = client
 	app.sender = linearapi.NewSender(client, workspaces)
 	app.history = linearHistory{client}
+	// A progress thought is tried once: the next one, or the response,
+	// carries its text anyway.
+	once := linearapi.NewClient(linearapi.ClientDeps{Endpoint: c.APIURL, Tokens: tokens, Budget: budget,
+		Retry: linearapi.Retry{MaxAttempts: 1}})
+	app.thoughts = NewThoughts(ThoughtsDeps{Client: once, Attachments: store, Interval: c.ThoughtInterval,
+		OneToken: c.AccessToken != "", Logger: logger.With("component", "linear_progress")})
 	return app, nil
 }
 
@@ -134,7 +164,26 @@ func (a *App) Sender() surface.Sender {
 	if a.sender == nil {
 		return nil
 	}
-	return a.sender
+	return settling{a.sender, a.thoughts}
+}
+
+// Thoughts posts the progress of the answers being written in Linear
+// sessions, for the agent's partial answers; nil with Linear off.
+func (a *App) Thoughts() *Thoughts { return a.thoughts }
+
+// settling sends a session's closing activity only once its progress
+// thoughts are settled (Thoughts.Settle).
+type settling struct {
+	*linearapi.Sender
+	thoughts *Thoughts
+}
+
+func (s settling) Send(ctx context.Context, o thread.Outbox) (string, error) {
+	switch o.Kind {
+	case thread.OutboxResponse, thread.OutboxElicitation, thread.OutboxError:
+		s.thoughts.Settle(o.Target)
+	}
+	return s.Sender.Send(ctx, o)
 }
 
 // AddWorkers registers the worker that moves a delegated issue to its
