@@ -250,6 +250,11 @@ func (r *Runner) runTools(ctx context.Context, th *thread.Thread, store Store, c
 			tool, ok := r.tool(c.Name)
 			st := states[c.ID]
 			switch {
+			case st.intent:
+				// Its intent is recorded and its result is not: weft
+				// stopped while it ran, and it is never made again, even
+				// when its server is not (yet) listed by this replica.
+				out, failed, meta.Unknown = UnknownOutcome, true, true
 			case !ok:
 				// A name the model made up is no label: it is counted as one.
 				r.Metrics.ToolCall(unknownTool, metrics.Error, 0)
@@ -259,10 +264,6 @@ func (r *Runner) runTools(ctx context.Context, th *thread.Thread, store Store, c
 				return e, chain, true, nil
 			case tool.NeedsApproval && st.decision.Meta().Decision != thread.Approve:
 				out, failed = "error: this call was not made: "+st.decision.Content, true
-			case st.intent:
-				// Its intent is recorded and its result is not: weft
-				// stopped while it ran, and it is never made again.
-				out, failed, meta.Unknown = UnknownOutcome, true, true
 			}
 			if out == "" && (tool.SideEffects || tool.NeedsApproval) {
 				intent := thread.Stitch{Type: thread.StitchToolCall, Content: "calling " + c.Name, ToolName: c.Name,
