@@ -12,7 +12,7 @@ import (
 	"syscall"
 )
 
-const benchUsage = `usage: weft bench store|turns|linear|replies|discord|slack|github|console|soak|scale [flags]
+const benchUsage = `usage: weft bench store|turns|linear|replies|discord|slack|github|console|soak|scale|tools [flags]
 
 The benchmarks are their own command, weft-bench, so that the weft binary
 carries none of their fakes; "weft bench ARGS" runs "weft-bench ARGS" when

@@ -393,6 +393,18 @@ func (r *Runner) runTool(ctx context.Context, th *thread.Thread, tool tools.Tool
 	return out, false
 }
 
+// CallTool makes one call of a registered tool the way a step makes it
+// (the registry's lookup, the span, the metrics, the panic guard) without
+// recording anything: the tools benchmark measures weft's part of an MCP
+// call through it. A name the registry does not hold is a tool error.
+func (r *Runner) CallTool(ctx context.Context, th *thread.Thread, c llm.ToolCall) (string, bool) {
+	tool, ok := r.tool(c.Name)
+	if !ok {
+		return fmt.Sprintf("error: no tool named %q", c.Name), true
+	}
+	return r.runTool(ctx, th, tool, c)
+}
+
 // unknownTool labels calls of tools that do not exist.
 const unknownTool = "unknown"
 
