@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -170,4 +171,89 @@ func TestCrashMidToolCallIsUnknownOutcome(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, string(page), `<span class="mark error unknown"`)
+}
+
+// asMCPServer set to 1 makes the test binary serveDyingMCP.
+const asMCPServer = "WEFT_TEST_AS_MCP"
+
+// serveDyingMCP is a stdio MCP server with two tools: die, which exits
+// the process in the middle of its call, and echo, which is read-only and
+// echoes its text. It serves until its client closes stdin.
+func serveDyingMCP() int {
+	s := mcp.NewServer(&mcp.Implementation{Name: "local", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "die", Description: "exit mid-call", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			os.Exit(3)
+			return nil, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "echo", Description: "echo text", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
+		func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct{ Text string }
+			if err := json.Unmarshal(r.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil
+		})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// TestStdioServerDiesMidCall: a stdio MCP server of `weft serve`'s exits
+// in the middle of a call. weft logs it, the model reads a tool error,
+// and weft keeps working: it starts the server again, and the same turn's
+// next call of it answers.
+func TestStdioServerDiesMidCall(t *testing.T) {
+	t.Parallel()
+	dbURL := dbtest.URL(t)
+	cfg := filepath.Join(t.TempDir(), "mcp.json")
+	conf, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"local": map[string]any{
+		"command": os.Args[0], "env": map[string]string{asMCPServer: "1"}, "weft": map[string]string{"approval": "never"}}}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(cfg, conf, 0o600))
+	var weft atomic.Pointer[child]
+	connected := func() int { return strings.Count(weft.Load().stderr.String(), "mcp server connected") }
+	fake := llmtest.NewServer(t)
+	fake.SetDefault(func(r llmtest.Request) llmtest.Reply {
+		switch res := toolResults(r); len(res) {
+		case 0:
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "mcp__local__die", Arguments: `{}`}}}
+		case 1:
+			// The next call waits for the server to be back.
+			for deadline := time.Now().Add(time.Minute); connected() < 2 && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "mcp__local__echo", Arguments: `{"text":"still here"}`}}}
+		default:
+			out, _ := json.Marshal(map[string]string{"result": strings.Join(res, " | ")})
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "complete_thread", Arguments: string(out)}}}
+		}
+	})
+	store, pool, err := Open(context.Background(), &Config{DatabaseURL: dbURL}, dbtest.Logger(t))
+	require.NoError(t, err)
+	defer pool.Close()
+	weft.Store(startWeft(t, map[string]string{
+		"DATABASE_URL": dbURL, "WEFT_ADDR": servetest.Addr(t), "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
+		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_MCP_CONFIG": cfg,
+	}))
+	require.Eventually(t, func() bool { return connected() >= 1 }, time.Minute, 10*time.Millisecond, "weft never connected the stdio server")
+	th := createThread(t, dbURL, "Call die, then echo, then finish")
+
+	done := waitFinished(t, store, th)
+	require.Equal(t, thread.StatusCompleted, done.Status)
+	var result struct{ Result string }
+	require.NoError(t, json.Unmarshal(done.Result, &result))
+	died, echoed, ok := strings.Cut(result.Result, " | ")
+	require.True(t, ok, result.Result)
+	require.True(t, strings.HasPrefix(died, "error: "), "the model reads a tool error: %s", died)
+	require.Contains(t, died, "the call to die failed")
+	require.Equal(t, "still here", echoed, "the server was started again and answers")
+	require.Contains(t, weft.Load().stderr.String(), "mcp server unavailable", "the death is logged")
+	select {
+	case <-weft.Load().exited:
+		t.Fatal("weft serve exited")
+	default:
+	}
 }
