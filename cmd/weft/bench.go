@@ -12,7 +12,7 @@ import (
 	"syscall"
 )
 
-const benchUsage = `usage: weft bench store|turns|linear|replies|discord|slack|github|console|stream|soak|scale [flags]
+const benchUsage = `usage: weft bench store|turns|linear|replies|discord|slack|github|console|stream|tools|soak|scale [flags]
 
 The benchmarks are their own command, weft-bench, so that the weft binary
 carries none of their fakes; "weft bench ARGS" runs "weft-bench ARGS" when

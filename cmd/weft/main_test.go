@@ -108,7 +108,7 @@ func TestHelp(t *testing.T) {
 	}
 	out, err := weft("help")
 	require.NoError(t, err)
-	for _, cmd := range []string{"serve", "demo", "migrate", "ops", "thread create", "thread show", "mcp", "bench store|turns|linear|replies|discord|console", "help"} {
+	for _, cmd := range []string{"serve", "demo", "migrate", "ops", "thread create", "thread show", "mcp", "bench store|turns|linear|replies|discord|slack|github|console|stream|tools|soak|scale", "help"} {
 		require.Contains(t, out, "weft "+cmd)
 	}
 	out, err = weft("thread", "create", "--help")

@@ -23,14 +23,14 @@ Usage:
   weft migrate up|down|status apply, roll back one, or list migrations
   weft ops [VIEW]             list the ops views, or print one as a table
   weft tenant link ORG KIND:ID... | unlink KIND:ID | list
-                              tie Linear/Discord/Slack tenants into one organisation
+                              tie Linear/Discord/Slack/GitHub tenants into one organisation
   weft thread create --goal TEXT [--detach]
                               create an autonomous thread and work it here until it finishes
   weft thread show ID         print a thread's stitches as a timeline
   weft thread reply ID TEXT   answer a thread that waits for a person (a question, an approval)
   weft mcp                    serve the MCP server over stdin/stdout
   weft tools check            connect to WEFT_MCP_CONFIG's MCP servers and list their tools
-  weft bench store|turns|linear|replies|discord|console|soak [flags]
+  weft bench store|turns|linear|replies|discord|slack|github|console|stream|tools|soak|scale [flags]
                               run a benchmark (the weft-bench command)
   weft version                print the version weft was built as
   weft help [COMMAND]         this text, or a command's

@@ -152,3 +152,38 @@ func TestParseDecision(t *testing.T) {
 	require.Equal(t, "no", p.reason)
 	require.Equal(t, int64(6), p.reply.Seq)
 }
+
+// A call whose intent is recorded and whose result is not is never made
+// again, whether or not its tool is offered: a replica that resumes the
+// turn before its MCP server is listed still tells the model the outcome
+// is unknown, never that there is no such tool.
+func TestRecordedIntentIsUnknownOutcome(t *testing.T) {
+	t.Parallel()
+	calls := 0
+	listed := []tools.Tool{{Name: "mcp__s__write", Schema: json.RawMessage(`{"type":"object"}`), SideEffects: true,
+		Handler: func(context.Context, tools.Call) (string, error) { calls++; return "done", nil }}}
+	write := llm.ToolCall{ID: "w", Name: "mcp__s__write", Arguments: json.RawMessage(`{}`)}
+	for _, tc := range []struct {
+		name  string
+		tools []tools.Tool
+	}{{"Listed", listed}, {"NotListed", nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg, err := tools.NewRegistry()
+			require.NoError(t, err)
+			reg.AddSource(func() []tools.Tool { return tc.tools })
+			r := &Runner{Tools: reg, Logger: logtest.New(t)}
+			th := &thread.Thread{ID: uuid.New(), Type: thread.TypeInteractive}
+			c := chain(system, prompt, call(2, "", write), intent("w"))
+			p := nextStep(c)
+			require.Equal(t, stepRunTools, p.kind)
+			e, _, done, err := r.runTools(t.Context(), th, memStore{j: &journal{}}, c, p.calls)
+			require.NoError(t, err)
+			require.False(t, done)
+			last := e.Stitches[len(e.Stitches)-1]
+			require.Equal(t, UnknownOutcome, last.Content)
+			require.True(t, last.ToolError)
+			require.True(t, last.Meta().Unknown)
+			require.Zero(t, calls, "the call was made again")
+		})
+	}
+}

@@ -250,6 +250,11 @@ func (r *Runner) runTools(ctx context.Context, th *thread.Thread, store Store, c
 			tool, ok := r.tool(c.Name)
 			st := states[c.ID]
 			switch {
+			case st.intent:
+				// Its intent is recorded and its result is not: weft
+				// stopped while it ran, and it is never made again, even
+				// when its server is not (yet) listed by this replica.
+				out, failed, meta.Unknown = UnknownOutcome, true, true
 			case !ok:
 				// A name the model made up is no label: it is counted as one.
 				r.Metrics.ToolCall(unknownTool, metrics.Error, 0)
@@ -259,10 +264,6 @@ func (r *Runner) runTools(ctx context.Context, th *thread.Thread, store Store, c
 				return e, chain, true, nil
 			case tool.NeedsApproval && st.decision.Meta().Decision != thread.Approve:
 				out, failed = "error: this call was not made: "+st.decision.Content, true
-			case st.intent:
-				// Its intent is recorded and its result is not: weft
-				// stopped while it ran, and it is never made again.
-				out, failed, meta.Unknown = UnknownOutcome, true, true
 			}
 			if out == "" && (tool.SideEffects || tool.NeedsApproval) {
 				intent := thread.Stitch{Type: thread.StitchToolCall, Content: "calling " + c.Name, ToolName: c.Name,
@@ -390,6 +391,18 @@ func (r *Runner) runTool(ctx context.Context, th *thread.Thread, tool tools.Tool
 		return "error: " + err.Error(), true
 	}
 	return out, false
+}
+
+// CallTool makes one call of a registered tool the way a step makes it
+// (the registry's lookup, the span, the metrics, the panic guard) without
+// recording anything: the tools benchmark measures weft's part of an MCP
+// call through it. A name the registry does not hold is a tool error.
+func (r *Runner) CallTool(ctx context.Context, th *thread.Thread, c llm.ToolCall) (string, bool) {
+	tool, ok := r.tool(c.Name)
+	if !ok {
+		return fmt.Sprintf("error: no tool named %q", c.Name), true
+	}
+	return r.runTool(ctx, th, tool, c)
 }
 
 // unknownTool labels calls of tools that do not exist.

@@ -30,6 +30,9 @@ import (
 // crash tests can run it as a real subprocess and SIGKILL it, without a
 // separate build.
 func TestMain(m *testing.M) {
+	if os.Getenv(asMCPServer) == "1" {
+		os.Exit(serveDyingMCP()) // a stdio MCP server of weft serve's (toolcrash_test.go)
+	}
 	if os.Getenv("WEFT_TEST_AS_WEFT") == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		err := runServe(ctx, os.Getenv, os.Stderr)

@@ -23,6 +23,9 @@ import (
 // environment and output until SIGINT or SIGTERM, and returns its exit
 // status.
 func Main() int {
+	if os.Getenv(toolsServerEnv) == "1" {
+		return serveToolsStdio()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := Run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
@@ -50,6 +53,7 @@ Usage:
   weft-bench discord [flags]  Discord gateway messages to replies against a weft serve child
   weft-bench slack [flags]    Slack Events API deliveries to replies against a weft serve child, with discovery
   weft-bench github [flags]   GitHub webhook deliveries to 👀 and answer comments against a weft serve child
+  weft-bench tools [flags]    an MCP call through an agent step beside the SDK's, over stdio and HTTP; 100 callers at once
   weft-bench console [flags]  the operator console: a 1,000-stitch thread page, a 100,000-thread list
   weft-bench stream [flags]   answers streaming (50 chunks over 2 s) to the console's event stream, Linear, Slack, Discord: first text, requests, CPU
   weft-bench soak [flags]     the full serve at half its capacity for 30 min: throughput, RSS, goroutines, connections, queue per minute
@@ -68,7 +72,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cmd, rest := args[1], args[2:]
 	bench, ok := map[string]func(context.Context, *app.Config, *slog.Logger, []string, io.Writer, io.Writer) error{
 		"store": benchStore, "turns": benchTurns, "linear": benchLinear, "replies": benchReplies, "discord": benchDiscord,
-		"slack": benchSlack, "github": benchGitHub, "console": benchConsole, "stream": benchStream, "soak": benchSoak, "scale": benchScale,
+		"slack": benchSlack, "github": benchGitHub, "console": benchConsole, "stream": benchStream, "tools": benchTools, "soak": benchSoak, "scale": benchScale,
 	}[cmd]
 	switch {
 	case cmd == "help" || cmd == "-h" || cmd == "--help":
