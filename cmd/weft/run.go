@@ -19,7 +19,7 @@ const usage = `weft runs AI agents across Linear and Discord on one Postgres sto
 
 Usage:
   weft serve                  serve webhooks, the API and the MCP endpoint (applies migrations first)
-  weft demo [-exit]           play a conversation across Linear and Discord on built-in fakes
+  weft demo [-exit]           play a conversation across Linear, Discord and Slack on built-in fakes
   weft migrate up|down|status apply, roll back one, or list migrations
   weft ops [VIEW]             list the ops views, or print one as a table
   weft tenant link ORG KIND:ID... | unlink KIND:ID | list

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/app"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
+	"github.com/weft-dev/weft/internal/slack/slacktest"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -20,6 +21,11 @@ import (
 type Options struct {
 	Exit bool   // leave after the story
 	Addr string // where weft serves
+	// NotesServer is the command line that starts this program as the
+	// demo's notes MCP server (ServeNotes); the notes file is appended to
+	// it. weft starts it over stdio from the WEFT_MCP_CONFIG file the demo
+	// writes.
+	NotesServer []string
 }
 
 // Run serves weft against w's fakes, as `weft serve` runs it, and plays
@@ -31,6 +37,9 @@ func Run(ctx context.Context, w *World, o Options, getenv func(string) string, s
 		return nil, err
 	}
 	token, settings := randomToken(), w.Settings()
+	if settings["WEFT_MCP_CONFIG"], err = w.writeMCPConfig(o.NotesServer); err != nil {
+		return nil, err
+	}
 	settings["WEFT_ADDR"], settings["WEFT_API_TOKEN"], settings["WEFT_ROLE"] = o.Addr, token, "all"
 	if getenv("WEFT_LOG_LEVEL") == "" {
 		settings["WEFT_LOG_LEVEL"] = "warn" // the story is the output; warnings and errors still show
@@ -47,8 +56,9 @@ func Run(ctx context.Context, w *World, o Options, getenv func(string) string, s
 	if w.Model == nil {
 		model = cfg.LLMProvider + " " + cfg.Model
 	}
-	fmt.Fprintf(stdout, "weft demo: Linear, Discord and a model are weft's own fakes, in this process;\n"+
-		"weft serves them through its real webhooks, gateway and job queue.\n"+
+	fmt.Fprintf(stdout, "weft demo: Linear, Discord, Slack and a model are weft's own fakes, in this process;\n"+
+		"weft serves them through its real webhooks, gateway and job queue, and calls a small MCP server\n"+
+		"that ships with the demo.\n"+
 		"   database  %s\n   model     %s\n   weft      %s\n", redact(dbURL), model, base)
 
 	store, pool, err := app.OpenMigrated(ctx, &app.Config{DatabaseURL: dbURL, DBConns: 2}, logger)
@@ -57,12 +67,15 @@ func Run(ctx context.Context, w *World, o Options, getenv func(string) string, s
 	}
 	defer pool.Close()
 	// The story continues a Linear session in Discord, which weft allows
-	// only within one organisation: the demo links its two tenants, as an
-	// operator would with `weft tenant link`.
-	if err := store.LinkTenants(ctx, demoOrganisation, thread.LinearTenant(lineartest.OrganizationID), thread.DiscordTenant(guild)); err != nil {
+	// only within one organisation, and in Slack weft remembers what it
+	// saved in Linear, which it reads only within one: the demo links its
+	// three tenants, as an operator would with `weft tenant link`.
+	if err := store.LinkTenants(ctx, demoOrganisation, thread.LinearTenant(lineartest.OrganizationID), thread.DiscordTenant(guild),
+		thread.SlackTenant(slacktest.TeamID)); err != nil {
 		return nil, fmt.Errorf("demo: link tenants: %w", err)
 	}
-	fmt.Fprintf(stdout, "   tenants   the Linear workspace and the Discord server, linked as organisation %q\n", demoOrganisation)
+	fmt.Fprintf(stdout, "   tenants   the Linear workspace, the Discord server and the Slack workspace, linked as organisation %q\n", demoOrganisation)
+	fmt.Fprintf(stdout, "   tools     the notes MCP server (stdio), from %s\n", settings["WEFT_MCP_CONFIG"])
 
 	// weft itself, as `weft serve` runs it: the one place the demo starts
 	// it. The story stops when it does.

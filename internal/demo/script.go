@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/weft-dev/weft/internal/llm/llmtest"
@@ -24,6 +25,11 @@ const (
 	askSoFar  = "What did we find in Linear so far?"
 	askShip   = "Good. Ship the fix, but ask me first which environment to deploy it to."
 	answerEnv = "staging"
+	askNote   = "Add a release note about the fix to our team notes."
+	// askSlack follows a mention of weft in Slack; askSlackAgain is the
+	// follow-up in the thread weft answered in.
+	askSlack      = "how do our auth redirects work?"
+	askSlackAgain = "Say that again in one line."
 )
 
 // The scripted model's own lines.
@@ -36,6 +42,15 @@ const (
 )
 
 var scriptOptions = []string{"staging", "production"}
+
+// scriptNote is the release note the scripted model writes with the notes
+// MCP server's write_note.
+var scriptNote = Note{Title: "Sign-in keeps where you were going",
+	Text: "Signing in through SSO now brings people back to the page they came from (ENG-42)."}
+
+// scriptForgot is the Slack answer when the system prompt holds no memory
+// of the auth redirects.
+const scriptForgot = "I remember nothing about our auth redirects."
 
 // issueRef finds the issue a Linear prompt is about.
 var issueRef = regexp.MustCompile(`<issue identifier="([^"]+)">`)
@@ -50,12 +65,28 @@ var commentText = regexp.MustCompile(`<comment[^>]*>([^<]*)</comment>`)
 func script(r llmtest.Request) llmtest.Reply {
 	last := r.Last()
 	if last.Role == "tool" {
-		// The only tool the script calls is save_memory; after its result,
+		// After write_note's result, what it did; after save_memory's,
 		// the Linear answer.
+		if lastToolCall(r) == notesToolName {
+			return llmtest.Reply{Text: "Done: " + last.Content}
+		}
 		return llmtest.Reply{Text: scriptResponse}
 	}
 	text := last.Content
 	switch {
+	case strings.Contains(text, askNote):
+		if !slices.Contains(r.Tools, notesToolName) {
+			return llmtest.Reply{Text: "I have no tool that writes the team's notes."}
+		}
+		args, _ := json.Marshal(scriptNote)
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: notesToolName, Arguments: string(args)}}}
+	case strings.Contains(text, askSlack):
+		if !strings.Contains(r.System, scriptMemory) {
+			return llmtest.Reply{Text: scriptForgot}
+		}
+		return llmtest.Reply{Text: "From what I saved while working on " + issueKey + ": " + scriptMemory}
+	case strings.Contains(text, askSlackAgain):
+		return llmtest.Reply{Text: oneLineAgain(r)}
 	case strings.Contains(text, "drop the return URL"):
 		args, _ := json.Marshal(map[string]string{"label": "auth_redirects", "content": scriptMemory})
 		return llmtest.Reply{Text: scriptThought, ToolCalls: []llmtest.ToolCall{{Name: "save_memory", Arguments: string(args)}}}
@@ -98,6 +129,36 @@ func recall(r llmtest.Request) string {
 		return "I cannot see what was said in Linear."
 	}
 	return fmt.Sprintf("In Linear (%s) you asked: “%s” I found: %s", issue, question, answer)
+}
+
+// lastToolCall is the name of the last tool the request's conversation
+// called.
+func lastToolCall(r llmtest.Request) string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if calls := r.Messages[i].ToolCalls; len(calls) > 0 {
+			return calls[len(calls)-1].Name
+		}
+	}
+	return ""
+}
+
+// oneLineAgain answers "say that again in one line" from the conversation
+// the request carries: weft's last answer, without its preamble. Without
+// an earlier answer it says it sees none.
+func oneLineAgain(r llmtest.Request) string {
+	previous := ""
+	for _, m := range r.Messages[:max(len(r.Messages)-1, 0)] {
+		if m.Role == "assistant" && len(m.ToolCalls) == 0 && m.Content != "" {
+			previous = m.Content
+		}
+	}
+	if previous == "" {
+		return "I cannot see what I said before."
+	}
+	if i := strings.Index(previous, ": "); i >= 0 {
+		previous = previous[i+2:]
+	}
+	return "In one line: " + previous
 }
 
 func capitalize(s string) string {

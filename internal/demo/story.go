@@ -18,6 +18,7 @@ import (
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/discord/discordtest"
 	"github.com/weft-dev/weft/internal/linear/lineartest"
+	"github.com/weft-dev/weft/internal/slack/slacktest"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -25,6 +26,7 @@ import (
 // conversation became. *db.Store implements it.
 type Store interface {
 	ThreadByLinearSession(ctx context.Context, sessionID string) (*thread.Thread, error)
+	ThreadBySlackThread(ctx context.Context, teamID, channelID, threadTS string) (*thread.Thread, error)
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
 	Stitches(ctx context.Context, threadID uuid.UUID, p db.StitchPage) ([]thread.Stitch, error)
 	ThreadOutbox(ctx context.Context, threadID uuid.UUID) ([]thread.Outbox, error)
@@ -38,6 +40,17 @@ type Outcome struct {
 	// Asked reports that the agent asked back and waited for the answer
 	// (a scripted model always does; a real one may answer at once).
 	Asked bool
+	// Approval is the Discord message that asked for approval of the
+	// notes server's write_note, and Approved reports that the demo's
+	// click on its Approve button was taken.
+	Approval discordtest.SentMessage
+	Approved bool
+	// Notes are what the notes MCP server wrote, one per call.
+	Notes []Note
+	// SlackThreadID is the weft thread of the Slack conversation, in the
+	// Slack thread SlackTS of the demo's channel.
+	SlackThreadID uuid.UUID
+	SlackTS       string
 }
 
 // Step timeouts: the scripted model answers at once, a real one may think.
@@ -63,7 +76,7 @@ type story struct {
 	out     Outcome
 
 	// What has been printed: a count per feed.
-	activities, interactions, sent int
+	activities, interactions, sent, slackShown int
 	// discordDone: weft's Discord messages hold their final text (an
 	// answer streams into its message until delivered), so show prints
 	// them.
@@ -82,6 +95,13 @@ type story struct {
 //     of the conversation.
 //  4. She asks weft to ship the fix; it asks back which environment, and
 //     her answer is what it goes on with.
+//  5. She asks for a release note: the agent calls write_note, a tool of
+//     the demo's notes MCP server, which waits for a person's approval;
+//     weft asks with Discord buttons, she clicks Approve, and the tool
+//     runs once.
+//  6. In Slack she mentions weft in a channel: it answers in the thread
+//     (streamed into the message) from what it saved to memory in step 1,
+//     and her follow-up there is answered with the thread's history.
 //
 // It returns when the last answer is posted, or with an error naming the
 // step that did not happen.
@@ -94,7 +114,9 @@ func (w *World) Play(ctx context.Context, base string, store Store, out io.Write
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
-	for _, step := range []func(context.Context) error{s.mention, s.continueInDiscord, s.followUp, s.askBack} {
+	w.Slack.DeliverTo(base + "/webhooks/slack")
+	defer w.Slack.DeliverTo("")
+	for _, step := range []func(context.Context) error{s.mention, s.continueInDiscord, s.followUp, s.askBack, s.approveTool, s.slack} {
 		if err := step(ctx); err != nil {
 			return &s.out, err
 		}
@@ -218,6 +240,127 @@ func (s *story) askBack(ctx context.Context) error {
 	return s.say(ctx, answerEnv)
 }
 
+func (s *story) approveTool(ctx context.Context) error {
+	s.p.header(5, "Discord: weft writes a release note with an MCP tool, once Ada approves it with a button")
+	n := len(s.w.Discord.Sent(s.out.DiscordThreadID))
+	if err := s.say(ctx, askNote); err != nil {
+		return err
+	}
+	th, err := s.store.Thread(ctx, s.out.ThreadID)
+	if err != nil {
+		return err
+	}
+	if th.Status != thread.StatusWaiting || th.WaitingReason != thread.WaitingApproval {
+		if s.w.Model == nil { // a real model may answer without the tool
+			s.p.note("(the model did not call write_note, so there is nothing to approve)")
+			return nil
+		}
+		return fmt.Errorf("weft did not ask for approval of %s (the thread is %s, %s)", notesToolName, th.Status, th.WaitingReason)
+	}
+	s.p.note("weft waits for a person's approval: write_note does not say it is read-only")
+	ask := s.w.Discord.Sent(s.out.DiscordThreadID)[n]
+	approve := slices.IndexFunc(ask.Buttons, func(b discordtest.Button) bool { return b.Label == "Approve" })
+	if approve < 0 {
+		return fmt.Errorf("weft's approval request has no Approve button: %+v", ask)
+	}
+	s.out.Approval = ask
+	body := discordtest.ButtonInteraction(s.w.Discord.ApplicationID(), snowflake(), "demo-approve-"+snowflake(), guild,
+		s.out.DiscordThreadID, ada, ask.ID, ask.Content, ask.Buttons[approve].CustomID)
+	sig, ts := s.w.keys.Sign(body, time.Now())
+	s.p.line("Discord", "Ada", "click", "Approve")
+	raw, err := s.post(ctx, "/webhooks/discord", body, http.Header{
+		"Content-Type": {"application/json"}, "X-Signature-Ed25519": {sig}, "X-Signature-Timestamp": {ts},
+	})
+	if err != nil {
+		return fmt.Errorf("approve: %w", err)
+	}
+	// Discord's interaction response type 7: the message is updated.
+	var ack struct {
+		Type int
+		Data struct{ Content string }
+	}
+	if err := json.Unmarshal(raw, &ack); err != nil || ack.Type != 7 {
+		return fmt.Errorf("approve: the request was not updated: %s", raw)
+	}
+	s.out.Approved = true
+	// The request's message, updated to say who decided (its last line).
+	lines := strings.Split(strings.TrimSpace(ack.Data.Content), "\n")
+	s.p.line("Discord", "weft", "update", "the request now ends: "+lines[len(lines)-1])
+	if err := s.untilDiscord(ctx, n+2); err != nil {
+		return err
+	}
+	if s.out.Notes, err = ReadNotes(s.w.NotesFile); err != nil {
+		return err
+	}
+	s.p.note(fmt.Sprintf("the notes server's file holds %d note(s), one per call:", len(s.out.Notes)))
+	for _, note := range s.out.Notes {
+		s.p.note(fmt.Sprintf("   %q: %s", note.Title, note.Text))
+	}
+	return nil
+}
+
+func (s *story) slack(ctx context.Context) error {
+	s.p.header(6, "Slack: Ada mentions weft in #eng; it answers in the thread, and a follow-up there gets the history")
+	q := s.w.Slack.Post(slackAda, slackChannel, "", "<@"+slacktest.BotUserID+"> "+askSlack)
+	s.out.SlackTS = q.TS
+	s.p.line("Slack", "Ada", "message", "@weft "+askSlack+" (in #eng)")
+	if err := s.untilSlack(ctx, 1); err != nil {
+		return err
+	}
+	var appends int
+	for _, c := range s.w.Slack.Calls("chat.appendStream") {
+		if c.Form.Get("channel") == slackChannel {
+			appends++
+		}
+	}
+	if len(s.w.Slack.Calls("chat.startStream")) > 0 {
+		s.p.note(fmt.Sprintf("streamed into the message as the model wrote: chat.startStream, %d× chat.appendStream, chat.stopStream", appends))
+	}
+	s.w.Slack.Post(slackAda, slackChannel, q.TS, askSlackAgain)
+	s.p.line("Slack", "Ada", "reply", askSlackAgain)
+	return s.untilSlack(ctx, 2)
+}
+
+// slackAnswers are weft's finished messages in the Slack thread: each an
+// outbox row's (its weft_outbox metadata comes with the delivery, which
+// also ends a streamed message).
+func (s *story) slackAnswers() []slacktest.Message {
+	var out []slacktest.Message
+	for _, m := range s.w.Slack.BotMessages(slackChannel) {
+		if m.ThreadTS == s.out.SlackTS && m.TS != s.out.SlackTS && m.Metadata != nil && !m.Streaming {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// untilSlack waits until weft posted n finished messages in the Slack
+// thread and is done with it, and prints those new since the last call.
+func (s *story) untilSlack(ctx context.Context, n int) error {
+	err := s.until(ctx, s.timeout, "Slack never showed weft's answer", func() (bool, error) {
+		if len(s.slackAnswers()) < n {
+			return false, nil
+		}
+		if s.out.SlackThreadID == uuid.Nil {
+			th, err := s.store.ThreadBySlackThread(ctx, slacktest.TeamID, slackChannel, s.out.SlackTS)
+			if err != nil {
+				return false, fmt.Errorf("the Slack mention's thread: %w", err)
+			}
+			s.out.SlackThreadID = th.ID
+		}
+		return s.settled(ctx, s.out.SlackThreadID)
+	})
+	if err != nil {
+		return err
+	}
+	answers := s.slackAnswers()
+	for _, m := range answers[s.slackShown:] {
+		s.p.line("Slack", "weft", "reply", m.Text)
+	}
+	s.slackShown = len(answers)
+	return nil
+}
+
 // say posts Ada's message in the Discord thread, as the gateway delivers
 // it, and waits for weft's answer there.
 func (s *story) say(ctx context.Context, text string) error {
@@ -233,10 +376,18 @@ func (s *story) summary(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read the thread: %w", err)
 	}
-	fmt.Fprintf(s.p.out, "\nAll of it is one weft thread, %s, attached to Linear %s and Discord thread %s; its %d stitches:\n",
+	fmt.Fprintf(s.p.out, "\nSteps 1 to 5 are one weft thread, %s, attached to Linear %s and Discord thread %s; its %d stitches:\n",
 		s.out.ThreadID, issueKey, s.out.DiscordThreadID, len(chain))
 	for _, st := range chain {
 		fmt.Fprintf(s.p.out, "   %3d  %-22s %-8s %s\n", st.Seq, st.Type, st.Source, oneLine(stitchText(st), 90))
+	}
+	if s.out.SlackThreadID != uuid.Nil {
+		slackChain, err := s.store.Stitches(ctx, s.out.SlackThreadID, db.StitchPage{})
+		if err != nil {
+			return fmt.Errorf("read the Slack thread: %w", err)
+		}
+		fmt.Fprintf(s.p.out, "\nStep 6, in Slack, is weft thread %s, attached to Slack thread %s in #eng, of %d stitches.\n",
+			s.out.SlackThreadID, s.out.SlackTS, len(slackChain))
 	}
 	return nil
 }
@@ -286,24 +437,24 @@ func (s *story) untilDiscord(ctx context.Context, n int) error {
 		if len(s.w.Discord.Sent(s.out.DiscordThreadID)) < n {
 			return false, nil
 		}
-		done, err := s.answered(ctx)
+		done, err := s.settled(ctx, s.out.ThreadID)
 		s.discordDone = done
 		return done, err
 	})
 }
 
-// answered reports that weft is done with the thread for now: no turn
-// runs and every post is out, so an answer streamed into a message holds
-// its final text.
-func (s *story) answered(ctx context.Context) (bool, error) {
-	th, err := s.store.Thread(ctx, s.out.ThreadID)
+// settled reports that weft is done with a thread for now: no turn runs
+// and every post is out, so an answer streamed into a message holds its
+// final text.
+func (s *story) settled(ctx context.Context, id uuid.UUID) (bool, error) {
+	th, err := s.store.Thread(ctx, id)
 	if err != nil {
 		return false, fmt.Errorf("read the thread: %w", err)
 	}
 	if th.Status == thread.StatusRunning || th.LeaseOwner != "" {
 		return false, nil
 	}
-	rows, err := s.store.ThreadOutbox(ctx, s.out.ThreadID)
+	rows, err := s.store.ThreadOutbox(ctx, id)
 	if err != nil {
 		return false, fmt.Errorf("read the thread's posts: %w", err)
 	}
@@ -359,10 +510,23 @@ func (s *story) show() {
 	if s.out.DiscordThreadID != "" && s.discordDone {
 		sent := s.w.Discord.Sent(s.out.DiscordThreadID)
 		for _, m := range sent[s.sent:] {
-			s.p.line("Discord", "weft", "message", m.Content)
+			s.p.line("Discord", "weft", "message", messageText(m))
 		}
 		s.sent = len(sent)
 	}
+}
+
+// messageText is a Discord message as its channel shows it: its text,
+// then its buttons.
+func messageText(m discordtest.SentMessage) string {
+	if len(m.Buttons) == 0 {
+		return m.Content
+	}
+	labels := make([]string, len(m.Buttons))
+	for i, b := range m.Buttons {
+		labels[i] = b.Label
+	}
+	return fmt.Sprintf("%s [%s]", m.Content, strings.Join(labels, " | "))
 }
 
 // activityText is a Linear activity as its timeline shows it.

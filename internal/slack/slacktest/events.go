@@ -2,6 +2,8 @@ package slacktest
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -33,6 +35,7 @@ type events struct {
 	url        string
 	retries    []time.Duration
 	next       int
+	prefix     string            // this fake's own, so event ids are unique across fakes
 	sent       map[string][]byte // event id → envelope, for redelivery
 	types      map[string]string
 	deliveries []Delivery
@@ -49,7 +52,11 @@ var defaultRetries = []time.Duration{50 * time.Millisecond, 200 * time.Milliseco
 const ackTimeout = 3 * time.Second
 
 func newEvents(s *Server) *events {
-	return &events{s: s, client: &http.Client{Timeout: ackTimeout}, retries: defaultRetries,
+	// A fake's event ids differ from another's: a demo played again on
+	// the same database must not be taken for Slack's redeliveries.
+	var b [3]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return &events{s: s, prefix: strings.ToUpper(hex.EncodeToString(b[:])), client: &http.Client{Timeout: ackTimeout}, retries: defaultRetries,
 		sent: map[string][]byte{}, types: map[string]string{}, stop: make(chan struct{})}
 }
 
@@ -112,7 +119,7 @@ func (s *Server) Envelope(inner map[string]any) (eventID string, body []byte) {
 func (s *Server) teamEnvelope(team Team, inner map[string]any) (eventID string, body []byte) {
 	s.events.mu.Lock()
 	s.events.next++
-	eventID = fmt.Sprintf("Ev%08d", s.events.next)
+	eventID = fmt.Sprintf("Ev%s%08d", s.events.prefix, s.events.next)
 	s.events.mu.Unlock()
 	body, _ = json.Marshal(map[string]any{
 		"token": "deprecated-verification-token", "team_id": team.ID, "api_app_id": AppID,
