@@ -185,6 +185,11 @@ func (s *Server) update(team Team, form url.Values, w http.ResponseWriter) {
 	if md != nil {
 		m.Metadata = md
 	}
+	if raw := form.Get("blocks"); raw != "" && json.Valid([]byte(raw)) {
+		// chat.update replaces the blocks it is given; without, Slack
+		// keeps the message's own.
+		m.Blocks = json.RawMessage(raw)
+	}
 	out := *m
 	s.mu.Unlock()
 	s.messageChanged(out, previous)
