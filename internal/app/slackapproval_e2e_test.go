@@ -40,7 +40,7 @@ func TestSlackApprovalEndToEnd(t *testing.T) {
 			notes := newNotesServer(t)
 			cfg := filepath.Join(t.TempDir(), "mcp.json")
 			require.NoError(t, os.WriteFile(cfg, []byte(`{"mcpServers": {"notes": {"url": "`+notes.url+`"}}}`), 0o600))
-			w := newSlackWorldEnv(t, socket, map[string]string{"WEFT_MCP_CONFIG": cfg})
+			w := newSlackWorldEnv(t, socket, map[string]string{"WEFT_MCP_CONFIG": cfg, "WEFT_API_TOKEN": "e2e-token"})
 			w.slack.InteractTo(w.base+"/webhooks/slack/commands", w.base+"/webhooks/slack/interactions")
 			w.llm.SetDefault(func(r llmtest.Request) llmtest.Reply {
 				last := r.Last()
@@ -171,6 +171,30 @@ func TestSlackApprovalEndToEnd(t *testing.T) {
 			inThread(msg.ThreadTS, "Done: error: this call was not made: denied by ada (slack)")
 			require.EqualValues(t, 1, notes.writes.Load())
 			require.Equal(t, thread.ApprovalDenied, status(a))
+
+			// Decided elsewhere (the REST API): the Slack message says who
+			// decided and loses its buttons.
+			msg, a = ask("note: once more")
+			req, err := http.NewRequest(http.MethodPost, w.base+"/api/v1/threads/"+a.ThreadID.String()+"/approvals/"+a.ID.String(),
+				strings.NewReader(`{"decision":"approve"}`))
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer e2e-token")
+			req.Header.Set("Content-Type", "application/json")
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			res.Body.Close()
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			inThread(msg.ThreadTS, "Done: note written")
+			require.EqualValues(t, 2, notes.writes.Load())
+			require.Eventually(t, func() bool {
+				for _, m := range w.slack.Thread(w.channel, msg.ThreadTS) {
+					if m.TS == msg.TS {
+						return strings.Contains(string(m.Blocks), "*Approved* by ") && strings.Contains(m.Text, "(api)") &&
+							!strings.Contains(string(m.Blocks), slackapi.ApprovalActionPrefix)
+					}
+				}
+				return false
+			}, 30*time.Second, 10*time.Millisecond, "the request's message never showed the decision")
 		})
 	}
 }

@@ -19,6 +19,34 @@ func (a *App) DecideThrough(ap surface.Approvals) { a.approvals = ap }
 
 var _ surface.Approving = (*App)(nil)
 
+// ShowDecided rewrites weft's message of a request decided elsewhere: it
+// says who decided, and loses its buttons (surface.ShowingDecisions).
+func (a *App) ShowDecided(ctx context.Context, post thread.Outbox, ap *thread.Approval) error {
+	if !a.On() || post.ExternalID == "" || !a.interactive() {
+		return nil // without buttons, nothing to take away
+	}
+	body, err := surface.Body(thread.PlatformSlack, post)
+	if err != nil {
+		return err
+	}
+	target, err := thread.ParseSlackTarget(post.Target)
+	if err != nil {
+		return err
+	}
+	body.Options = nil
+	parts := slackapi.Split(slackapi.Render(post.Kind, body), slackapi.TextLimit)
+	if len(parts) != 1 {
+		return nil // the buttons are on a later part, whose ts is not kept
+	}
+	c, err := a.ws.Client(ctx, target.TeamID)
+	if err != nil {
+		return err
+	}
+	return c.UpdateDecided(ctx, target.ChannelID, post.ExternalID, parts[0], DecidedLine(ap))
+}
+
+var _ surface.ShowingDecisions = (*App)(nil)
+
 // approvalClient is what deciding a request needs of a workspace's
 // client. *slackapi.Client implements it.
 type approvalClient interface {
