@@ -244,7 +244,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 		return nil, err
 	}
 	a.approvals = &approval.Decider{Store: a.intake, Jobs: a.proc.Inserter(), Approvers: cfg.Approvers,
-		Logger: logger.With("component", "approval")}
+		Logger: logger.With("component", "approval"), OnDecided: a.showDecided}
 	for _, p := range a.platforms {
 		if ap, ok := p.(surface.Approving); ok {
 			ap.DecideThrough(a.approvals)
@@ -461,4 +461,41 @@ func (r replyDecider) DecideReply(ctx context.Context, d agent.ReplyDecision) (*
 		who.ID, who.Name = cmp.Or(who.ID, string(cmp.Or(d.Via, thread.PlatformAPI))), cmp.Or(who.Name, "the API")
 	}
 	return r.a.approvals.Decide(ctx, approval.Request{ApprovalID: d.ApprovalID, Decision: d.Decision, Reason: d.Reason, By: who})
+}
+
+// showDecidedTimeout bounds the rewrite of a decided request's posts.
+const showDecidedTimeout = 30 * time.Second
+
+// showDecided rewrites, on every platform, weft's posts of a request just decided, to say who decided and drop
+// their buttons (surface.ShowingDecisions). It runs after the decision is
+// stored, past the request that made it: best effort, logged, never
+// holding the decision's acknowledgement. A post not sent yet goes out
+// with its buttons, and a click on them is told who decided.
+func (a *App) showDecided(ctx context.Context, ap *thread.Approval) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), showDecidedTimeout)
+	go func() {
+		defer cancel()
+		rows, err := a.store.ThreadOutbox(ctx, ap.ThreadID)
+		if err != nil {
+			a.logger.WarnContext(ctx, "approval posts not read", slog.String("approval_id", ap.ID.String()), slog.Any("error", err))
+			return
+		}
+		for _, row := range rows {
+			// The platform it was decided on too: a reply decides as well
+			// as a click, and a click's own update is the same text.
+			if row.StitchID != ap.ID || row.Kind != thread.OutboxElicitation || row.Status != thread.OutboxSent {
+				continue
+			}
+			for _, p := range a.platforms {
+				show, ok := p.(surface.ShowingDecisions)
+				if !ok || p.Name() != row.Platform {
+					continue
+				}
+				if err := show.ShowDecided(ctx, row, ap); err != nil {
+					a.logger.WarnContext(ctx, "approval post not updated", slog.String("approval_id", ap.ID.String()),
+						slog.String("platform", string(row.Platform)), slog.Any("error", err))
+				}
+			}
+		}
+	}()
 }

@@ -129,7 +129,7 @@ func TestApprovalEndToEnd(t *testing.T) {
 	require.EqualValues(t, 1, notes.writes.Load())
 
 	// Approve through the REST API.
-	ch, _, a = ask("note: once more")
+	ch, msg, a = ask("note: once more")
 	req, err := http.NewRequest(http.MethodPost, w.base+"/api/v1/threads/"+a.ThreadID.String()+"/approvals/"+a.ID.String(),
 		strings.NewReader(`{"decision":"approve","reason":"fine"}`))
 	require.NoError(t, err)
@@ -141,6 +141,11 @@ func TestApprovalEndToEnd(t *testing.T) {
 	res.Body.Close()
 	w.post(t, ch, func(m discordtest.SentMessage) bool { return m.Content == "Done: note written" })
 	require.EqualValues(t, 2, notes.writes.Load())
+	// Decided elsewhere, the Discord message says so and loses its buttons.
+	w.post(t, ch, func(m discordtest.SentMessage) bool {
+		return m.ID == msg.ID && strings.Contains(m.Content, "✅ **Approved** by ") &&
+			strings.HasSuffix(m.Content, " (api)") && len(m.Buttons) == 0
+	})
 }
 
 // A request no one answers within WEFT_APPROVAL_TIMEOUT is denied by the

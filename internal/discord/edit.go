@@ -31,6 +31,21 @@ func (c *Client) Edit(ctx context.Context, channelID, messageID, content string)
 	return translate("edit", err)
 }
 
+// EditDecided replaces the content of one of the bot's messages and
+// removes its components: a request for approval once decided.
+func (c *Client) EditDecided(ctx context.Context, channelID, messageID, content string) error {
+	if strings.TrimSpace(content) == "" {
+		return errors.New("discord: edit: empty content")
+	}
+	endpoint := discordgo.EndpointChannelMessage(channelID, messageID)
+	_, err := c.session.RequestWithBucketID("PATCH", endpoint, struct {
+		messageEdit
+		Components []discordgo.MessageComponent `json:"components"`
+	}{messageEdit{Content: content, AllowedMentions: noMentions}, []discordgo.MessageComponent{}},
+		discordgo.EndpointChannelMessage(channelID, ""), opts(ctx)...)
+	return translate("edit", err)
+}
+
 // Delete removes one of the bot's messages; one already gone is no error.
 func (c *Client) Delete(ctx context.Context, channelID, messageID string) error {
 	endpoint := discordgo.EndpointChannelMessage(channelID, messageID)

@@ -26,6 +26,9 @@ type Sender struct {
 	ws *Workspaces
 	// feedback puts feedback buttons under answers (WithFeedback).
 	feedback bool
+	// approvals puts Approve and Deny buttons under requests for approval
+	// (WithApprovalButtons).
+	approvals bool
 }
 
 // SenderOption configures a Sender.
@@ -34,6 +37,12 @@ type SenderOption func(*Sender)
 // WithFeedback puts feedback buttons (AnswerBlocks) under each answer's
 // last part; an echo, a notice or an error gets none.
 func WithFeedback(on bool) SenderOption { return func(s *Sender) { s.feedback = on } }
+
+// WithApprovalButtons puts Approve and Deny buttons (ApprovalBlocks) under
+// the last part of each request for approval (an elicitation whose body
+// carries an approval); without, it shows its options as a list, answered
+// by a reply.
+func WithApprovalButtons(on bool) SenderOption { return func(s *Sender) { s.approvals = on } }
 
 // NewSender returns a Sender posting with each workspace's own token.
 func NewSender(ws *Workspaces, opts ...SenderOption) *Sender {
@@ -62,18 +71,35 @@ func (s *Sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
 	if err != nil {
 		return "", surface.SendError(platform, o, err, ErrNotInstalled)
 	}
+	if s.approvals && body.Approval != nil {
+		body.Options = nil // the buttons are the options
+	}
 	parts := Split(Render(o.Kind, body), TextLimit)
 	if len(parts) == 0 {
 		return "", fmt.Errorf("slack: send %s: %w: nothing to post for a %s", o.ID, thread.ErrInvalid, o.Kind)
 	}
-	return s.post(ctx, c, o, target, parts, map[int]string{}, s.feedback && o.Kind == thread.OutboxResponse && !body.Echo)
+	return s.post(ctx, c, o, target, parts, map[int]string{}, s.buttons(o.Kind, body))
+}
+
+// buttons are the blocks the last part of a row of kind k carries: the
+// feedback buttons under an answer, Approve and Deny under a request for
+// approval, or none.
+func (s *Sender) buttons(k thread.OutboxKind, body thread.OutboxBody) func(part, outboxID string) []goslack.Block {
+	switch {
+	case s.approvals && k == thread.OutboxElicitation && body.Approval != nil:
+		id := body.Approval.ID.String()
+		return func(part, _ string) []goslack.Block { return ApprovalBlocks(part, id) }
+	case s.feedback && k == thread.OutboxResponse && !body.Echo:
+		return AnswerBlocks
+	}
+	return nil
 }
 
 // post posts the parts of row o not in posted (their ts by index), first
 // looking in the thread for those an earlier attempt posted, and returns
-// the first part's ts. With feedback, the last part carries the feedback
-// buttons.
-func (s *Sender) post(ctx context.Context, c *Client, o thread.Outbox, target thread.SlackTarget, parts []string, posted map[int]string, feedback bool) (string, error) {
+// the first part's ts. With blocks, the last part carries the blocks it
+// makes of the part's text and the row's id.
+func (s *Sender) post(ctx context.Context, c *Client, o thread.Outbox, target thread.SlackTarget, parts []string, posted map[int]string, blocks func(part, outboxID string) []goslack.Block) (string, error) {
 	id := o.ID.String()
 	if o.Attempts > 1 && len(posted) < len(parts) {
 		// An earlier attempt may have posted some parts without hearing so.
@@ -96,8 +122,8 @@ func (s *Sender) post(ctx context.Context, c *Client, o thread.Outbox, target th
 			continue
 		}
 		p := Post{Channel: target.ChannelID, ThreadTS: target.ThreadTS, Text: part, OutboxID: id, Part: i}
-		if feedback && i == len(parts)-1 {
-			p.Blocks = AnswerBlocks(part, id)
+		if blocks != nil && i == len(parts)-1 {
+			p.Blocks = blocks(part, id)
 		}
 		ts, err := c.PostMessage(ctx, p)
 		if err != nil {
@@ -144,12 +170,17 @@ func (s *Sender) Finish(ctx context.Context, o thread.Outbox, m Streamed) (strin
 		return "", fmt.Errorf("slack: finish %s: %w: nothing to post for a %s", o.ID, thread.ErrInvalid, o.Kind)
 	}
 	id := o.ID.String()
-	feedback := s.feedback && o.Kind == thread.OutboxResponse && !body.Echo
+	blocks := s.buttons(o.Kind, body)
 	// The buttons go under the last part: here when the streamed message
-	// is the whole answer, else on the last part post posts.
+	// is the whole answer (stopStream shows its blocks under the streamed
+	// text, so it takes the feedback buttons alone), else on the last part
+	// post posts.
 	var stopBlocks, updateBlocks []goslack.Block
-	if feedback && len(parts) == 1 {
-		stopBlocks, updateBlocks = []goslack.Block{FeedbackBlock(id)}, AnswerBlocks(parts[0], id)
+	if blocks != nil && len(parts) == 1 {
+		updateBlocks = blocks(parts[0], id)
+		if o.Kind == thread.OutboxResponse {
+			stopBlocks = []goslack.Block{FeedbackBlock(id)}
+		}
 	}
 	update := true
 	if m.Streaming {
@@ -169,7 +200,7 @@ func (s *Sender) Finish(ctx context.Context, o thread.Outbox, m Streamed) (strin
 			return "", surface.SendError(platform, o, err, ErrNotInstalled)
 		}
 	}
-	return s.post(ctx, c, o, target, parts, map[int]string{0: m.TS}, feedback)
+	return s.post(ctx, c, o, target, parts, map[int]string{0: m.TS}, s.buttons(o.Kind, body))
 }
 
 // Render is the mrkdwn an outbox row of kind k shows in Slack: the text

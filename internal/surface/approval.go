@@ -28,6 +28,16 @@ type Approvals interface {
 	DecideOnPlatform(ctx context.Context, d ApprovalDecision) (*thread.Approval, error)
 }
 
+// ShowingDecisions is a platform that rewrites its post of a request for
+// approval once the request is decided elsewhere (another platform, the
+// API, the console, the timeout): the post says who decided and loses its
+// buttons. post is the request's outbox row as sent (ExternalID its
+// message). Best effort: a post left as it was still tells a later click
+// who decided.
+type ShowingDecisions interface {
+	ShowDecided(ctx context.Context, post thread.Outbox, a *thread.Approval) error
+}
+
 // Approving is a platform that shows a request for approval (an
 // elicitation whose body carries thread.ApprovalAsk) with its own controls,
 // Approve and Deny, and takes the decision through them: Discord's

@@ -45,6 +45,9 @@ func (s *Server) BotMessages(channelID string) []*discordgo.Message {
 type messageEditBody struct {
 	Content         *string                           `json:"content"`
 	AllowedMentions *discordgo.MessageAllowedMentions `json:"allowed_mentions"`
+	// Components, when sent, replace the message's (an empty list removes
+	// them).
+	Components *[]sentRow `json:"components"`
 }
 
 // handleMessageEdit edits one of the bot's messages, as Discord does
@@ -83,6 +86,9 @@ func (s *Server) handleMessageEdit(w http.ResponseWriter, r *http.Request) {
 	for i := range s.sent[channelID] {
 		if s.sent[channelID][i].ID == m.ID {
 			s.sent[channelID][i].Content = m.Content
+			if body.Components != nil {
+				s.sent[channelID][i].Buttons = buttons(*body.Components)
+			}
 		}
 	}
 	s.dispatchLocked("MESSAGE_UPDATE", m)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -248,3 +249,39 @@ func (st *socketState) envelope(typ string, payload []byte, attempt int) Reply {
 
 // SocketConnected reports whether weft holds a Socket Mode connection.
 func (s *Server) SocketConnected() bool { return s.socket.connected() }
+
+// Ephemeral is a message chat.postEphemeral showed one person.
+type Ephemeral struct {
+	Channel, ThreadTS, User, Text string
+}
+
+// Ephemerals are the messages chat.postEphemeral showed, oldest first.
+func (s *Server) Ephemerals() []Ephemeral {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Ephemeral(nil), s.ephemerals...)
+}
+
+// postEphemeral is chat.postEphemeral: a message one person in a channel
+// sees, never stored among the channel's messages.
+func (s *Server) postEphemeral(team Team, form url.Values, w http.ResponseWriter) {
+	chID, user, text := form.Get("channel"), form.Get("user"), form.Get("text")
+	if strings.TrimSpace(text) == "" && form.Get("blocks") == "" {
+		writeJSON(w, http.StatusOK, errBody("no_text"))
+		return
+	}
+	if user == "" {
+		writeJSON(w, http.StatusOK, errBody("user_not_in_channel"))
+		return
+	}
+	s.mu.Lock()
+	if !s.visibleLocked(team, chID) {
+		s.mu.Unlock()
+		writeJSON(w, http.StatusOK, errBody("channel_not_found"))
+		return
+	}
+	ts := s.nextTSLocked()
+	s.ephemerals = append(s.ephemerals, Ephemeral{Channel: chID, ThreadTS: form.Get("thread_ts"), User: user, Text: text})
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "message_ts": ts})
+}

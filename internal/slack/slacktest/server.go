@@ -127,6 +127,8 @@ type Server struct {
 	socket    *socketState
 	assistant assistantState // under mu
 	interact  interactURLs   // under mu
+	// ephemerals are chat.postEphemeral's messages, under mu.
+	ephemerals []Ephemeral
 }
 
 type channel struct {
@@ -448,6 +450,7 @@ func (s *Server) methods() map[string]handler {
 		"auth.test":                   s.authTest,
 		"chat.postMessage":            s.postMessage,
 		"chat.update":                 s.update,
+		"chat.postEphemeral":          s.postEphemeral,
 		"chat.startStream":            s.startStream,
 		"chat.appendStream":           s.appendStream,
 		"chat.stopStream":             s.stopStream,

@@ -189,6 +189,8 @@ func (s *Server) update(team Team, form url.Values, w http.ResponseWriter) {
 		m.Metadata = md
 	}
 	if raw := form.Get("blocks"); raw != "" && json.Valid([]byte(raw)) {
+		// chat.update replaces the blocks it is given; without, Slack
+		// keeps the message's own.
 		m.Blocks = json.RawMessage(raw)
 	}
 	out := *m

@@ -203,6 +203,25 @@ func (a *App) DecideThrough(ap surface.Approvals) { a.approvals = ap }
 
 var _ surface.Approving = (*App)(nil)
 
+// ShowDecided rewrites weft's message of a request decided elsewhere: it
+// says who decided, and loses its buttons (surface.ShowingDecisions).
+func (a *App) ShowDecided(ctx context.Context, post thread.Outbox, ap *thread.Approval) error {
+	if !a.On() || post.ExternalID == "" {
+		return nil
+	}
+	body, err := surface.Body(thread.PlatformDiscord, post)
+	if err != nil {
+		return err
+	}
+	text := discordapi.Render(post.Kind, body)
+	if len(discordapi.Parts(text)) != 1 {
+		return nil // the buttons are on a later part, whose id is not kept
+	}
+	return a.client.EditDecided(ctx, post.Target, post.ExternalID, withDecision(text, ap))
+}
+
+var _ surface.ShowingDecisions = (*App)(nil)
+
 // Routes mounts the interactions' route when Serve turned it on.
 func (a *App) Routes(r chi.Router, m surface.Mount) {
 	if a.interactions == nil {

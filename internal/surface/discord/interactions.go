@@ -188,16 +188,24 @@ func decideApproval(ctx context.Context, log *slog.Logger, ap surface.Approvals,
 	}
 	log.InfoContext(ctx, "approval decided in discord", slog.String("approval_id", a.ID.String()),
 		slog.String("decision", in.Decision), slog.String("user_id", in.User.ID))
+	return discordapi.UpdateMessageResponse(withDecision(in.MessageContent, a)), nil
+}
+
+// withDecision is a request's text with the line saying who decided (and
+// where, when not in Discord), cut to fit one message.
+func withDecision(text string, a *thread.Approval) string {
 	mark := "✅ **Approved**"
 	if a.Status == thread.ApprovalDenied {
 		mark = "🚫 **Denied**"
 	}
 	line := fmt.Sprintf("%s by %s", mark, a.Decider())
-	text := in.MessageContent
+	if a.DecidedVia != "" && a.DecidedVia != string(thread.PlatformDiscord) {
+		line += " (" + a.DecidedVia + ")"
+	}
 	if r := []rune(text); len(r) > discordapi.MessageLimit-len([]rune(line))-2 {
 		text = string(r[:discordapi.MessageLimit-len([]rune(line))-3]) + "…"
 	}
-	return discordapi.UpdateMessageResponse(strings.TrimSpace(text + "\n\n" + line)), nil
+	return strings.TrimSpace(text + "\n\n" + line)
 }
 
 // runContinue does /continue's work and edits the deferred response with

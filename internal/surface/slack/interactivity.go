@@ -29,6 +29,9 @@ type Action struct {
 	// ResponseURL answers the click in the channel (up to 5 times in 30
 	// minutes); TriggerID opens a modal within 3 s.
 	ResponseURL, TriggerID string
+	// MessageText is the text of the message the button is on (its
+	// blocks' fallback, as posted).
+	MessageText string
 }
 
 // ActionHandler handles one block action. It runs before the click is
@@ -147,6 +150,7 @@ type interaction struct {
 	Message struct {
 		TS       string `json:"ts"`
 		ThreadTS string `json:"thread_ts"`
+		Text     string `json:"text"`
 	} `json:"message"`
 	ResponseURL string `json:"response_url"`
 	TriggerID   string `json:"trigger_id"`
@@ -215,7 +219,7 @@ func (i *Interactivity) Interactive(ctx context.Context, payload json.RawMessage
 		}
 		a := Action{TeamID: team, UserID: in.User.ID, UserName: name, ChannelID: channel, MessageTS: msgTS, ThreadTS: threadTS,
 			ActionID: act.ActionID, BlockID: act.BlockID, Type: act.Type, Value: act.Value, ActionTS: act.ActionTS,
-			ResponseURL: in.ResponseURL, TriggerID: in.TriggerID}
+			ResponseURL: in.ResponseURL, TriggerID: in.TriggerID, MessageText: in.Message.Text}
 		if err := h(ctx, a); err != nil {
 			errs = append(errs, fmt.Errorf("slack action %s (%s): %w", act.ActionID, prefix, err))
 		}

@@ -75,6 +75,9 @@ type App struct {
 	interact *Interactivity
 	// feedback counts clicks on the feedback buttons.
 	feedback *prometheus.CounterVec
+	// approvals decides requests for approval from their buttons
+	// (DecideThrough).
+	approvals surface.Approvals
 
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
@@ -94,7 +97,7 @@ func New(cfg Config, store *db.Store, installs *Installations, logger *slog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("slack: %w", err)
 	}
-	a.ws, a.sender = ws, slackapi.NewSender(ws, slackapi.WithFeedback(a.feedbackOn()))
+	a.ws, a.sender = ws, slackapi.NewSender(ws, slackapi.WithFeedback(a.feedbackOn()), slackapi.WithApprovalButtons(a.interactive()))
 	a.streamer = newStreamer(ws, store, cfg.Stream, a)
 	return a, nil
 }
@@ -108,7 +111,14 @@ func (a *App) clientConfig() slackapi.Config {
 // turned off, when a click can reach weft (interactivity over HTTP, which
 // needs the signing secret, or Socket Mode).
 func (a *App) feedbackOn() bool {
-	return !a.cfg.Assistant.NoFeedback && (a.cfg.SigningSecret != "" || a.cfg.AppToken != "")
+	return !a.cfg.Assistant.NoFeedback && a.interactive()
+}
+
+// interactive reports whether a click can reach weft: interactivity over
+// HTTP (which needs the signing secret) or Socket Mode. Requests for
+// approval carry buttons then; else they are answered with a reply.
+func (a *App) interactive() bool {
+	return a.cfg.SigningSecret != "" || a.cfg.AppToken != ""
 }
 
 // Collectors are Slack's own series: weft_feedback_total.
@@ -200,7 +210,9 @@ func (a *App) Listen(d ListenDeps) {
 	if d.Continuer != nil {
 		cmds["continue"] = slackContinue(d.Continuer, a.logger)
 	}
-	actions := map[string]ActionHandler{slackapi.FeedbackActionID: feedback(d.Recorder, a.ws, a.feedback, a.logger)}
+	actions := map[string]ActionHandler{slackapi.FeedbackActionID: feedback(d.Recorder, a.ws, a.feedback, a.logger),
+		slackapi.ApprovalActionPrefix: approvalAction(approvalDeps{Approvals: a.approvals, Names: a.ws, Logger: a.logger,
+			Client: func(ctx context.Context, teamID string) (approvalClient, error) { return a.ws.Client(ctx, teamID) }})}
 	for prefix, h := range d.Actions {
 		actions[prefix] = h
 	}
