@@ -153,7 +153,7 @@ func (a *App) Continuer(store *db.Store, rec continuation.Recorder, refs []conti
 }
 
 // Tools are the agent tools Discord adds: continue_in_discord, when there
-// is a conversation elsewhere to continue (Linear or Slack is on too).
+// is a conversation elsewhere to continue (another platform is on too).
 func (a *App) Tools(elsewhere bool, c *continuation.Continuer) []tools.Tool {
 	if !a.On() || !elsewhere {
 		return nil
