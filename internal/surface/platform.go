@@ -109,6 +109,16 @@ type Originating interface {
 	Origin(ctx context.Context, threadID uuid.UUID) (label, url string, err error)
 }
 
+// Describing is a platform that says where a thread is attached on it,
+// for another platform's status command to list beside its own.
+type Describing interface {
+	Platform
+	// Describe is one line naming the thread's conversation on this
+	// platform and its state, or the error thread.ErrNotFound when the
+	// thread is not attached here.
+	Describe(ctx context.Context, threadID uuid.UUID) (string, error)
+}
+
 // Resolving is a platform whose conversations people name by something
 // they type or paste (an issue key or URL, a thread's link).
 // Continuing a conversation elsewhere (a platform's continue command) asks every platform in the list, so

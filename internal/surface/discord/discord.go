@@ -178,9 +178,10 @@ func (a *App) OnTurn() surface.TurnHook {
 }
 
 // Serve gives POST /webhooks/discord what it needs: the threads /weft
-// status reads, /continue's continuer and /weft stop's aborter. The route
+// status reads and the other platforms it lists them on, /continue's
+// continuer and /weft stop's aborter. The route
 // stays off without a bot token or public key.
-func (a *App) Serve(store *db.Store, c *continuation.Continuer, ab Aborter) {
+func (a *App) Serve(store *db.Store, c *continuation.Continuer, ab Aborter, elsewhere []Describer) {
 	if !a.On() {
 		return
 	}
@@ -192,7 +193,7 @@ func (a *App) Serve(store *db.Store, c *continuation.Continuer, ab Aborter) {
 	}
 	key, _ := a.cfg.Key() // validated by loadDiscord
 	a.interactions = &Interactions{
-		PublicKey: key, AllowedGuilds: a.cfg.AllowedGuilds, Threads: store,
+		PublicKey: key, AllowedGuilds: a.cfg.AllowedGuilds, Threads: store, Elsewhere: elsewhere,
 		Continue: continueCommand{c}, Responses: a.client, Aborter: ab, Approvals: a.approvals,
 	}
 }
