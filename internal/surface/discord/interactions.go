@@ -78,7 +78,7 @@ type Describer interface {
 type DiscordContinuer interface {
 	ContinueRef(ctx context.Context, ref, channelID, guildID, by string) (url string, existing bool, err error)
 	// Elsewhere names the platforms whose conversations it finds, for the
-	// reply when it finds none: "Linear or Slack".
+	// reply when it finds none, as people write them ("X or Y").
 	Elsewhere() string
 }
 

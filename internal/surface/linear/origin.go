@@ -45,7 +45,7 @@ func (o Origin) Origin(ctx context.Context, threadID uuid.UUID) (label, url stri
 	return label, url, nil
 }
 
-// A Discord /weft status lists the thread's Linear session too.
+// Another platform's status command lists the thread's Linear session too.
 var _ surface.Describing = (*App)(nil)
 
 // Describe names the thread's Linear issue and its session's state, for
