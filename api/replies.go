@@ -11,9 +11,9 @@ import (
 )
 
 // handleReplies is get-thread-replies: {id} is a weft thread id or a
-// Discord thread id; limit, cursor and order are query parameters. The
-// service logged a failure's cause; the client gets the code and the safe
-// message.
+// platform's thread id, as replies.Service reads them; limit, cursor and
+// order are query parameters. The service logged a failure's cause; the
+// client gets the code and the safe message.
 func handleReplies(logger *slog.Logger, svc RepliesGetter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit, err := intParam(r, "limit")

@@ -8,6 +8,9 @@ import (
 	"github.com/weft-dev/weft/api"
 	"github.com/weft-dev/weft/internal/console"
 	"github.com/weft-dev/weft/internal/replies"
+	"github.com/weft-dev/weft/internal/surface"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/webhooks"
 )
 
@@ -15,7 +18,13 @@ import (
 // the console and the home page mounted on it. webhooks, api and mcpserver name their
 // log component themselves.
 func (a *App) newHandler(rep *replies.Service, c continuers) http.Handler {
-	a.discord.Serve(a.intake, c.discord, a.ingest)
+	var elsewhere []surfacediscord.Describer
+	for _, p := range a.platforms {
+		if d, ok := p.(surface.Describing); ok && p.Name() != thread.PlatformDiscord {
+			elsewhere = append(elsewhere, d)
+		}
+	}
+	a.discord.Serve(a.intake, c.discord, a.ingest, elsewhere)
 	a.slack.Serve(a.slackOAuth)
 	hooks := webhooks.NewHandler(webhooks.Deps{Logger: a.logger, Recorder: a.ingest, Platforms: a.platforms,
 		Metrics: a.telemetry.metrics, Tracer: a.telemetry.tracer, Intake: a.admitted})

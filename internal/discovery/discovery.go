@@ -88,10 +88,11 @@ type Channel struct {
 	// Key names the channel among every platform's and workspace's: its
 	// history's cache key.
 	Key string
-	// ID is the channel's id on its platform; Team its Slack workspace.
+	// ID is the channel's id on its platform; Team its workspace, on a
+	// platform whose channel ids are only unique within one (else "").
 	ID, Team string
 	// ThreadID is the weft thread the mention opened; Reply where it is
-	// answered on the platform (a Discord thread id, a Slack thread ts).
+	// answered on the platform (a thread id, or a parent message's id).
 	ThreadID uuid.UUID
 	Reply    string
 	// MentionID is the mention's message id, in the channel's ids.
@@ -107,7 +108,7 @@ type Channel struct {
 // where a mention was made, the channel's top-level messages and the
 // threads under them. Message ids are the platform's and order as posted.
 type Source interface {
-	// Platform names the platform in the prompt ("Discord").
+	// Platform names the platform in the prompt, capitalised as people write it.
 	Platform() string
 	// Channel returns the channel of a mention outside any thread, or nil
 	// when mention is not one (a message in a thread, a direct message):
@@ -238,8 +239,8 @@ type Result struct {
 }
 
 // RelevantThread is one relevant thread: its root and replies as
-// "author: text", the root's timestamp (a Slack ts, or a Discord message's
-// time in the same form, as the ranking named it), and why it is relevant.
+// "author: text", the root's timestamp (in the form timestamps gives, as
+// the ranking named it), and why it is relevant.
 type RelevantThread struct {
 	RootMessage     string   `json:"rootMessage"`
 	ThreadMessages  []string `json:"threadMessages"`
@@ -416,9 +417,9 @@ func nonEmpty(sec string) []string {
 	return []string{sec}
 }
 
-// ChannelMessage is a Discord message as the Discord tools see it, fetched
-// from Discord or read from what weft stored; discovery reads Slack's
-// messages as ChannelMessages too (the id is then the message's ts).
+// ChannelMessage is a channel's message as a Source reads it, fetched
+// from the platform or read from what weft stored. ID is the platform's
+// message id (on some platforms the message's timestamp).
 type ChannelMessage struct {
 	ID       string
 	AuthorID string
@@ -428,7 +429,7 @@ type ChannelMessage struct {
 	At       time.Time
 	Edited   bool
 	// NoReplies is set when the platform says nobody replied to it in a
-	// thread (Slack's reply_count), so there is no thread to read.
+	// thread (a reply count of zero), so there is no thread to read.
 	NoReplies bool
 }
 
@@ -448,5 +449,5 @@ func Clip(text string, n int) string {
 }
 
 // maxText is where a message's text is cut in the prompt, as in the
-// Discord tools' results.
+// channel tools' results.
 const maxText = 300

@@ -115,8 +115,8 @@ func topic(reason string) string {
 }
 
 // timestamps names each message as the origin's ranking does, by a
-// timestamp in Slack's form ("1700000000.123456"): a Slack message's own
-// ts, a Discord message's time. Two messages of one microsecond get the
+// timestamp of seconds and microseconds ("1700000000.123456"), the
+// message's time. Two messages of one microsecond get the
 // next free one, so every name is one message's.
 func timestamps(msgs []ChannelMessage) []string {
 	out := make([]string, len(msgs))

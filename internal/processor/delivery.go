@@ -161,7 +161,7 @@ func (p *Processor) post(ctx context.Context, o *thread.Outbox) (string, error) 
 	defer span.End()
 	start := time.Now()
 	// The row's attempts are the one retry budget of a post: a client
-	// below that retried inside each would multiply them (a Linear 500
+	// below that retried inside each would multiply them (a platform's 500
 	// was sent 3 times per attempt).
 	ext, err := sender.Send(retry.Once(ctx), *o)
 	p.cfg.Metrics.Send(string(o.Platform), metrics.Outcome(ctx, err), time.Since(start))

@@ -12,21 +12,22 @@ import (
 
 // expressClaim is how long a row written for express stays claimed by it
 // (db.Write.SendingFor, see Express.Claim): short, so that an acknowledgement express never
-// sent (all its slots busy, or the process died) reaches Linear through
-// the leader's reclaim well within Linear's 10 s.
+// sent (all its slots busy, or the process died) reaches its platform
+// through the leader's reclaim well within the platform's deadline (10 s
+// for the strictest).
 const expressClaim = 2 * time.Second
 
 // expressTimeout bounds one express send well inside its claim, which
 // started with the write's transaction: the reclaim hands a row whose
 // claim lapsed to a delivery job, which must not find this send still in
 // flight (a send of 5 s under a 2 s claim was made twice at once).
-// Linear's answer to an activity normally takes well under a second; a
+// A platform's answer to a post normally takes well under a second; a
 // send cut short goes to a delivery job at once, under the same id.
 const expressTimeout = expressClaim / 2
 
 // Express sends outbox rows the moment the transaction that wrote them has
-// committed, outside River: how a new Linear session's acknowledgement
-// reaches Linear in milliseconds whatever backlog the delivery queue has.
+// committed, outside River: how a new conversation's acknowledgement
+// reaches its platform in milliseconds whatever backlog the delivery queue has.
 // The rows are written already claimed for expressClaim (db.Write.SendingFor),
 // so an express send takes no claim of its own, and without a delivery job:
 // a send that fails hands its row to one at once, and a row express never

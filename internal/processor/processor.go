@@ -110,8 +110,8 @@ type Config struct {
 	// pool behind a transaction pooler: new jobs are found within
 	// FetchPollInterval, a lost leader is replaced within seconds.
 	PollOnly bool
-	// AddWorkers, when set, registers the platforms' own job workers (Linear
-	// moving a delegated issue to started) beside the processor's.
+	// AddWorkers, when set, registers the platforms' own job workers (a
+	// platform's follow-up jobs on a new thread) beside the processor's.
 	AddWorkers func(*river.Workers)
 	// Sweeps are the platforms' own upkeep, run by each sweep after weft's.
 	Sweeps []Sweep

@@ -14,7 +14,7 @@
 // What counts as a reply. The parent is the thread's first input: its
 // initial prompt (or, on Discord, the thread's starter message). The
 // replies are the messages of the conversation as people on its surface saw
-// them, each once: what people wrote (discord_message, linear_activity) and
+// them, each once: what people wrote (each platform's message stitches) and
 // what weft said back (the answer of an llm_call that asked for no tools,
 // agent_thought, clarification_request, error, and a thread_result from the
 // complete_thread tool). Steps behind the answers are not replies: system

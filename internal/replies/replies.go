@@ -57,8 +57,8 @@ type Message struct {
 	// Slack message's own ts, any other message's time in Slack's form
 	// ("1700000000.123456").
 	TS string `json:"ts"`
-	// User is the author's id on their platform (a Slack, Discord or
-	// Linear user id); none for weft's own messages.
+	// User is the author's user id on their platform; none for weft's
+	// own messages.
 	User string `json:"user,omitempty"`
 	// Text is the latest text; null when the message was deleted.
 	Text *string `json:"text"`

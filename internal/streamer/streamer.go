@@ -1,6 +1,6 @@
 // Package streamer writes answers into a chat platform's messages while
 // the model writes them, and keeps each answer one message: it implements
-// agent.Partials for a platform (Slack, Discord) whose seam folder supplies
+// agent.Partials for a chat platform whose seam folder supplies
 // the platform's calls (Platform, Writer). Each answer's messages are
 // recorded (db.SaveStream, keyed by the input the answer answers), so a
 // model call retried, resumed on another replica after a crash, or made
@@ -62,7 +62,7 @@ type Writer interface {
 	// Pause is the least time before the next Write.
 	Pause() time.Duration
 	// Abandon ends what needs ending when the turn was cancelled and no
-	// delivery will finish the message (Slack: stop its stream).
+	// delivery will finish the message (e.g. stop a platform-side stream).
 	Abandon(ctx context.Context)
 }
 

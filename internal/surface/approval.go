@@ -40,8 +40,8 @@ type ShowingDecisions interface {
 
 // Approving is a platform that shows a request for approval (an
 // elicitation whose body carries thread.ApprovalAsk) with its own controls,
-// Approve and Deny, and takes the decision through them: Discord's
-// message components, Slack's Block Kit buttons. app.New hands it the
+// Approve and Deny, and takes the decision through them (buttons on the
+// message, where the platform has them). app.New hands it the
 // Approvals before its routes are mounted. A platform that is not Approving
 // still shows the request, as an elicitation with the two options.
 type Approving interface {

@@ -1,5 +1,5 @@
 // Package surface is the seam every platform implements: the interface a
-// platform (Linear, Discord, Slack, …) offers the rest of weft, the one
+// platform offers the rest of weft, the one
 // vocabulary its inbound traffic is mapped to, and the shapes every
 // platform shares (the error kind, OAuth state, installations, webhook
 // helpers). A platform's implementation lives in internal/surface/<name>;

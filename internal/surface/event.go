@@ -15,24 +15,24 @@ type EventKind string
 
 // Event kinds.
 const (
-	// Open starts a weft thread on a platform conversation (a Linear
-	// session created, a Discord conversation begun, a Slack mention or
-	// direct message). A conversation that has a thread already takes the
+	// Open starts a weft thread on a platform conversation (an agent
+	// session created, a conversation begun, a mention or direct
+	// message). A conversation that has a thread already takes the
 	// event as a Message.
 	Open EventKind = "open"
-	// Message adds messages to a tracked conversation (a Linear prompt, a
-	// Discord or Slack reply); one for a conversation weft does not track
+	// Message adds messages to a tracked conversation (a prompt,
+	// a reply); one for a conversation weft does not track
 	// is recorded as ignored, unless the event Opens.
 	Message EventKind = "message"
 	// Edit and Delete update the stitch a platform message became.
 	Edit   EventKind = "edit"
 	Delete EventKind = "delete"
 	// Stop stops the agent working the conversation's thread, recording
-	// the request and confirming it (Linear's stop signal); a conversation
+	// the request and confirming it (a platform's stop signal); a conversation
 	// without a thread gets one first, as Open would make it.
 	Stop EventKind = "stop"
 	// Close and Reopen record that a conversation was closed on its
-	// platform (a Discord thread archived or deleted) or came back. The
+	// platform (a thread archived or deleted) or came back. The
 	// weft thread neither completes nor fails.
 	Close  EventKind = "close"
 	Reopen EventKind = "reopen"
@@ -67,7 +67,7 @@ type Event struct {
 	Conversation thread.Attachment
 	// Opens lets a Message build the thread, from Goal and Prompt, of a
 	// conversation weft does not track yet (a mention in an untracked
-	// Slack thread, a Linear prompt before its session's created event).
+	// thread, a prompt that arrives before its session's created event).
 	// Open builds one without looking first, in a batch; Opens looks
 	// first, for events that mostly find their thread.
 	Opens bool
@@ -86,12 +86,12 @@ type Event struct {
 	// Open always enqueues one.
 	Answer bool
 	// Ack is the outbox row (its thread left unset) that acknowledges a
-	// new thread at once on its platform (Linear's thought, before its
-	// 10 s deadline). It is sent express where the ingester has an
+	// new thread at once on its platform (a first thought, before the
+	// platform's deadline). It is sent express where the ingester has an
 	// express sender, else by a delivery job.
 	Ack *thread.Outbox
-	// Jobs are enqueued with a new thread's turn (Linear's move of a
-	// delegated issue to started).
+	// Jobs are enqueued with a new thread's turn (a platform's
+	// follow-up on its side, such as moving a delegated issue to started).
 	Jobs []Job
 	// Reply confirms a Stop on the conversation.
 	Reply string

@@ -66,18 +66,18 @@ func (k Kind) Retryable() bool { return k == KindServer || k == KindRateLimited 
 // Callers use errors.As to read Kind and RetryAfter; errors.Is still
 // reaches the client library's error in Err.
 type Error struct {
-	// Platform names the platform for messages: "linear", "discord", "slack".
+	// Platform names the platform for messages, as thread.Platform does.
 	Platform string
 	// Op is what weft was doing, e.g. "send" or "chat.postMessage".
 	Op   string
 	Kind Kind
 	// Status is the HTTP status, 0 if none was received.
 	Status int
-	// Code is the platform's own error code (Slack's "channel_not_found",
-	// Discord's "10003"), empty if it gave none.
+	// Code is the platform's own error code ("channel_not_found",
+	// "10003"), empty if it gave none.
 	Code string
 	// Detail is what else the platform said that a log wants: the scope
-	// Slack says is missing, "global" for a Discord rate limit on the
+	// the platform says is missing, "global" for a rate limit on the
 	// whole token.
 	Detail string
 	// RetryAfter is how long to wait, for KindRateLimited.
@@ -150,7 +150,7 @@ func SendError(platform string, o thread.Outbox, err error, permanent ...error) 
 }
 
 // KindOfStatus maps an HTTP error status to a Kind the way most platforms
-// mean it; a client whose platform means otherwise (Linear's 403 is an
+// mean it; a client whose platform means otherwise (a 403 that is an
 // auth failure) decides those statuses before asking.
 func KindOfStatus(status int) Kind {
 	switch {

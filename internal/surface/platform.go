@@ -15,7 +15,7 @@ import (
 // Platform is what every platform offers weft: its name and its door.
 // Everything else a platform may do is an optional capability below,
 // found by type assertion, so that a platform implements only what it has
-// (Linear has no gateway; Discord has no OAuth install) and internal/app
+// (one has no gateway, another no OAuth install) and internal/app
 // loops over one list of platforms for each. Capabilities whose types
 // belong to another package (history, discovery and continuation sources
 // for internal/tools, the replies source for internal/replies) are
@@ -90,8 +90,8 @@ type Mount struct {
 	Admit func(http.Handler) http.Handler
 }
 
-// Running is a platform with workers of its own (Discord's gateway,
-// Slack's Socket Mode), started after the processor and stopped before
+// Running is a platform with workers of its own (a gateway or
+// socket connection), started after the processor and stopped before
 // it, so that the events they record find it running.
 type Running interface {
 	Platform
@@ -99,7 +99,7 @@ type Running interface {
 	Stop(ctx context.Context) error
 }
 
-// Originating is a platform conversations come from (a Linear issue),
+// Originating is a platform conversations come from (an issue),
 // which a conversation continued elsewhere links back to.
 type Originating interface {
 	Platform
@@ -109,15 +109,24 @@ type Originating interface {
 	Origin(ctx context.Context, threadID uuid.UUID) (label, url string, err error)
 }
 
+// Describing is a platform that says where a thread is attached on it,
+// for another platform's status command to list beside its own.
+type Describing interface {
+	Platform
+	// Describe is one line naming the thread's conversation on this
+	// platform and its state, or the error thread.ErrNotFound when the
+	// thread is not attached here.
+	Describe(ctx context.Context, threadID uuid.UUID) (string, error)
+}
+
 // Resolving is a platform whose conversations people name by something
-// they type or paste (a Linear issue key or URL, a Slack or Discord
-// thread's link). Continuing a conversation elsewhere (Discord's
-// /continue, Slack's /weft continue) asks every platform in the list, so
+// they type or paste (an issue key or URL, a thread's link).
+// Continuing a conversation elsewhere (a platform's continue command) asks every platform in the list, so
 // no platform's command names another.
 type Resolving interface {
 	Platform
 	// Hint is what a person types to name one of its conversations, for
-	// help text: "a Slack thread's link".
+	// help text: "a thread's link".
 	Hint() string
 	// Resolve returns the thread ref names among organisation's threads,
 	// or thread.ErrNotFound when it names none of this platform's: one of

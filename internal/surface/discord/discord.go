@@ -153,7 +153,7 @@ func (a *App) Continuer(store *db.Store, rec continuation.Recorder, refs []conti
 }
 
 // Tools are the agent tools Discord adds: continue_in_discord, when there
-// is a conversation elsewhere to continue (Linear or Slack is on too).
+// is a conversation elsewhere to continue (another platform is on too).
 func (a *App) Tools(elsewhere bool, c *continuation.Continuer) []tools.Tool {
 	if !a.On() || !elsewhere {
 		return nil
@@ -178,9 +178,10 @@ func (a *App) OnTurn() surface.TurnHook {
 }
 
 // Serve gives POST /webhooks/discord what it needs: the threads /weft
-// status reads, /continue's continuer and /weft stop's aborter. The route
+// status reads and the other platforms it lists them on, /continue's
+// continuer and /weft stop's aborter. The route
 // stays off without a bot token or public key.
-func (a *App) Serve(store *db.Store, c *continuation.Continuer, ab Aborter) {
+func (a *App) Serve(store *db.Store, c *continuation.Continuer, ab Aborter, elsewhere []Describer) {
 	if !a.On() {
 		return
 	}
@@ -192,7 +193,7 @@ func (a *App) Serve(store *db.Store, c *continuation.Continuer, ab Aborter) {
 	}
 	key, _ := a.cfg.Key() // validated by loadDiscord
 	a.interactions = &Interactions{
-		PublicKey: key, AllowedGuilds: a.cfg.AllowedGuilds, Threads: store,
+		PublicKey: key, AllowedGuilds: a.cfg.AllowedGuilds, Threads: store, Elsewhere: elsewhere,
 		Continue: continueCommand{c}, Responses: a.client, Aborter: ab, Approvals: a.approvals,
 	}
 }

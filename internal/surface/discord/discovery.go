@@ -48,8 +48,8 @@ func (*DiscordChannels) Platform() string { return "Discord" }
 // a mention in a channel and makes the mention the new weft thread's
 // initial prompt, sourced from Discord, with the mention's message id; the
 // attachment names the channel. Everything said inside a thread is a
-// discord_message stitch, and a conversation continued from Linear has a
-// Linear or API initial prompt, so discovery is skipped there: the
+// discord_message stitch, and a conversation continued from another
+// platform has that platform's or the API's initial prompt, so discovery is skipped there: the
 // thread's own history is the context then.
 func (s *DiscordChannels) Channel(ctx context.Context, th *thread.Thread, mention *thread.Stitch) (*discovery.Channel, error) {
 	if !thread.IsSnowflake(mention.ExternalID) {

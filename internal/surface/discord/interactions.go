@@ -35,8 +35,11 @@ type Interactions struct {
 	// rest (and DMs) are answered with a refusal.
 	AllowedGuilds []string
 	Threads       DiscordThreads
-	Continue      DiscordContinuer
-	Responses     InteractionResponder
+	// Elsewhere are the other platforms /weft status lists a thread on,
+	// in order (surface.Describing).
+	Elsewhere []Describer
+	Continue  DiscordContinuer
+	Responses InteractionResponder
 	// CommandTimeout bounds a deferred command's work; 0 means one minute.
 	CommandTimeout time.Duration
 	// Aborter stops a thread for /weft stop.
@@ -61,7 +64,12 @@ func (d *Interactions) Routes(r chi.Router, m surface.Mount) {
 type DiscordThreads interface {
 	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
 	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
-	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
+}
+
+// Describer names where a thread is attached on another platform, or
+// fails (thread.ErrNotFound) when it is not. Every surface.Describing is one.
+type Describer interface {
+	Describe(ctx context.Context, threadID uuid.UUID) (string, error)
 }
 
 // DiscordContinuer continues the conversation ref names (on whichever
@@ -70,7 +78,7 @@ type DiscordThreads interface {
 type DiscordContinuer interface {
 	ContinueRef(ctx context.Context, ref, channelID, guildID, by string) (url string, existing bool, err error)
 	// Elsewhere names the platforms whose conversations it finds, for the
-	// reply when it finds none: "Linear or Slack".
+	// reply when it finds none, as people write them ("X or Y").
 	Elsewhere() string
 }
 
@@ -140,7 +148,7 @@ func handleDiscordInteraction(logger *slog.Logger, rec surface.Recorder, d *Inte
 		case len(d.AllowedGuilds) > 0 && !slices.Contains(d.AllowedGuilds, in.GuildID):
 			writeInteraction(w, discordapi.MessageResponse("weft is not enabled in this server.", true))
 		case in.Kind == discordapi.InteractionStatus:
-			writeInteraction(w, discordapi.MessageResponse(discordStatus(ctx, log, d.Threads, in.ChannelID), true))
+			writeInteraction(w, discordapi.MessageResponse(discordStatus(ctx, log, d.Threads, d.Elsewhere, in.ChannelID), true))
 		case in.Kind == discordapi.InteractionStop:
 			writeInteraction(w, discordapi.MessageResponse(discordStop(ctx, log, d.Threads, d.Aborter, in), true))
 		case in.Kind == discordapi.InteractionApproval:
@@ -239,7 +247,7 @@ func runContinue(ctx context.Context, log *slog.Logger, d *Interactions, in disc
 
 // discordStatus is /weft status: the weft thread of the Discord thread the
 // command was used in, its status and its platforms.
-func discordStatus(ctx context.Context, log *slog.Logger, threads DiscordThreads, channelID string) string {
+func discordStatus(ctx context.Context, log *slog.Logger, threads DiscordThreads, elsewhere []Describer, channelID string) string {
 	th, err := threads.ThreadByDiscordThread(ctx, channelID)
 	if errors.Is(err, thread.ErrNotFound) {
 		return "This channel is not a weft conversation. Mention me in a channel to start one."
@@ -256,8 +264,10 @@ func discordStatus(ctx context.Context, log *slog.Logger, threads DiscordThreads
 	if att, err := threads.DiscordAttachment(ctx, th.ID); err == nil && !att.Active {
 		platforms[0] = "Discord (inactive)"
 	}
-	if lin, err := threads.LinearAttachment(ctx, th.ID); err == nil {
-		platforms = append(platforms, strings.TrimSpace("Linear "+lin.IssueIdentifier)+" (session "+string(lin.SessionStatus)+")")
+	for _, e := range elsewhere {
+		if line, err := e.Describe(ctx, th.ID); err == nil {
+			platforms = append(platforms, line)
+		}
 	}
 	return fmt.Sprintf("**%s**\nweft thread `%s`: %s, %d steps.\nPlatforms: %s.",
 		strings.Join(strings.Fields(th.Goal), " "), th.ID, status, th.StitchCount, strings.Join(platforms, ", "))

@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -53,6 +55,17 @@ func (f *fakeContinuer) ContinueRef(_ context.Context, ref, channelID, guildID, 
 	return "https://discord.com/channels/" + testGuild + "/1", false, nil
 }
 
+// fakeDescriber is another platform /weft status lists: the threads set
+// in it are attached there, any other is not.
+type fakeDescriber struct{ lines sync.Map }
+
+func (f *fakeDescriber) Describe(_ context.Context, id uuid.UUID) (string, error) {
+	if line, ok := f.lines.Load(id); ok {
+		return line.(string), nil
+	}
+	return "", thread.ErrNotFound
+}
+
 type edit struct{ app, token, content string }
 
 type fakeResponder struct{ edits chan edit }
@@ -69,6 +82,7 @@ type discordBundle struct {
 	keys      *discordtest.InteractionSigner
 	continuer *fakeContinuer
 	responder *fakeResponder
+	elsewhere *fakeDescriber
 }
 
 func setupDiscord(t *testing.T) *discordBundle {
@@ -79,10 +93,10 @@ func setupDiscord(t *testing.T) *discordBundle {
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	d := &discordBundle{pool: pool, store: store, keys: discordtest.NewInteractionSigner(),
-		continuer: &fakeContinuer{calls: make(chan continueCall, 10)}, responder: &fakeResponder{edits: make(chan edit, 10)}}
+		continuer: &fakeContinuer{calls: make(chan continueCall, 10)}, responder: &fakeResponder{edits: make(chan edit, 10)}, elsewhere: &fakeDescriber{}}
 	ing := ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: logger})
 	in := &surfacediscord.Interactions{
-		PublicKey: d.keys.PublicKey(), AllowedGuilds: []string{testGuild}, Threads: store,
+		PublicKey: d.keys.PublicKey(), AllowedGuilds: []string{testGuild}, Threads: store, Elsewhere: []surfacediscord.Describer{d.elsewhere},
 		Continue: d.continuer, Responses: d.responder, Aborter: ing,
 		Approvals: &approval.Decider{Store: store, Jobs: rc, Logger: logger},
 	}
@@ -216,6 +230,18 @@ func TestDiscordInteractions(t *testing.T) {
 		require.Contains(t, resp.Data.Content, "pending")
 		require.Contains(t, resp.Data.Content, "Platforms: Discord.")
 		require.Equal(t, 64, resp.Data.Flags, "only the user sees it")
+	})
+
+	t.Run("StatusListsOtherPlatforms", func(t *testing.T) {
+		t.Parallel()
+		b := setupDiscord(t)
+		att := dbtest.DiscordAttachment()
+		th := dbtest.Thread(ctx, t, b.store, &dbtest.ThreadOpts{Discord: att})
+		b.elsewhere.lines.Store(th.ID, "Linear ENG-7 (session active)")
+		body := discordtest.StatusInteraction(appID, "tok-s", testGuild, att.DiscordThreadID, ada)
+		rec := b.post(body, b.signed(body))
+		require.Equal(t, http.StatusOK, rec.Code)
+		require.Contains(t, rec.Body.String(), "Platforms: Discord, Linear ENG-7 (session active).")
 	})
 
 	t.Run("StatusOutsideAThread", func(t *testing.T) {

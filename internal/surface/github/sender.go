@@ -20,8 +20,8 @@ const AckAction = "react"
 // conversation) comments, or as replies in their review thread, each
 // carrying its row's marker so that a retry after a crash finds the
 // comment it posted instead of posting it again; acknowledgements as 👀.
-// Thoughts and actions, which Linear shows and GitHub has no place for,
-// are not posted.
+// Thoughts and actions, which an agent-session platform shows and GitHub
+// has no place for, are not posted.
 type Sender struct {
 	Client *githubapi.Client
 }

@@ -351,7 +351,7 @@ var issuePath = regexp.MustCompile(`^/([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))/([A-Za
 // ParseIssueURL reads an issue's or pull request's URL
 // (https://github.com/acme/api/issues/12, .../pull/7/files, with any
 // #fragment), on github.com or another host (GitHub Enterprise Server).
-// Slack's <url> and <url|label> forms are read too.
+// Chat markup's <url> and <url|label> forms are read too.
 func ParseIssueURL(s string) (IssueRef, bool) {
 	s = strings.TrimSpace(s)
 	if strings.HasPrefix(s, "<") && strings.HasSuffix(s, ">") {

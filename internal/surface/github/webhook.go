@@ -181,8 +181,8 @@ func Event(in thread.Inbound, e githubapi.Event) surface.Event {
 	return ev
 }
 
-// delegation opens the issue's conversation for the agent to work, as a
-// Linear delegation is worked, acknowledged by 👀 on the issue.
+// delegation opens the issue's conversation for the agent to work, as any
+// delegation to the agent is worked, acknowledged by 👀 on the issue.
 func delegation(in thread.Inbound, e githubapi.Event, att *thread.GitHubAttachment) surface.Event {
 	is := e.Issue
 	key := "delegated:" + att.Conversation()

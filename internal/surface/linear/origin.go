@@ -2,6 +2,7 @@ package linear
 
 import (
 	"context"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -42,4 +43,23 @@ func (o Origin) Origin(ctx context.Context, threadID uuid.UUID) (label, url stri
 		url, _ = o.IssueURL(ctx, lin)
 	}
 	return label, url, nil
+}
+
+// Another platform's status command lists the thread's Linear session too.
+var _ surface.Describing = (*App)(nil)
+
+// Describe names the thread's Linear issue and its session's state, for
+// another platform's status command.
+func (a *App) Describe(ctx context.Context, threadID uuid.UUID) (string, error) {
+	return Describe(ctx, a.store, threadID)
+}
+
+// Describe is "Linear ENG-123 (session active)" for a thread of a Linear
+// session, or thread.ErrNotFound.
+func Describe(ctx context.Context, store OriginStore, threadID uuid.UUID) (string, error) {
+	lin, err := store.LinearAttachment(ctx, threadID)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace("Linear "+lin.IssueIdentifier) + " (session " + string(lin.SessionStatus) + ")", nil
 }

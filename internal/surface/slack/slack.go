@@ -264,7 +264,7 @@ func (a *App) Continuer(store *db.Store, rec continuation.Recorder, refs []conti
 }
 
 // Tools are the agent tools Slack adds: continue_in_slack, when there is
-// a conversation elsewhere to continue (Linear or Discord is on too).
+// a conversation elsewhere to continue (another platform is on too).
 func (a *App) Tools(elsewhere bool, c *continuation.Continuer) []tools.Tool {
 	if !a.On() || !elsewhere {
 		return nil
