@@ -5,6 +5,7 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/attachment"
 	"github.com/weft-dev/weft/internal/continuation"
 	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/history"
@@ -98,5 +99,16 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 	return &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps, RetryWindow: cfg.LLMRetryWindow,
 		ApprovalTimeout: cfg.ApprovalTimeout,
 		Context:         contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer,
-		Partials: partials(cfg.Stream, store, logger, platforms)}, nil
+		Partials: partials(cfg.Stream, store, logger, platforms),
+		Files:    files(cfg, sl, logger)}, nil
+}
+
+// files reads the files people attach, for the platforms that are on:
+// Slack's with the workspace's bot token.
+func files(cfg *Config, sl *surfaceslack.App, logger *slog.Logger) *attachment.Fetcher {
+	downloaders := map[thread.Platform]attachment.Downloader{}
+	if sl.On() {
+		downloaders[thread.PlatformSlack] = sl.Workspaces()
+	}
+	return attachment.New(cfg.Files, downloaders, logger.With("component", "attachment"))
 }
