@@ -2,6 +2,9 @@ package app
 
 import (
 	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/agent"
@@ -100,13 +103,21 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 		ApprovalTimeout: cfg.ApprovalTimeout,
 		Context:         contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer,
 		Partials: partials(cfg.Stream, store, logger, platforms),
-		Files:    files(cfg, sl, logger)}, nil
+		Files:    files(cfg, dis, sl, logger)}, nil
 }
 
 // files reads the files people attach, for the platforms that are on:
-// Slack's with the workspace's bot token.
-func files(cfg *Config, sl *surfaceslack.App, logger *slog.Logger) *attachment.Fetcher {
+// Slack's with the workspace's bot token, Discord's from its CDN (or the
+// host of DISCORD_API_URL, a fake's).
+func files(cfg *Config, dis *surfacediscord.App, sl *surfaceslack.App, logger *slog.Logger) *attachment.Fetcher {
 	downloaders := map[thread.Platform]attachment.Downloader{}
+	if dis.On() {
+		hosts := attachment.DiscordHosts
+		if u, err := url.Parse(cfg.Discord.APIURL); err == nil && u.Host != "" {
+			hosts = append(slices.Clone(hosts), strings.ToLower(u.Host))
+		}
+		downloaders[thread.PlatformDiscord] = attachment.HTTP{Hosts: hosts}
+	}
 	if sl.On() {
 		downloaders[thread.PlatformSlack] = sl.Workspaces()
 	}
