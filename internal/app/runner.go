@@ -103,14 +103,18 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 		ApprovalTimeout: cfg.ApprovalTimeout,
 		Context:         contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer,
 		Partials: partials(cfg.Stream, store, logger, platforms),
-		Files:    files(cfg, dis, sl, logger)}, nil
+		Files:    files(cfg, lin, dis, sl, logger)}, nil
 }
 
 // files reads the files people attach, for the platforms that are on:
-// Slack's with the workspace's bot token, Discord's from its CDN (or the
-// host of DISCORD_API_URL, a fake's).
-func files(cfg *Config, dis *surfacediscord.App, sl *surfaceslack.App, logger *slog.Logger) *attachment.Fetcher {
+// Slack's with the workspace's bot token, Linear's uploads with the
+// workspace's token, Discord's from its CDN (or the host of
+// DISCORD_API_URL, a fake's).
+func files(cfg *Config, lin *surfacelinear.App, dis *surfacediscord.App, sl *surfaceslack.App, logger *slog.Logger) *attachment.Fetcher {
 	downloaders := map[thread.Platform]attachment.Downloader{}
+	if lin.On() && lin.Client() != nil {
+		downloaders[thread.PlatformLinear] = lin.Client()
+	}
 	if dis.On() {
 		hosts := attachment.DiscordHosts
 		if u, err := url.Parse(cfg.Discord.APIURL); err == nil && u.Host != "" {

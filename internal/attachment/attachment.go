@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net/http"
 	"path"
 	"strings"
 	"sync"
@@ -83,6 +84,10 @@ var textTypes = map[string]bool{"application/json": true, "application/xml": tru
 	"application/yaml": true, "application/javascript": true, "application/x-sh": true, "application/toml": true,
 	"application/sql": true, "application/x-ndjson": true}
 
+// AnyImage is the media type of a file known to be an image of a type not
+// yet known (a markdown image): its bytes tell which.
+const AnyImage = "image/*"
+
 // MediaType is f's type: the platform's, else its name's extension's.
 func MediaType(f thread.File) string {
 	t := f.MediaType
@@ -101,7 +106,7 @@ func MediaType(f thread.File) string {
 func KindOf(f thread.File) Kind {
 	t := MediaType(f)
 	switch {
-	case images[t]:
+	case images[t] || t == AnyImage:
 		return KindImage
 	case strings.HasPrefix(t, "text/") || textTypes[t]:
 		return KindText
@@ -185,6 +190,12 @@ func (f *Fetcher) Expand(ctx context.Context, s *thread.Stitch) (string, []llm.I
 		case err != nil:
 			fmt.Fprintf(&b, "\n[attached file %s: could not be fetched]", label)
 			continue
+		}
+		if kind == KindImage && !images[mt] {
+			if mt = http.DetectContentType(data); !images[mt] {
+				fmt.Fprintf(&b, "\n[attached file %s (%s, %s): not shown to you, not an image the model reads]", file.Name, mt, Size(int64(len(data))))
+				continue
+			}
 		}
 		label = fmt.Sprintf("%s (%s, %s)", file.Name, mt, Size(int64(len(data))))
 		if kind == KindImage {

@@ -53,9 +53,10 @@ func TestExpand(t *testing.T) {
 	t.Parallel()
 	png := []byte("\x89PNG\r\n\x1a\nimage bytes")
 	big := []byte(strings.Repeat("x", 5000))
+	realPNG := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDRxxxx")
 	d := &files{content: map[string][]byte{
 		"u/png": png, "u/txt": []byte("line one\nline two"), "u/json": []byte(`{"a":1}`),
-		"u/big": big, "u/long": []byte(strings.Repeat("é", 100)), "u/bin": {0xff, 0xfe, 0x00},
+		"u/big": big, "u/long": []byte(strings.Repeat("é", 100)), "u/bin": {0xff, 0xfe, 0x00}, "u/realpng": realPNG,
 	}, written: map[string]int{}, calls: map[string]int{}}
 	f := New(Limits{MaxBytes: 4096, TextBudget: 40}, map[thread.Platform]Downloader{thread.PlatformSlack: d}, nil)
 
@@ -83,6 +84,11 @@ func TestExpand(t *testing.T) {
 			wantText: []string{"[attached file e.txt (text/plain, 200 B)]\n" + strings.Repeat("é", 20) + "\n[the rest of this file was cut"}},
 		{name: "not UTF-8", files: []thread.File{{Name: "b.txt", MediaType: "text/plain", URL: "u/bin"}},
 			wantText: []string{"[attached file b.txt (text/plain, 3 B): not shown to you, not UTF-8 text]"}},
+		{name: "an image of a type its bytes tell", files: []thread.File{{Name: "upload", MediaType: AnyImage, URL: "u/realpng"}},
+			wantText:   []string{"[attached image upload (image/png, 20 B): shown to you below]"},
+			wantImages: []llm.Image{{MediaType: "image/png", Name: "upload", Data: realPNG, Size: len(realPNG)}}},
+		{name: "an image that is not", files: []thread.File{{Name: "upload", MediaType: AnyImage, URL: "u/txt"}},
+			wantText: []string{"[attached file upload (text/plain; charset=utf-8, 17 B): not shown to you, not an image the model reads]"}},
 		{name: "fetch fails", files: []thread.File{{Name: "gone.png", MediaType: "image/png", Size: 5, URL: "u/gone"}},
 			wantText: []string{"[attached file gone.png (image/png, 5 B): could not be fetched]"}},
 	}

@@ -59,7 +59,8 @@ type Server struct {
 	sessionUpdates []SessionUpdate
 	issueUpdates   []IssueUpdate
 	requests       fakekit.Log[record]
-	last           time.Time // of now()
+	last           time.Time         // of now()
+	uploads        map[string]upload // by path
 }
 
 // NewServer starts a fake. With a non-nil t it is closed when the test
@@ -84,6 +85,7 @@ func NewServer(t fakekit.TB) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /graphql", s.handleGraphQL)
 	mux.HandleFunc("POST /oauth/token", s.handleToken)
+	mux.HandleFunc("GET /uploads/", s.serveUpload)
 	s.srv = httptest.NewServer(mux)
 	fakekit.CloseAtEnd(t, s.Close)
 	return s
