@@ -17,8 +17,10 @@ const interruptedResult = "(no result: the turn was interrupted before this tool
 // conversation turns a chain into the system prompt and messages of an LLM
 // request, in the order the providers require: each assistant message that
 // called tools is followed by the results of all its calls, and input that
-// arrived while tools ran comes after those results.
-func conversation(chain []thread.Stitch) (system string, msgs []llm.Message) {
+// arrived while tools ran comes after those results. files, when set, reads
+// the files a person's message carried: text to add to it and images to
+// send with it.
+func conversation(chain []thread.Stitch, files func(*thread.Stitch) (string, []llm.Image)) (system string, msgs []llm.Message) {
 	var (
 		systems  []string
 		pending  []string // call ids of the last assistant message still without a result
@@ -45,8 +47,8 @@ func conversation(chain []thread.Stitch) (system string, msgs []llm.Message) {
 			}
 		}
 	}
-	user := func(text string) {
-		m := llm.Message{Role: llm.RoleUser, Content: text}
+	user := func(text string, images []llm.Image) {
+		m := llm.Message{Role: llm.RoleUser, Content: text, Images: images}
 		if len(pending) > 0 {
 			deferred = append(deferred, m)
 			return
@@ -59,14 +61,14 @@ func conversation(chain []thread.Stitch) (system string, msgs []llm.Message) {
 		case t == thread.StitchSystemPrompt:
 			systems = append(systems, s.Content)
 		case t.IsChatMessage():
-			user(asShown(s, withAuthor(s)))
+			user(withFiles(s, asShown(s, withAuthor(s)), files))
 		case t.IsInput():
-			user(asShown(s, s.Content))
+			user(withFiles(s, asShown(s, s.Content), files))
 		case t == thread.StitchError:
 			// A post the platform refused: the model learns its words did
 			// not reach the person, and may say it another way.
 			if id := s.Meta().OutboxID; id != "" {
-				user(refusedPost(id, s.Content))
+				user(refusedPost(id, s.Content), nil)
 			}
 		case t == thread.StitchLLMCall:
 			flushPending()
@@ -112,6 +114,16 @@ func answerOrder(chain []thread.Stitch) []*thread.Stitch {
 		out = append(out, s)
 	}
 	return append(out, held...)
+}
+
+// withFiles is a message's text with what files reads of its files, and
+// their images; a deleted message's files are not read.
+func withFiles(s *thread.Stitch, text string, files func(*thread.Stitch) (string, []llm.Image)) (string, []llm.Image) {
+	if files == nil || !s.DeletedAt.IsZero() {
+		return text, nil
+	}
+	more, images := files(s)
+	return text + more, images
 }
 
 // deletedMessage stands in for a message its author deleted: the model sees

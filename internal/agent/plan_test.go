@@ -104,7 +104,7 @@ func TestConversation(t *testing.T) {
 	t.Run("ToolResultsFollowTheirCall", func(t *testing.T) {
 		t.Parallel()
 		// A message arrived while the tools ran: it goes after their results.
-		sys, msgs := conversation(chain(system, prompt, call(2, "checking", tc1, tc2), result("c1", "a"), input("hurry"), result("c2", "b")))
+		sys, msgs := conversation(chain(system, prompt, call(2, "checking", tc1, tc2), result("c1", "a"), input("hurry"), result("c2", "b")), nil)
 		require.Equal(t, "persona", sys)
 		require.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleTool, llm.RoleTool, llm.RoleUser}, roles(msgs))
 		require.Equal(t, "c1", msgs[2].ToolCallID)
@@ -115,7 +115,7 @@ func TestConversation(t *testing.T) {
 	t.Run("InputDuringACallFollowsItsAnswer", func(t *testing.T) {
 		t.Parallel()
 		// "also this" was appended while the model answered the prompt.
-		_, msgs := conversation(chain(system, prompt, input("also this"), call(2, "because"), input("thanks")))
+		_, msgs := conversation(chain(system, prompt, input("also this"), call(2, "because"), input("thanks")), nil)
 		require.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleUser, llm.RoleUser}, roles(msgs))
 		require.Equal(t, "because", msgs[1].Content)
 		require.Equal(t, "also this", msgs[2].Content)
@@ -124,14 +124,14 @@ func TestConversation(t *testing.T) {
 
 	t.Run("InputDuringACallThatAskedForToolsFollowsTheirResults", func(t *testing.T) {
 		t.Parallel()
-		_, msgs := conversation(chain(system, prompt, input("hurry"), call(2, "", tc1), result("c1", "a")))
+		_, msgs := conversation(chain(system, prompt, input("hurry"), call(2, "", tc1), result("c1", "a")), nil)
 		require.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleTool, llm.RoleUser}, roles(msgs))
 		require.Equal(t, "hurry", msgs[3].Content)
 	})
 
 	t.Run("InterruptedCallsGetAResult", func(t *testing.T) {
 		t.Parallel()
-		_, msgs := conversation(chain(system, prompt, call(2, "", tc1), thread.StopEffects(3, "Stopped.").Stitches[0], input("again")))
+		_, msgs := conversation(chain(system, prompt, call(2, "", tc1), thread.StopEffects(3, "Stopped.").Stitches[0], input("again")), nil)
 		require.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleTool, llm.RoleUser}, roles(msgs))
 		require.Equal(t, interruptedResult, msgs[2].Content)
 	})
@@ -142,10 +142,34 @@ func TestConversation(t *testing.T) {
 		msg := thread.Stitch{Type: thread.StitchDiscordMessage, Content: "hi", Author: &thread.Author{Name: "alice"}}
 		edited := thread.Stitch{Type: thread.StitchDiscordMessage, Content: "the build is green now", Author: bob, EditedAt: time.Unix(100, 0)}
 		gone := thread.Stitch{Type: thread.StitchDiscordMessage, Content: "oops", Author: bob, DeletedAt: time.Unix(200, 0)}
-		_, msgs := conversation(chain(system, msg, edited, gone))
+		_, msgs := conversation(chain(system, msg, edited, gone), nil)
 		require.Equal(t, []string{"alice: hi", "bob: the build is green now [edited]", "bob: [this message was deleted]"},
 			[]string{msgs[0].Content, msgs[1].Content, msgs[2].Content})
 		require.NotContains(t, msgs[2].Content, "oops", "a deleted message's text is not shown")
+	})
+
+	t.Run("FilesJoinTheirMessage", func(t *testing.T) {
+		t.Parallel()
+		withFile := thread.Stitch{Type: thread.StitchSlackMessage, Content: "look", Author: &thread.Author{Name: "ann"},
+			Metadata: thread.Meta{Files: []thread.File{{Name: "a.png"}}}.JSON()}
+		gone := withFile
+		gone.DeletedAt = time.Unix(200, 0)
+		img := llm.Image{MediaType: "image/png", Data: []byte("png")}
+		var read []string
+		files := func(s *thread.Stitch) (string, []llm.Image) {
+			fs := s.Meta().Files
+			if len(fs) == 0 {
+				return "", nil
+			}
+			read = append(read, fs[0].Name)
+			return "\n[attached image a.png]", []llm.Image{img}
+		}
+		_, msgs := conversation(chain(system, prompt, call(2, "hi"), withFile, gone), files)
+		require.Equal(t, "ann: look\n[attached image a.png]", msgs[2].Content)
+		require.Equal(t, []llm.Image{img}, msgs[2].Images)
+		require.Equal(t, "ann: [this message was deleted]", msgs[3].Content)
+		require.Empty(t, msgs[3].Images)
+		require.Equal(t, []string{"a.png"}, read, "a deleted message's files are not read")
 	})
 
 	t.Run("RefusedPostIsATypedError", func(t *testing.T) {
@@ -154,7 +178,7 @@ func TestConversation(t *testing.T) {
 			Metadata: thread.Meta{OutboxID: "0190aa"}.JSON()}
 		failed := thread.Stitch{Type: thread.StitchError, Content: "The turn failed.", Metadata: thread.Meta{AnsweredThrough: 2}.JSON()}
 		// The refusal arrives while the model's tool runs: it follows the result.
-		_, msgs := conversation(chain(system, prompt, call(2, "long answer", tc1), refused, result("c1", "a"), failed))
+		_, msgs := conversation(chain(system, prompt, call(2, "long answer", tc1), refused, result("c1", "a"), failed), nil)
 		require.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleTool, llm.RoleUser}, roles(msgs))
 		require.Contains(t, msgs[3].Content, `{"type":"post_refused","outbox_id":"0190aa","detail":"Could not post a response to discord: 50035 message too long"}`)
 	})

@@ -61,6 +61,15 @@ type Runner struct {
 	// Partials, when set, receives answers as the model writes them (the
 	// calls stream); nil makes plain calls.
 	Partials Partials
+	// Files reads the files people attached to their messages (see
+	// internal/attachment); nil leaves them out.
+	Files Files
+}
+
+// Files reads a message's files for the model: text that follows the
+// message's own and the images to send with it. *attachment.Fetcher is one.
+type Files interface {
+	Expand(ctx context.Context, s *thread.Stitch) (string, []llm.Image)
 }
 
 // Turn works the thread until nothing is left to answer: it calls the model,
@@ -136,7 +145,11 @@ func (r *Runner) Turn(ctx context.Context, th *thread.Thread, store Store, chain
 // may fix returns an [*Unavailable] (see [Runner.unavailable]), a cancelled
 // turn ctx's cause; any other failure becomes an error stitch.
 func (r *Runner) callLLM(ctx context.Context, th *thread.Thread, chain []thread.Stitch, answer *partial) (thread.Effects, error) {
-	system, msgs := conversation(chain)
+	var files func(*thread.Stitch) (string, []llm.Image)
+	if r.Files != nil {
+		files = func(s *thread.Stitch) (string, []llm.Image) { return r.Files.Expand(ctx, s) }
+	}
+	system, msgs := conversation(chain, files)
 	for _, p := range r.Context {
 		for _, sec := range p.PromptSections(ctx, th, chain) {
 			system += "\n\n" + sec

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/attachment"
 	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/llm"
 	"github.com/weft-dev/weft/internal/mcpclient"
@@ -88,6 +89,9 @@ type Config struct {
 	TurnTimeout time.Duration
 	// HistoryTTL is how long a platform thread's fetched history is reused.
 	HistoryTTL time.Duration
+	// Files bounds the files people attach that are read for the model
+	// (WEFT_FILE_MAX_BYTES, WEFT_FILE_TIMEOUT, WEFT_FILE_TEXT_BUDGET).
+	Files attachment.Limits
 	// Persona opens every new thread's system prompt (WEFT_PERSONA, or the
 	// text of WEFT_PERSONA_FILE); empty is thread.DefaultPersona.
 	Persona string
@@ -231,6 +235,15 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 	if cfg.TurnWorkers, err = intEnv(getenv, "WEFT_TURN_WORKERS", 100); err != nil {
 		return nil, err
 	}
+	maxBytes, err := intEnv(getenv, "WEFT_FILE_MAX_BYTES", attachment.DefaultMaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Files.MaxBytes = int64(maxBytes)
+	if cfg.Files.TextBudget, err = intEnv(getenv, "WEFT_FILE_TEXT_BUDGET", attachment.DefaultTextBudget); err != nil {
+		return nil, err
+	}
+	cfg.Files.Timeout = attachment.DefaultTimeout
 	// A few connections keep the background's database work from crowding
 	// out the intake's: more made acknowledgements' tail latency worse, for
 	// no more turns (docs/architecture.md, "Measured").
@@ -248,6 +261,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 		"WEFT_HISTORY_TTL":      &cfg.HistoryTTL,
 		"WEFT_LLM_RETRY_WINDOW": &cfg.LLMRetryWindow,
 		"WEFT_APPROVAL_TIMEOUT": &cfg.ApprovalTimeout,
+		"WEFT_FILE_TIMEOUT":     &cfg.Files.Timeout,
 	} {
 		if v := getenv(key); v != "" {
 			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {

@@ -2,9 +2,13 @@ package app
 
 import (
 	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/agent"
+	"github.com/weft-dev/weft/internal/attachment"
 	"github.com/weft-dev/weft/internal/continuation"
 	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/history"
@@ -98,5 +102,28 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 	return &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps, RetryWindow: cfg.LLMRetryWindow,
 		ApprovalTimeout: cfg.ApprovalTimeout,
 		Context:         contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer,
-		Partials: partials(cfg.Stream, store, logger, platforms)}, nil
+		Partials: partials(cfg.Stream, store, logger, platforms),
+		Files:    files(cfg, lin, dis, sl, logger)}, nil
+}
+
+// files reads the files people attach, for the platforms that are on:
+// Slack's with the workspace's bot token, Linear's uploads with the
+// workspace's token, Discord's from its CDN (or the host of
+// DISCORD_API_URL, a fake's).
+func files(cfg *Config, lin *surfacelinear.App, dis *surfacediscord.App, sl *surfaceslack.App, logger *slog.Logger) *attachment.Fetcher {
+	downloaders := map[thread.Platform]attachment.Downloader{}
+	if lin.On() && lin.Client() != nil {
+		downloaders[thread.PlatformLinear] = lin.Client()
+	}
+	if dis.On() {
+		hosts := attachment.DiscordHosts
+		if u, err := url.Parse(cfg.Discord.APIURL); err == nil && u.Host != "" {
+			hosts = append(slices.Clone(hosts), strings.ToLower(u.Host))
+		}
+		downloaders[thread.PlatformDiscord] = attachment.HTTP{Hosts: hosts}
+	}
+	if sl.On() {
+		downloaders[thread.PlatformSlack] = sl.Workspaces()
+	}
+	return attachment.New(cfg.Files, downloaders, logger.With("component", "attachment"))
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 // Author is who wrote a message.
@@ -38,6 +40,8 @@ type Message struct {
 	// member added, a pin), under the name of whoever caused it: not that
 	// person's words.
 	System bool
+	// Files are the message's attachments (on Discord's CDN).
+	Files []thread.File
 }
 
 // Channel is a channel or thread as far as weft cares.
@@ -89,6 +93,11 @@ func convertMessage(m *discordgo.Message, botID string, where channelInfo) Messa
 	}
 	if m.MessageReference != nil {
 		out.ReferencedMessageID = m.MessageReference.MessageID
+	}
+	for _, a := range m.Attachments {
+		if a != nil {
+			out.Files = append(out.Files, thread.File{Name: a.Filename, MediaType: a.ContentType, Size: int64(a.Size), URL: a.URL})
+		}
 	}
 	if botID != "" {
 		for _, u := range m.Mentions {

@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -123,7 +124,7 @@ func (c *Conversations) startConversation(ctx context.Context, m Message) error 
 		CreatedBy: m.Author.ID, ThreadName: name,
 	}
 	created, err := c.rec.DiscordConversation(ctx, att, thread.Stitch{
-		Content: prompt, Source: thread.PlatformDiscord, ExternalID: m.ID, Author: authorOf(m.Author),
+		Content: prompt, Source: thread.PlatformDiscord, ExternalID: m.ID, Author: authorOf(m.Author), Metadata: filesMeta(m),
 	})
 	if err != nil || !created {
 		return err
@@ -219,16 +220,24 @@ func promptOf(content string) string {
 }
 
 // stitchOf is the discord_message stitch a person's message becomes. A
-// message without text (a thread's starter stub, an attachment alone) has
+// message with neither text nor files (a thread's starter stub) has
 // nothing to answer and becomes none.
 func stitchOf(m Message) (thread.Stitch, bool) {
-	if m.Author.Bot || m.System || strings.TrimSpace(m.Content) == "" {
+	if m.Author.Bot || m.System || strings.TrimSpace(m.Content) == "" && len(m.Files) == 0 {
 		return thread.Stitch{}, false
 	}
 	return thread.Stitch{
 		Type: thread.StitchDiscordMessage, Content: m.Content,
-		Source: thread.PlatformDiscord, ExternalID: m.ID, Author: authorOf(m.Author),
+		Source: thread.PlatformDiscord, ExternalID: m.ID, Author: authorOf(m.Author), Metadata: filesMeta(m),
 	}, true
+}
+
+// filesMeta is the stitch metadata naming m's attachments, or none.
+func filesMeta(m Message) json.RawMessage {
+	if len(m.Files) == 0 {
+		return nil
+	}
+	return thread.Meta{Files: m.Files}.JSON()
 }
 
 func authorOf(a Author) *thread.Author {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
@@ -33,7 +34,11 @@ const (
 // named in its context (WithOrganization), and retries rate limits and
 // server errors a bounded number of times before returning an *surface.Error.
 type Client struct {
-	gql         graphql.Client
+	gql graphql.Client
+	// files fetches uploads with the workspace's token; endpoint is the
+	// API's URL, whose host a fake serves uploads on.
+	files       *http.Client
+	endpoint    *url.URL
 	maxAttempts int
 	backoff     time.Duration
 	maxWait     time.Duration
@@ -94,12 +99,24 @@ func NewClient(d ClientDeps) *Client {
 		base = &budgetTransport{base: base, budget: d.Budget}
 	}
 	hc.Transport = &authTransport{base: base, tokens: tokens}
+	files := *hc
 	c := &Client{
 		budget:      d.Budget,
 		gql:         graphql.NewClient(d.Endpoint, exchangeDoer{hc}),
+		files:       &files,
 		maxAttempts: defaultMaxAttempts,
 		backoff:     defaultBackoff,
 		maxWait:     defaultMaxWait,
+	}
+	if u, err := url.Parse(d.Endpoint); err == nil && u.Host != "" {
+		c.endpoint = u
+	}
+	// A redirect must not carry the token to another host.
+	c.files.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 5 || !c.fileHost(req.URL) {
+			return fmt.Errorf("linear: redirect to %s refused", req.URL.Host)
+		}
+		return nil
 	}
 	if r := d.Retry; r != (Retry{}) {
 		c.maxAttempts, c.backoff, c.maxWait = max(r.MaxAttempts, 1), r.Backoff, r.MaxWait

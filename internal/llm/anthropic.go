@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -128,7 +129,11 @@ func anthropicParams(req Request) (anthropic.MessageNewParams, error) {
 func anthropicBlocks(m Message) (anthropic.MessageParamRole, []anthropic.ContentBlockParamUnion, error) {
 	switch m.Role {
 	case RoleUser:
-		return anthropic.MessageParamRoleUser, textBlocks(m.Content), nil
+		blocks := textBlocks(m.Content)
+		for _, img := range m.Images {
+			blocks = append(blocks, anthropic.NewImageBlockBase64(img.MediaType, base64.StdEncoding.EncodeToString(img.Data)))
+		}
+		return anthropic.MessageParamRoleUser, blocks, nil
 	case RoleTool:
 		result := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
 		// An empty text block is rejected by the API; an empty result is not.

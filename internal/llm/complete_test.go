@@ -190,3 +190,29 @@ func TestCompleteEmptyTurns(t *testing.T) {
 		})
 	}
 }
+
+// TestCompleteImages sends a user message with pictures through each
+// adapter: the fake, reading the wire as the provider does, gets the text
+// and every image's bytes and media type; the stored JSON of the message
+// names the images without their bytes.
+func TestCompleteImages(t *testing.T) {
+	t.Parallel()
+	png := []byte("\x89PNG\r\n\x1a\nfake")
+	jpg := []byte{0xff, 0xd8, 0xff, 0xe0}
+	for _, provider := range []string{openAIName, anthropicName} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, provider)
+			req := Request{Model: "m", Messages: []Message{{Role: RoleUser, Content: "what is in these?",
+				Images: []Image{{MediaType: "image/png", Data: png, Name: "a.png"}, {MediaType: "image/jpeg", Data: jpg}}}}}
+			_, err := f.p.Complete(t.Context(), req)
+			require.NoError(t, err)
+			got := f.srv.Requests()[0].Messages
+			require.Equal(t, []llmtest.Message{{Role: "user", Content: "what is in these?",
+				Images: []llmtest.Image{{MediaType: "image/png", Data: png}, {MediaType: "image/jpeg", Data: jpg}}}}, got)
+		})
+	}
+	stored, err := json.Marshal(Message{Role: RoleUser, Content: "x", Images: []Image{{MediaType: "image/png", Name: "a.png", Data: png, Size: len(png)}}})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"role":"user","content":"x","images":[{"media_type":"image/png","name":"a.png","size":12}]}`, string(stored))
+}

@@ -13,6 +13,7 @@ package llm
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -41,6 +42,26 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID is set on RoleTool messages: the call this is the result of.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Images are pictures a RoleUser message carries (a file a person
+	// attached), after its text; other roles' images are not sent.
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is a picture for a model that sees. Its JSON form (what an llm_call
+// stitch stores) names the image without its bytes, which would make every
+// stored request as large as its pictures.
+type Image struct {
+	// MediaType is image/png, image/jpeg, image/gif or image/webp: what
+	// both providers accept.
+	MediaType string `json:"media_type"`
+	Name      string `json:"name,omitempty"`
+	Data      []byte `json:"-"`
+	Size      int    `json:"size"`
+}
+
+// dataURL is img as a data: URL, as OpenAI-compatible servers take it.
+func (img Image) dataURL() string {
+	return "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)
 }
 
 // ToolCall is a model's request to run a tool. Its JSON form is what an

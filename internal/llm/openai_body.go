@@ -27,10 +27,23 @@ type openAIBody struct {
 
 type openAIBodyMessage struct {
 	Role string `json:"role"`
-	// Content is omitted only from an assistant's message with tool calls.
-	Content    *string              `json:"content,omitempty"`
+	// Content is a *string, or []openAIBodyPart for a user's message with
+	// images; it is omitted only from an assistant's message with tool calls.
+	Content    any                  `json:"content,omitempty"`
 	ToolCalls  []openAIBodyToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string               `json:"tool_call_id,omitempty"`
+}
+
+// openAIBodyPart is one part of a user message's content: text, or an
+// image as a data: URL.
+type openAIBodyPart struct {
+	Type     string              `json:"type"`
+	Text     *string             `json:"text,omitempty"`
+	ImageURL *openAIBodyImageURL `json:"image_url,omitempty"`
+}
+
+type openAIBodyImageURL struct {
+	URL string `json:"url"`
 }
 
 type openAIBodyToolCall struct {
@@ -70,13 +83,21 @@ func openAIRequestBody(req Request, stream bool) ([]byte, error) {
 	for _, m := range req.Messages {
 		msg := openAIBodyMessage{Role: string(m.Role), Content: &m.Content}
 		switch m.Role {
-		case RoleSystem, RoleUser:
+		case RoleSystem:
+		case RoleUser:
+			if len(m.Images) > 0 {
+				parts := []openAIBodyPart{{Type: "text", Text: &m.Content}}
+				for _, img := range m.Images {
+					parts = append(parts, openAIBodyPart{Type: "image_url", ImageURL: &openAIBodyImageURL{URL: img.dataURL()}})
+				}
+				msg.Content = parts
+			}
 		case RoleTool:
 			msg.ToolCallID = m.ToolCallID
 		case RoleAssistant:
 			// Content may be null only when the message carries tool calls.
 			if m.Content == "" && len(m.ToolCalls) > 0 {
-				msg.Content = nil
+				msg.Content = nil // an untyped nil: omitted
 			}
 			for _, tc := range m.ToolCalls {
 				args := string(tc.Arguments)

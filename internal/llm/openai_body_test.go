@@ -25,6 +25,8 @@ func TestOpenAIBodyMatchesSDK(t *testing.T) {
 		{name: "user only", req: Request{Model: "m", Messages: []Message{{Role: RoleUser, Content: "hello"}}}},
 		{name: "system, max tokens, streamed", stream: true,
 			req: Request{Model: "m", System: "be brief", MaxTokens: 77, Messages: []Message{{Role: RoleUser, Content: "hi"}}}},
+		{name: "user with images", req: Request{Model: "m", Messages: []Message{{Role: RoleUser, Content: "what is this?",
+			Images: []Image{{MediaType: "image/png", Data: []byte("\x89PNG")}, {MediaType: "image/jpeg", Data: []byte{0xff, 0xd8}}}}}}},
 		{name: "empty user text", req: Request{Model: "m", Messages: []Message{{Role: RoleUser}}}},
 		{name: "a tool round", stream: true, req: Request{Model: "gpt", System: "sys\n\n<ctx>\"quoted\" & <tags></ctx>",
 			Messages: []Message{
@@ -117,6 +119,13 @@ func sdkMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {
 	case RoleSystem:
 		return openai.SystemMessage(m.Content), nil
 	case RoleUser:
+		if len(m.Images) > 0 {
+			parts := []openai.ChatCompletionContentPartUnionParam{openai.TextContentPart(m.Content)}
+			for _, img := range m.Images {
+				parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: img.dataURL()}))
+			}
+			return openai.UserMessage(parts), nil
+		}
 		return openai.UserMessage(m.Content), nil
 	case RoleTool:
 		return openai.ToolMessage(m.Content, m.ToolCallID), nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	goslack "github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/weft-dev/weft/internal/thread"
@@ -215,7 +216,7 @@ func (c *Conversations) event(env envelope, head innerHead, bot Identity) (Event
 		if err := json.Unmarshal(env.Event, &m); err != nil {
 			return e, fmt.Errorf("%w: app_mention: %w", ErrMalformed, err)
 		}
-		return c.message(e, bot, env.TeamID, msg{channel: m.Channel, user: m.User, botID: m.BotID, text: m.Text, ts: m.TimeStamp, threadTS: m.ThreadTimeStamp}, true), nil
+		return c.message(e, bot, env.TeamID, msg{channel: m.Channel, user: m.User, botID: m.BotID, text: m.Text, ts: m.TimeStamp, threadTS: m.ThreadTimeStamp, files: m.Files}, true), nil
 	}
 	var m slackevents.MessageEvent
 	if err := json.Unmarshal(env.Event, &m); err != nil {
@@ -224,6 +225,9 @@ func (c *Conversations) event(env envelope, head innerHead, bot Identity) (Event
 	switch m.SubType {
 	case "", "thread_broadcast", "file_share", "bot_message", "me_message":
 		in := msg{channel: m.Channel, channelType: m.ChannelType, user: m.User, botID: m.BotID, text: m.Text, ts: m.TimeStamp, threadTS: m.ThreadTimeStamp}
+		if m.Message != nil {
+			in.files = m.Message.Files
+		}
 		return c.message(e, bot, env.TeamID, in, strings.Contains(m.Text, "<@"+bot.UserID+">")), nil
 	case "message_changed":
 		if m.Message == nil || m.Message.Timestamp == "" || m.Message.SubType == "assistant_app_thread" {
@@ -249,6 +253,7 @@ func (c *Conversations) event(env envelope, head innerHead, bot Identity) (Event
 // msg is what weft reads of an app_mention or a message.
 type msg struct {
 	channel, channelType, user, botID, text, ts, threadTS string
+	files                                                 []goslack.File
 }
 
 // goalLimit bounds a new thread's goal, taken from its first message.
@@ -285,6 +290,9 @@ func (c *Conversations) message(e Event, bot Identity, team string, m msg, menti
 	e.Thread = thread.SlackAttachment{TeamID: team, ChannelID: m.channel, ThreadTS: threadTS, ChannelType: typ, CreatedBy: author}
 	e.Message = thread.Stitch{Content: text, ExternalID: thread.SlackMessageID(team, m.channel, m.ts),
 		Author: &thread.Author{ID: author, Name: author, Bot: isBot}}
+	if files := filesOf(team, m.files); len(files) > 0 {
+		e.Message.Metadata = thread.Meta{Files: files}.JSON()
+	}
 	e.Answer = !isBot || mentioned
 	e.Open = e.Answer && (mentioned || dm)
 	e.Goal = goal(text)
@@ -292,6 +300,20 @@ func (c *Conversations) message(e Event, bot Identity, team string, m msg, menti
 		e.At = time.Now()
 	}
 	return e
+}
+
+// filesOf is what weft keeps of a message's files: where to fetch each
+// (url_private, with the team's bot token), its name, type and size.
+func filesOf(team string, fs []goslack.File) []thread.File {
+	var out []thread.File
+	for _, f := range fs {
+		name := f.Name
+		if name == "" {
+			name = f.Title
+		}
+		out = append(out, thread.File{Name: name, MediaType: f.Mimetype, Size: int64(f.Size), URL: f.URLPrivate, Workspace: team})
+	}
+	return out
 }
 
 // goal is a new thread's goal from its first message.

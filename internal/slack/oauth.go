@@ -16,7 +16,7 @@ import (
 // deploy/slack/manifest.yaml (a test keeps the two equal).
 var BotScopes = []string{
 	"app_mentions:read", "assistant:write", "channels:history", "channels:read", "chat:write", "commands",
-	"groups:history", "groups:read", "im:history", "im:read", "mpim:history", "users:read",
+	"files:read", "groups:history", "groups:read", "im:history", "im:read", "mpim:history", "users:read",
 }
 
 // authorizeURL is Slack's OAuth v2 consent page.

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
+
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 // ErrNotInstalled is a workspace weft has no token for: the app is not
@@ -121,4 +124,19 @@ func (w *Workspaces) Identity(ctx context.Context, teamID string) (Identity, err
 		return Identity{}, err
 	}
 	return c.Identity(ctx)
+}
+
+// Download writes the file at f.URL (a url_private) into w, fetched with
+// the bot token of f.Workspace as a Bearer; slack-go sends the token only
+// to Slack's hosts (or the API URL's, for a fake). A sign-in page served
+// instead of the file (no access) is an error.
+func (w *Workspaces) Download(ctx context.Context, f thread.File, out io.Writer) error {
+	c, err := w.Client(ctx, f.Workspace)
+	if err != nil {
+		return err
+	}
+	if err := c.api.GetFileContext(ctx, f.URL, out); err != nil {
+		return fmt.Errorf("slack: download %s: %w", f.Name, err)
+	}
+	return nil
 }

@@ -75,6 +75,23 @@ type Meta struct {
 	ApprovalFor string `json:"approval_for,omitempty"`
 	// Decision is an approval_decision's: approve or deny.
 	Decision Decision `json:"decision,omitempty"`
+	// Files are the files a person's message carried (Slack files,
+	// Discord attachments, images in a Linear issue): where to fetch them,
+	// never their bytes. internal/attachment reads them for the model.
+	Files []File `json:"files,omitempty"`
+}
+
+// File is a file attached to a message, as its platform describes it.
+type File struct {
+	Name string `json:"name"`
+	// MediaType is the platform's MIME type; empty when it gave none.
+	MediaType string `json:"media_type,omitempty"`
+	// Size is in bytes, as the platform reports it; 0 when unknown.
+	Size int64  `json:"size,omitempty"`
+	URL  string `json:"url"`
+	// Workspace is whose token fetches the file (a Slack team id); empty
+	// when the URL needs none.
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // Meta reads the stitch's metadata; metadata weft did not write reads as empty.

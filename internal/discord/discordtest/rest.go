@@ -30,6 +30,7 @@ func (s *Server) routes() http.Handler {
 		method, path, _ := strings.Cut(pattern, " ")
 		mux.HandleFunc(method+" "+apiPrefix+path, h)
 	}
+	mux.HandleFunc("GET /attachments/", s.serveAttachment)
 	api("GET /gateway", s.handleGateway)
 	api("GET /gateway/bot", s.handleGateway)
 	api("GET /users/@me", s.handleMe)

@@ -62,6 +62,10 @@ type Server struct {
 	webhooks  map[string][]WebhookMessage    // by interaction token
 	members   map[string][]*discordgo.Member // by guild
 	gateway   gatewayState
+	// files are the attachments served, by path; downloads are the paths
+	// fetched.
+	files     map[string]File
+	downloads []string
 }
 
 // NewServer starts a fake Discord. With a non-nil t it is closed in
@@ -195,6 +199,10 @@ var mentionPattern = regexp.MustCompile(`<@!?(\d+)>`)
 // history, and dispatches MESSAGE_CREATE to connected gateways. Mentions of
 // the bot (<@id>) fill the message's mentions as Discord does.
 func (s *Server) PostUserMessage(channelID string, author User, content string) *discordgo.Message {
+	return s.postUserMessage(channelID, author, content, nil)
+}
+
+func (s *Server) postUserMessage(channelID string, author User, content string, atts []*discordgo.MessageAttachment) *discordgo.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ch := s.mustChannelLocked(channelID)
@@ -207,6 +215,7 @@ func (s *Server) PostUserMessage(channelID string, author User, content string) 
 		Author:    &discordgo.User{ID: author.ID, Username: author.Name, Bot: author.Bot},
 		Type:      discordgo.MessageTypeDefault,
 	}
+	m.Attachments = atts
 	for _, match := range mentionPattern.FindAllStringSubmatch(content, -1) {
 		u := &discordgo.User{ID: match[1]}
 		if match[1] == s.bot.ID {

@@ -61,6 +61,7 @@ type Server struct {
 	requests       fakekit.Log[record]
 	windows        map[string]*requestWindow // by organization
 	last           time.Time                 // of now()
+	uploads        map[string]upload         // by path
 }
 
 // NewServer starts a fake. With a non-nil t it is closed when the test
@@ -85,6 +86,7 @@ func NewServer(t fakekit.TB) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /graphql", s.handleGraphQL)
 	mux.HandleFunc("POST /oauth/token", s.handleToken)
+	mux.HandleFunc("GET /uploads/", s.serveUpload)
 	s.srv = httptest.NewServer(mux)
 	fakekit.CloseAtEnd(t, s.Close)
 	return s

@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,6 +43,11 @@ type anthropicBlock struct {
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
 	Content   any             `json:"content"`
+	Source    *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	} `json:"source"`
 }
 
 // decode reads body into req and checks it the way the real API does; in
@@ -147,6 +153,20 @@ func userMessages(blocks []anthropicBlock, unanswered map[string]bool) ([]Messag
 				continue
 			}
 			msgs = append(msgs, Message{Role: "user", Content: b.Text})
+		case "image":
+			if b.Source == nil || b.Source.Type != "base64" || b.Source.MediaType == "" {
+				return nil, errors.New("image blocks want a base64 source with a media_type")
+			}
+			data, err := base64.StdEncoding.DecodeString(b.Source.Data)
+			if err != nil {
+				return nil, fmt.Errorf("image source: %w", err)
+			}
+			img := Image{MediaType: b.Source.MediaType, Data: data}
+			if n := len(msgs); n > 0 && msgs[n-1].Role == "user" {
+				msgs[n-1].Images = append(msgs[n-1].Images, img)
+				continue
+			}
+			msgs = append(msgs, Message{Role: "user", Images: []Image{img}})
 		case "tool_result":
 			if !unanswered[b.ToolUseID] {
 				return nil, fmt.Errorf("unexpected tool_use_id found in tool_result blocks: %s", b.ToolUseID)

@@ -90,6 +90,12 @@ func (openAIWire) decode(body []byte, req *Request) error {
 			return fmt.Errorf("messages[%d].role: unknown role %q", i, m.Role)
 		}
 		msg := Message{Role: m.Role, Content: content, ToolCallID: m.ToolCallID}
+		if m.Role == "user" {
+			var err error
+			if msg.Images, err = imagesOf(m.Content); err != nil {
+				return fmt.Errorf("messages[%d].content: %w", i, err)
+			}
+		}
 		for _, tc := range m.ToolCalls {
 			if tc.ID == "" || tc.Function.Name == "" {
 				return fmt.Errorf("messages[%d].tool_calls: id and function.name are required", i)

@@ -1,6 +1,10 @@
 package llmtest
 
-import "strings"
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+)
 
 // Request is a request the fake received, decoded into the same shape
 // whichever protocol it came in.
@@ -33,6 +37,41 @@ type Message struct {
 	Content    string
 	ToolCallID string
 	ToolCalls  []ToolCall
+	// Images are the pictures a user message carries, decoded.
+	Images []Image
+}
+
+// Image is a picture a user message carried: an OpenAI image_url part with
+// a base64 data: URL, or an Anthropic image block with a base64 source.
+type Image struct {
+	MediaType string
+	Data      []byte
+}
+
+// imagesOf reads the image_url parts of OpenAI message content; an image
+// that is not a base64 data: URL is an error, as weft sends only those.
+func imagesOf(v any) ([]Image, error) {
+	parts, _ := v.([]any)
+	var out []Image
+	for _, p := range parts {
+		part, _ := p.(map[string]any)
+		if part["type"] != "image_url" {
+			continue
+		}
+		iu, _ := part["image_url"].(map[string]any)
+		url, _ := iu["url"].(string)
+		rest, ok := strings.CutPrefix(url, "data:")
+		mediaType, data, ok2 := strings.Cut(rest, ";base64,")
+		if !ok || !ok2 || mediaType == "" {
+			return nil, fmt.Errorf("image_url: want a base64 data: URL, got %.40q", url)
+		}
+		b, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			return nil, fmt.Errorf("image_url: %w", err)
+		}
+		out = append(out, Image{MediaType: mediaType, Data: b})
+	}
+	return out, nil
 }
 
 // Last returns the request's last message, or the zero Message.

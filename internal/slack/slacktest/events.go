@@ -276,6 +276,9 @@ func (s *Server) messageSent(m Message) {
 		if m.BotID != "" {
 			ev["bot_id"] = m.BotID
 		}
+		if files, ok := s.render(m, false)["files"]; ok {
+			ev["files"] = files
+		}
 		s.Send(ev)
 	}
 	s.Send(s.messageEvent(m))

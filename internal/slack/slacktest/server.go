@@ -93,6 +93,8 @@ type Message struct {
 	Streaming bool
 	// Blocks are the message's Block Kit blocks as posted (JSON), if any.
 	Blocks json.RawMessage
+	// Files are the files shared with it (PostFiles).
+	Files []sharedFile
 }
 
 // Call is one Web API request the fake answered.
@@ -125,8 +127,10 @@ type Server struct {
 	closeOnce sync.Once
 	events    *events
 	socket    *socketState
-	assistant assistantState // under mu
-	interact  interactURLs   // under mu
+	assistant assistantState        // under mu
+	interact  interactURLs          // under mu
+	files     map[string]sharedFile // by url_private's path, under mu
+	fileSeq   int                   // under mu
 	// ephemerals are chat.postEphemeral's messages, under mu.
 	ephemerals []Ephemeral
 }
@@ -162,6 +166,8 @@ func NewServer(t fakekit.TB) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serveAPI)
 	mux.HandleFunc("/socket", s.serveSocket)
+	mux.HandleFunc("/files-pri/", s.serveFile)
+	mux.HandleFunc("/signin", s.serveSignIn)
 	s.http = httptest.NewServer(mux)
 	fakekit.CloseAtEnd(t, s.Close)
 	return s
@@ -551,6 +557,13 @@ func (s *Server) render(m Message, payload bool) map[string]any {
 	}
 	if len(m.Blocks) > 0 {
 		out["blocks"] = m.Blocks
+	}
+	if len(m.Files) > 0 {
+		files := make([]map[string]any, len(m.Files))
+		for i, f := range m.Files {
+			files[i] = f.render(s.http.URL)
+		}
+		out["files"] = files
 	}
 	if m.Metadata != nil {
 		md := map[string]any{"event_type": m.Metadata.EventType}

@@ -1,6 +1,9 @@
 package linear
 
 import (
+	"encoding/json"
+
+	linearapi "github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -63,7 +66,8 @@ func Created(d thread.Inbound, s Session) surface.Event {
 func Prompted(d thread.Inbound, s Session, p Prompt) surface.Event {
 	ev := opening(d, s, !p.Stop)
 	ev.Kind, ev.Opens = surface.Message, true
-	ev.Messages = []thread.Stitch{{Type: thread.StitchLinearActivity, Content: p.Text, ExternalID: p.ActivityID, Author: p.Author}}
+	ev.Messages = []thread.Stitch{{Type: thread.StitchLinearActivity, Content: p.Text, ExternalID: p.ActivityID, Author: p.Author,
+		Metadata: filesMeta(s.Attachment.WorkspaceID, p.Text)}}
 	ev.Answer = true
 	if p.Stop {
 		ev.Kind, ev.Reply = surface.Stop, Stopped
@@ -93,7 +97,8 @@ func opening(d thread.Inbound, s Session, ack bool) surface.Event {
 	d.Platform = thread.PlatformLinear
 	att := s.Attachment
 	ev := surface.Event{Kind: surface.Open, Inbound: d, Conversation: &att, Goal: s.Goal, Answer: true,
-		Prompt: thread.Stitch{Content: s.Prompt, Source: thread.PlatformLinear, ExternalID: att.SessionID, Author: s.Creator}}
+		Prompt: thread.Stitch{Content: s.Prompt, Source: thread.PlatformLinear, ExternalID: att.SessionID, Author: s.Creator,
+			Metadata: filesMeta(att.WorkspaceID, s.Prompt)}}
 	if ack {
 		att.SessionStatus = thread.SessionActive
 		ev.Ack = &thread.Outbox{Platform: thread.PlatformLinear, Target: att.SessionID,
@@ -103,4 +108,15 @@ func opening(d thread.Inbound, s Session, ack bool) surface.Event {
 		ev.Jobs = []surface.Job{StartIssueArgs{OrganizationID: att.WorkspaceID, IssueID: att.IssueID}}
 	}
 	return ev
+}
+
+// filesMeta is the stitch metadata naming the images of Linear's uploads
+// that text shows (the issue's description and comments in a prompt
+// context, a user's message), or none.
+func filesMeta(organizationID, text string) json.RawMessage {
+	files := linearapi.UploadFiles(organizationID, text)
+	if len(files) == 0 {
+		return nil
+	}
+	return thread.Meta{Files: files}.JSON()
 }

@@ -202,6 +202,10 @@ const issueURLTimeout = time.Second
 // On reports whether Linear is configured.
 func (a *App) On() bool { return a.sender != nil }
 
+// Client is the Linear client (nil when Linear is off): it downloads the
+// uploads of issues and comments with each workspace's token.
+func (a *App) Client() *linearapi.Client { return a.client }
+
 // Routes mounts Linear's doors: the webhooks with LINEAR_WEBHOOK_SECRET,
 // the install flow with OAuth.
 func (a *App) Routes(r chi.Router, m surface.Mount) {
