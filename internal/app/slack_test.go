@@ -349,6 +349,10 @@ func TestSlackCrashBeforePostPostsOnce(t *testing.T) {
 		"DATABASE_URL": url, "WEFT_ADDR": addr, "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
 		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_LEASE_TTL": "2s", "WEFT_SWEEP_INTERVAL": "500ms",
 		"SLACK_BOT_TOKEN": slacktest.BotToken, "SLACK_SIGNING_SECRET": slacktest.SigningSecret, "SLACK_API_URL": sl.APIURL(),
+		// The post path under test: a streamed answer starts its message
+		// with chat.startStream, not chat.postMessage (its own crash test is
+		// TestSlackStreamKilledMidStreamFinishesSameMessage).
+		"WEFT_STREAM_SLACK": "off",
 	}
 	store, pool, err := Open(ctx, &Config{DatabaseURL: url}, dbtest.Logger(t))
 	require.NoError(t, err)
