@@ -148,12 +148,14 @@ func TestMetricsAfterConversation(t *testing.T) {
 	}
 	var body string
 	var fams map[string]*dto.MetricFamily
-	// The last send is counted just after the fake records it.
+	// The last send is counted just after the fake records it, and the
+	// turn once its job completes, which may come after the answer's send.
 	require.Eventually(t, func() bool {
 		body, fams = w.scrape(t)
 		v, _ := value(fams, "weft_outbox_send_attempts_total", map[string]string{"platform": "linear", "outcome": "ok"})
 		b, _ := value(fams, "weft_outbox_backlog", map[string]string{"platform": "linear"})
-		return v == 4 && b == 0
+		turns, _ := value(fams, "weft_turns_total", map[string]string{"outcome": "answered"})
+		return v == 4 && b == 0 && turns == 1
 	}, 20*time.Second, 20*time.Millisecond)
 	for _, c := range want {
 		got, ok := value(fams, c.name, c.labels)
