@@ -34,10 +34,10 @@ func conversation(chain []thread.Stitch, files func(*thread.Stitch) (string, []l
 		msgs = append(msgs, deferred...)
 		deferred = nil
 	}
-	resolve := func(id, content string) {
+	resolve := func(id, content string, images []llm.Image) {
 		for i, p := range pending {
 			if p == id {
-				msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: content})
+				msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: content, Images: images})
 				pending = append(pending[:i], pending[i+1:]...)
 				if len(pending) == 0 {
 					msgs = append(msgs, deferred...)
@@ -78,15 +78,25 @@ func conversation(chain []thread.Stitch, files func(*thread.Stitch) (string, []l
 				pending = append(pending, c.ID)
 			}
 		case t == thread.StitchToolCall:
-			resolve(s.Meta().ToolCallID, s.Content)
+			m := s.Meta()
+			resolve(m.ToolCallID, s.Content, toolImages(m.Images))
 		case t == thread.StitchClarificationRequest:
-			resolve(s.Meta().ToolCallID, "Your question was sent to the user. Their answer follows when they reply.")
+			resolve(s.Meta().ToolCallID, "Your question was sent to the user. Their answer follows when they reply.", nil)
 		case t == thread.StitchThreadResult:
-			resolve(s.Meta().ToolCallID, "The thread was marked complete.")
+			resolve(s.Meta().ToolCallID, "The thread was marked complete.", nil)
 		}
 	}
 	flushPending()
 	return strings.Join(systems, "\n\n"), msgs
+}
+
+// toolImages are the pictures a tool's result carried, for the model.
+func toolImages(stored []thread.Image) []llm.Image {
+	var out []llm.Image
+	for _, img := range stored {
+		out = append(out, llm.Image{MediaType: img.MediaType, Data: img.Data, Size: len(img.Data)})
+	}
+	return out
 }
 
 // answerOrder is the chain in the order the conversation happened: an
