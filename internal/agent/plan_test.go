@@ -148,6 +148,19 @@ func TestConversation(t *testing.T) {
 		require.Equal(t, interruptedResult, msgs[2].Content)
 	})
 
+	t.Run("ACallCutShortByAStopHasAnUnknownOutcome", func(t *testing.T) {
+		t.Parallel()
+		// The thread was aborted while a write ran (its intent recorded,
+		// its result never), then someone wrote again: the model reads
+		// that the call may have taken effect, not that it never ran.
+		intent := thread.Stitch{Type: thread.StitchToolCall, Content: "calling lookup",
+			Metadata: thread.Meta{IntentOf: "c1"}.JSON()}
+		_, msgs := conversation(chain(system, prompt, call(2, "", tc1, tc2), intent, thread.StopEffects(4, "Stopped.").Stitches[0], input("again")), nil)
+		require.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleTool, llm.RoleTool, llm.RoleUser}, roles(msgs))
+		require.Equal(t, cutShortResult, msgs[2].Content)
+		require.Equal(t, interruptedResult, msgs[3].Content, "a call never begun was interrupted before it ran")
+	})
+
 	t.Run("DiscordAuthorsEditsAndDeletes", func(t *testing.T) {
 		t.Parallel()
 		bob := &thread.Author{Name: "bob"}
