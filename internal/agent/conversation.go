@@ -14,6 +14,14 @@ import (
 // conversation with an unanswered call.
 const interruptedResult = "(no result: the turn was interrupted before this tool ran)"
 
+// cutShortResult stands in for the result of a call with side effects
+// that was being made when its turn was stopped (an abort cancels the
+// call in flight; nothing the turn had not recorded is recorded): its
+// intent is recorded and its result never was, so it may have taken
+// effect.
+const cutShortResult = "error: the outcome of this call is unknown: it was cancelled while it ran, when the thread was stopped. " +
+	"It was not made again; check whether it took effect before trying it again."
+
 // conversation turns a chain into the system prompt and messages of an LLM
 // request, in the order the providers require: each assistant message that
 // called tools is followed by the results of all its calls, and input that
@@ -24,20 +32,25 @@ func conversation(chain []thread.Stitch, files func(*thread.Stitch) (string, []l
 	var (
 		systems  []string
 		pending  []string // call ids of the last assistant message still without a result
+		intents  = map[string]bool{}
 		deferred []llm.Message
 	)
 	flushPending := func() {
 		for _, id := range pending {
-			msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: interruptedResult})
+			content := interruptedResult
+			if intents[id] {
+				content = cutShortResult
+			}
+			msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: content})
 		}
 		pending = nil
 		msgs = append(msgs, deferred...)
 		deferred = nil
 	}
-	resolve := func(id, content string) {
+	resolve := func(id, content string, images []llm.Image) {
 		for i, p := range pending {
 			if p == id {
-				msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: content})
+				msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: content, Images: images})
 				pending = append(pending[:i], pending[i+1:]...)
 				if len(pending) == 0 {
 					msgs = append(msgs, deferred...)
@@ -78,15 +91,29 @@ func conversation(chain []thread.Stitch, files func(*thread.Stitch) (string, []l
 				pending = append(pending, c.ID)
 			}
 		case t == thread.StitchToolCall:
-			resolve(s.Meta().ToolCallID, s.Content)
+			m := s.Meta()
+			if m.IntentOf != "" {
+				intents[m.IntentOf] = true
+				continue
+			}
+			resolve(m.ToolCallID, s.Content, toolImages(m.Images))
 		case t == thread.StitchClarificationRequest:
-			resolve(s.Meta().ToolCallID, "Your question was sent to the user. Their answer follows when they reply.")
+			resolve(s.Meta().ToolCallID, "Your question was sent to the user. Their answer follows when they reply.", nil)
 		case t == thread.StitchThreadResult:
-			resolve(s.Meta().ToolCallID, "The thread was marked complete.")
+			resolve(s.Meta().ToolCallID, "The thread was marked complete.", nil)
 		}
 	}
 	flushPending()
 	return strings.Join(systems, "\n\n"), msgs
+}
+
+// toolImages are the pictures a tool's result carried, for the model.
+func toolImages(stored []thread.Image) []llm.Image {
+	var out []llm.Image
+	for _, img := range stored {
+		out = append(out, llm.Image{MediaType: img.MediaType, Data: img.Data, Size: len(img.Data)})
+	}
+	return out
 }
 
 // answerOrder is the chain in the order the conversation happened: an

@@ -129,11 +129,36 @@ func TestConversation(t *testing.T) {
 		require.Equal(t, "hurry", msgs[3].Content)
 	})
 
+	t.Run("ToolImagesTravelWithTheirResult", func(t *testing.T) {
+		t.Parallel()
+		// The pictures a tool returned are read back from its stitch,
+		// with their bytes, for every later model call.
+		png := []byte("\x89PNG")
+		withImage := thread.Stitch{Type: thread.StitchToolCall, Content: "[image image/png, 4 bytes, attached]",
+			Metadata: thread.Meta{ToolCallID: "c1", Images: []thread.Image{{MediaType: "image/png", Data: png}}}.JSON()}
+		_, msgs := conversation(chain(system, prompt, call(2, "", tc1), withImage), nil)
+		require.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleTool}, roles(msgs))
+		require.Equal(t, []llm.Image{{MediaType: "image/png", Data: png, Size: 4}}, msgs[2].Images)
+	})
+
 	t.Run("InterruptedCallsGetAResult", func(t *testing.T) {
 		t.Parallel()
 		_, msgs := conversation(chain(system, prompt, call(2, "", tc1), thread.StopEffects(3, "Stopped.").Stitches[0], input("again")), nil)
 		require.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleTool, llm.RoleUser}, roles(msgs))
 		require.Equal(t, interruptedResult, msgs[2].Content)
+	})
+
+	t.Run("ACallCutShortByAStopHasAnUnknownOutcome", func(t *testing.T) {
+		t.Parallel()
+		// The thread was aborted while a write ran (its intent recorded,
+		// its result never), then someone wrote again: the model reads
+		// that the call may have taken effect, not that it never ran.
+		intent := thread.Stitch{Type: thread.StitchToolCall, Content: "calling lookup",
+			Metadata: thread.Meta{IntentOf: "c1"}.JSON()}
+		_, msgs := conversation(chain(system, prompt, call(2, "", tc1, tc2), intent, thread.StopEffects(4, "Stopped.").Stitches[0], input("again")), nil)
+		require.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleTool, llm.RoleTool, llm.RoleUser}, roles(msgs))
+		require.Equal(t, cutShortResult, msgs[2].Content)
+		require.Equal(t, interruptedResult, msgs[3].Content, "a call never begun was interrupted before it ran")
 	})
 
 	t.Run("DiscordAuthorsEditsAndDeletes", func(t *testing.T) {

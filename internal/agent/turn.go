@@ -288,7 +288,7 @@ func (r *Runner) runTools(ctx context.Context, th *thread.Thread, store Store, c
 				e = thread.Effects{}
 			}
 			if out == "" {
-				out, failed = r.runTool(ctx, th, tool, c)
+				out, failed, meta.Images = r.runTool(ctx, th, tool, c)
 			}
 		}
 		output, _ := json.Marshal(out)
@@ -391,19 +391,22 @@ func badArguments(c llm.ToolCall, err error, needs string) string {
 	return fmt.Sprintf("error: the arguments of %s lack %s", c.Name, needs)
 }
 
-// runTool runs one registry tool. Its failure is the model's to handle: the
+// runTool runs one registry tool: its result, whether it failed, and the
+// pictures its result carries. Its failure is the model's to handle: the
 // error text is the result.
-func (r *Runner) runTool(ctx context.Context, th *thread.Thread, tool tools.Tool, c llm.ToolCall) (string, bool) {
+func (r *Runner) runTool(ctx context.Context, th *thread.Thread, tool tools.Tool, c llm.ToolCall) (string, bool, []thread.Image) {
 	start := time.Now()
 	spanCtx, span := tracing.Child(ctx, tracing.Tracer(r.Tracer), "tool "+tool.Name, trace.WithAttributes(attribute.String("gen_ai.tool.name", tool.Name)))
-	out, err := callSafely(spanCtx, tool, tools.Call{ThreadID: th.ID, AgentName: th.AgentName, Arguments: c.Arguments})
+	var images []thread.Image
+	out, err := callSafely(spanCtx, tool, tools.Call{ThreadID: th.ID, AgentName: th.AgentName, Arguments: c.Arguments,
+		Attach: func(img thread.Image) { images = append(images, img) }})
 	tracing.End(span, err)
 	span.End()
 	r.Metrics.ToolCall(tool.Name, metrics.Outcome(ctx, err), time.Since(start))
 	if err != nil {
-		return "error: " + err.Error(), true
+		return "error: " + err.Error(), true, nil
 	}
-	return out, false
+	return out, false, images
 }
 
 // CallTool makes one call of a registered tool the way a step makes it
@@ -415,7 +418,8 @@ func (r *Runner) CallTool(ctx context.Context, th *thread.Thread, c llm.ToolCall
 	if !ok {
 		return fmt.Sprintf("error: no tool named %q", c.Name), true
 	}
-	return r.runTool(ctx, th, tool, c)
+	out, failed, _ := r.runTool(ctx, th, tool, c)
+	return out, failed
 }
 
 // unknownTool labels calls of tools that do not exist.

@@ -3,6 +3,7 @@ package console_test
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -413,4 +414,23 @@ func TestUnknownOutcomeIsMarked(t *testing.T) {
 	login(t, g, c)
 	_, page := get(t, c, g.srv.URL+"/console/threads/"+th.ID.String())
 	require.Contains(t, page, `<span class="mark error unknown"`)
+}
+
+// TestToolImagesShownBySize: the thread page names a tool's pictures by
+// type and size; their bytes, kept in the stitch for the model, are not
+// put in the page.
+func TestToolImagesShownBySize(t *testing.T) {
+	g := newRig(t)
+	th := g.thread(t, "a thread that drew", thread.PlatformDiscord, thread.StatusRunning)
+	png := []byte("\x89PNG-a-picture-of-a-chart")
+	_, err := g.store.AppendStitch(context.Background(), thread.Stitch{ThreadID: th.ID, Type: thread.StitchToolCall,
+		Content: "[image image/png, 25 bytes, attached]", ToolName: "mcp__charts__draw",
+		Metadata: thread.Meta{ToolCallID: "c1", Images: []thread.Image{{MediaType: "image/png", Data: png}}}.JSON()})
+	require.NoError(t, err)
+	c := client(t)
+	login(t, g, c)
+	_, page := get(t, c, g.srv.URL+"/console/threads/"+th.ID.String())
+	require.Contains(t, page, "image/png, 25 bytes")
+	require.Contains(t, page, "c1")
+	require.NotContains(t, page, base64.StdEncoding.EncodeToString(png))
 }

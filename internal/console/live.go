@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -209,6 +210,23 @@ func fmtTime(t time.Time) string {
 	return t.UTC().Format(timeFormat)
 }
 
+// shownMetadata is a stitch's metadata as the page shows it: the pictures
+// a tool returned by type and size, not their bytes (megabytes of base64).
+func shownMetadata(s *thread.Stitch) []byte {
+	images := s.Meta().Images
+	var fields map[string]json.RawMessage
+	if len(images) == 0 || json.Unmarshal(s.Metadata, &fields) != nil {
+		return s.Metadata
+	}
+	shown := make([]string, len(images))
+	for i, img := range images {
+		shown[i] = fmt.Sprintf("%s, %d bytes", img.MediaType, len(img.Data))
+	}
+	fields["images"], _ = json.Marshal(shown) // strings always marshal
+	out, _ := json.Marshal(fields)            // raw messages just read always marshal
+	return out
+}
+
 func viewStitch(threadID uuid.UUID, c *db.ConsoleStitch) stitchView {
 	s := &c.Stitch
 	v := stitchView{
@@ -216,7 +234,7 @@ func viewStitch(threadID uuid.UUID, c *db.ConsoleStitch) stitchView {
 		Edited: fmtTime(s.EditedAt), Deleted: fmtTime(s.DeletedAt), Text: s.Content,
 		System: s.Type == thread.StitchSystemPrompt, LLM: s.Type == thread.StitchLLMCall, Tool: s.Type == thread.StitchToolCall,
 		Model: s.Model, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, LatencyMS: s.Latency.Milliseconds(),
-		ToolName: s.ToolName, ToolError: s.ToolError, Metadata: prettyJSON(s.Metadata),
+		ToolName: s.ToolName, ToolError: s.ToolError, Metadata: prettyJSON(shownMetadata(s)),
 	}
 	if s.Author != nil {
 		v.Author, v.Bot = s.Author.Name, s.Author.Bot

@@ -140,6 +140,11 @@ func anthropicBlocks(m Message) (anthropic.MessageParamRole, []anthropic.Content
 		if m.Content != "" {
 			result.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: m.Content}}}
 		}
+		// The Messages API takes a tool's pictures in its result.
+		for _, img := range m.Images {
+			result.Content = append(result.Content, anthropic.ToolResultBlockParamContentUnion{
+				OfImage: anthropic.NewImageBlockBase64(img.MediaType, base64.StdEncoding.EncodeToString(img.Data)).OfImage})
+		}
 		return anthropic.MessageParamRoleUser, []anthropic.ContentBlockParamUnion{{OfToolResult: &result}}, nil
 	case RoleAssistant:
 		blocks := textBlocks(m.Content)

@@ -216,3 +216,51 @@ func TestCompleteImages(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `{"role":"user","content":"x","images":[{"media_type":"image/png","name":"a.png","size":12}]}`, string(stored))
 }
+
+// TestCompleteToolResultImages sends the pictures a tool returned through
+// each adapter, and checks what the fake, reading the wire as the provider
+// does, got: Anthropic takes them in the tool_result; a chat completion's
+// tool message takes only text (the fake refuses an image there, as
+// OpenAI does), so they follow the results in one user message.
+func TestCompleteToolResultImages(t *testing.T) {
+	t.Parallel()
+	png := []byte("\x89PNG\r\n\x1a\nchart")
+	gif := []byte("GIF89a")
+	req := Request{Model: "m", Messages: []Message{
+		{Role: RoleUser, Content: "draw it"},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "draw", Arguments: json.RawMessage(`{}`)},
+			{ID: "c2", Name: "read", Arguments: json.RawMessage(`{}`)}, {ID: "c3", Name: "draw", Arguments: json.RawMessage(`{}`)}}},
+		{Role: RoleTool, ToolCallID: "c1", Content: "a chart\n[image image/png, 13 bytes, attached]", Images: []Image{{MediaType: "image/png", Data: png}}},
+		{Role: RoleTool, ToolCallID: "c2", Content: "plain"},
+		{Role: RoleTool, ToolCallID: "c3", Content: "[image image/gif, 6 bytes, attached]", Images: []Image{{MediaType: "image/gif", Data: gif}}},
+		{Role: RoleUser, Content: "and now?"},
+	}}
+	want := map[string][]llmtest.Message{
+		anthropicName: {
+			{Role: "user", Content: "draw it"},
+			{Role: "assistant", ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "draw", Arguments: `{}`}, {ID: "c2", Name: "read", Arguments: `{}`}, {ID: "c3", Name: "draw", Arguments: `{}`}}},
+			{Role: "tool", ToolCallID: "c1", Content: "a chart\n[image image/png, 13 bytes, attached]", Images: []llmtest.Image{{MediaType: "image/png", Data: png}}},
+			{Role: "tool", ToolCallID: "c2", Content: "plain"},
+			{Role: "tool", ToolCallID: "c3", Content: "[image image/gif, 6 bytes, attached]", Images: []llmtest.Image{{MediaType: "image/gif", Data: gif}}},
+			{Role: "user", Content: "and now?"},
+		},
+		openAIName: {
+			{Role: "user", Content: "draw it"},
+			{Role: "assistant", ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "draw", Arguments: `{}`}, {ID: "c2", Name: "read", Arguments: `{}`}, {ID: "c3", Name: "draw", Arguments: `{}`}}},
+			{Role: "tool", ToolCallID: "c1", Content: "a chart\n[image image/png, 13 bytes, attached]"},
+			{Role: "tool", ToolCallID: "c2", Content: "plain"},
+			{Role: "tool", ToolCallID: "c3", Content: "[image image/gif, 6 bytes, attached]"},
+			{Role: "user", Content: toolImagesText, Images: []llmtest.Image{{MediaType: "image/png", Data: png}, {MediaType: "image/gif", Data: gif}}},
+			{Role: "user", Content: "and now?"},
+		},
+	}
+	for _, provider := range []string{openAIName, anthropicName} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, provider)
+			_, err := f.p.Complete(t.Context(), req)
+			require.NoError(t, err)
+			require.Equal(t, want[provider], f.srv.Requests()[0].Messages)
+		})
+	}
+}

@@ -43,7 +43,10 @@ type Message struct {
 	// ToolCallID is set on RoleTool messages: the call this is the result of.
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	// Images are pictures a RoleUser message carries (a file a person
-	// attached), after its text; other roles' images are not sent.
+	// attached), after its text, or a RoleTool message (a tool returned
+	// them): Anthropic takes those in the tool's result; chat completions
+	// take only text there, so the OpenAI adapter sends them in a user
+	// message after the results. Other roles' images are not sent.
 	Images []Image `json:"images,omitempty"`
 }
 

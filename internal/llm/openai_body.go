@@ -72,6 +72,10 @@ type openAIBodyStreamOption struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
+// toolImagesText introduces the pictures tool results returned, sent after
+// the results in a user message.
+const toolImagesText = "The images the tool results above returned, in order:"
+
 // openAIRequestBody encodes req as a chat completion request, asking for
 // the usage in the stream's last chunk when it streams.
 func openAIRequestBody(req Request, stream bool) ([]byte, error) {
@@ -80,7 +84,23 @@ func openAIRequestBody(req Request, stream bool) ([]byte, error) {
 	if req.System != "" {
 		body.Messages = append(body.Messages, openAIBodyMessage{Role: string(RoleSystem), Content: &req.System})
 	}
+	// toolImages are the pictures of the tool results just encoded: a tool
+	// message takes only text, so they follow the results in one user
+	// message (tool messages must directly follow their assistant's).
+	var toolImages []openAIBodyPart
+	flushToolImages := func() {
+		if len(toolImages) == 0 {
+			return
+		}
+		text := toolImagesText
+		parts := append([]openAIBodyPart{{Type: "text", Text: &text}}, toolImages...)
+		body.Messages = append(body.Messages, openAIBodyMessage{Role: string(RoleUser), Content: parts})
+		toolImages = nil
+	}
 	for _, m := range req.Messages {
+		if m.Role != RoleTool {
+			flushToolImages()
+		}
 		msg := openAIBodyMessage{Role: string(m.Role), Content: &m.Content}
 		switch m.Role {
 		case RoleSystem:
@@ -94,6 +114,9 @@ func openAIRequestBody(req Request, stream bool) ([]byte, error) {
 			}
 		case RoleTool:
 			msg.ToolCallID = m.ToolCallID
+			for _, img := range m.Images {
+				toolImages = append(toolImages, openAIBodyPart{Type: "image_url", ImageURL: &openAIBodyImageURL{URL: img.dataURL()}})
+			}
 		case RoleAssistant:
 			// Content may be null only when the message carries tool calls.
 			if m.Content == "" && len(m.ToolCalls) > 0 {
@@ -112,6 +135,7 @@ func openAIRequestBody(req Request, stream bool) ([]byte, error) {
 		}
 		body.Messages = append(body.Messages, msg)
 	}
+	flushToolImages()
 	for _, t := range req.Tools {
 		if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
 			return nil, fmt.Errorf("tool %q parameters: not valid JSON", t.Name)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/retry"
+	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
 
@@ -88,6 +89,18 @@ func call(t *testing.T, ctx context.Context, ts []tools.Tool, name, args string)
 	return ts[i].Handler(ctx, tools.Call{ThreadID: uuid.New(), Arguments: json.RawMessage(args)})
 }
 
+// callAttaching calls a tool as a turn does, collecting the images its
+// result carries.
+func callAttaching(t *testing.T, ctx context.Context, ts []tools.Tool, name, args string) (string, []thread.Image, error) {
+	t.Helper()
+	i := slices.IndexFunc(ts, func(tl tools.Tool) bool { return tl.Name == name })
+	require.GreaterOrEqual(t, i, 0, "no tool %s", name)
+	var images []thread.Image
+	out, err := ts[i].Handler(ctx, tools.Call{ThreadID: uuid.New(), Arguments: json.RawMessage(args),
+		Attach: func(img thread.Image) { images = append(images, img) }})
+	return out, images, err
+}
+
 func TestHTTPServerTools(t *testing.T) {
 	t.Parallel()
 	f := &faults{started: make(chan struct{}, 4), cancelled: make(chan struct{}, 4)}
@@ -125,7 +138,11 @@ func TestHTTPServerTools(t *testing.T) {
 
 	out, err = call(t, ctx, ts, "mcp__faults__image", `{}`)
 	require.NoError(t, err)
-	require.Equal(t, "a chart\n[image image/png, 9 bytes, not shown]", out)
+	require.Equal(t, "a chart\n[image image/png, 9 bytes, not shown]", out, "with nowhere to attach it, an image is a placeholder")
+	out, images, err := callAttaching(t, ctx, ts, "mcp__faults__image", `{}`)
+	require.NoError(t, err)
+	require.Equal(t, "a chart\n[image image/png, 9 bytes, attached]", out)
+	require.Equal(t, []thread.Image{{MediaType: "image/png", Data: []byte("png-bytes")}}, images, "the image reaches the model whole")
 
 	_, err = call(t, ctx, ts, "mcp__faults__echo", `[1]`)
 	require.ErrorContains(t, err, "not a JSON object")

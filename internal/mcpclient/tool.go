@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
 
@@ -137,24 +138,43 @@ func (s *server) handler(name string) tools.Handler {
 		default:
 			return "", fmt.Errorf("the call to %s failed: %w", name, err)
 		}
-		out := Render(res)
 		if res.IsError {
-			return "", errors.New(out)
+			// An error's text is what the model reads of it.
+			return "", errors.New(Render(res, nil))
 		}
-		return out, nil
+		return Render(res, c.Attach), nil
 	}
 }
 
+// MaxImageBytes bounds an image a result may show the model: 5 MiB is the
+// largest Anthropic takes. A larger one is a placeholder.
+const MaxImageBytes = 5 << 20
+
+// maxImages bounds the images of one result the model is shown, as every
+// later model call of the thread sends them again.
+const maxImages = 4
+
+// imageTypes are the media types both providers accept.
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
 // Render is a call's result as the model reads it: its text, its
-// structuredContent as JSON, and a placeholder for what a text model
-// cannot read (images, audio, binary resources).
-func Render(res *mcp.CallToolResult) string {
+// structuredContent as JSON, the images attach takes (those of a type and
+// size the providers accept, a few at most; none when attach is nil), and
+// a placeholder for the rest (other images, audio, binary resources).
+func Render(res *mcp.CallToolResult, attach func(thread.Image)) string {
 	var parts []string
+	attached := 0
 	for _, c := range res.Content {
 		switch c := c.(type) {
 		case *mcp.TextContent:
 			parts = append(parts, c.Text)
 		case *mcp.ImageContent:
+			if attach != nil && attached < maxImages && imageTypes[c.MIMEType] && len(c.Data) <= MaxImageBytes {
+				attach(thread.Image{MediaType: c.MIMEType, Data: c.Data})
+				attached++
+				parts = append(parts, fmt.Sprintf("[image %s, %d bytes, attached]", c.MIMEType, len(c.Data)))
+				continue
+			}
 			parts = append(parts, fmt.Sprintf("[image %s, %d bytes, not shown]", c.MIMEType, len(c.Data)))
 		case *mcp.AudioContent:
 			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes, not shown]", c.MIMEType, len(c.Data)))

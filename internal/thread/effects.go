@@ -79,6 +79,17 @@ type Meta struct {
 	// Discord attachments, images in a Linear issue): where to fetch them,
 	// never their bytes. internal/attachment reads them for the model.
 	Files []File `json:"files,omitempty"`
+	// Images are the pictures a tool's result carried (an MCP tool's image
+	// content), kept whole with its stitch: the call is never made again
+	// to read them, and every later model call of the thread sends them.
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is a picture a tool returned, for a model that sees. Its bytes
+// are stored (base64 in the stitch's metadata).
+type Image struct {
+	MediaType string `json:"media_type"`
+	Data      []byte `json:"data"`
 }
 
 // File is a file attached to a message, as its platform describes it.

@@ -10,6 +10,8 @@ import (
 	"slices"
 
 	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/internal/thread"
 )
 
 // Call is one invocation of a tool by the model.
@@ -17,6 +19,10 @@ type Call struct {
 	ThreadID  uuid.UUID
 	AgentName string
 	Arguments json.RawMessage
+	// Attach, when set, takes the pictures the call's result carries (an
+	// MCP tool's image content) for the model to see beside the text;
+	// nil leaves them to the text's placeholders.
+	Attach func(thread.Image)
 }
 
 // Handler runs a tool. Its error goes back to the model as the tool's

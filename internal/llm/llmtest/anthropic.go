@@ -174,14 +174,43 @@ func userMessages(blocks []anthropicBlock, unanswered map[string]bool) ([]Messag
 			delete(unanswered, b.ToolUseID)
 			content, ok := textOf(b.Content)
 			if !ok {
-				return nil, errors.New("tool_result content: want a string or text blocks")
+				return nil, errors.New("tool_result content: want a string or text and image blocks")
 			}
-			msgs = append(msgs, Message{Role: "tool", ToolCallID: b.ToolUseID, Content: content})
+			images, err := resultImages(b.Content)
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, Message{Role: "tool", ToolCallID: b.ToolUseID, Content: content, Images: images})
 		default:
 			return nil, fmt.Errorf("unsupported content block type %q", b.Type)
 		}
 	}
 	return msgs, nil
+}
+
+// resultImages reads the image blocks of a tool_result's content (decoded
+// into an any), which the Messages API takes beside its text.
+func resultImages(content any) ([]Image, error) {
+	blocks, _ := content.([]any)
+	var out []Image
+	for _, b := range blocks {
+		block, _ := b.(map[string]any)
+		if block["type"] != "image" {
+			continue
+		}
+		src, _ := block["source"].(map[string]any)
+		mediaType, _ := src["media_type"].(string)
+		data, _ := src["data"].(string)
+		if src["type"] != "base64" || mediaType == "" {
+			return nil, errors.New("tool_result image blocks want a base64 source with a media_type")
+		}
+		b, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			return nil, fmt.Errorf("tool_result image source: %w", err)
+		}
+		out = append(out, Image{MediaType: mediaType, Data: b})
+	}
+	return out, nil
 }
 
 // assistantMessage reads an assistant message and returns the ids of the

@@ -90,12 +90,14 @@ func (openAIWire) decode(body []byte, req *Request) error {
 			return fmt.Errorf("messages[%d].role: unknown role %q", i, m.Role)
 		}
 		msg := Message{Role: m.Role, Content: content, ToolCallID: m.ToolCallID}
-		if m.Role == "user" {
-			var err error
-			if msg.Images, err = imagesOf(m.Content); err != nil {
-				return fmt.Errorf("messages[%d].content: %w", i, err)
-			}
+		images, err := imagesOf(m.Content)
+		switch {
+		case err != nil:
+			return fmt.Errorf("messages[%d].content: %w", i, err)
+		case len(images) > 0 && m.Role != "user":
+			return fmt.Errorf("invalid 'messages[%d]': image URLs are only allowed for messages with role 'user', but this message with role '%s' contains an image URL", i, m.Role)
 		}
+		msg.Images = images
 		for _, tc := range m.ToolCalls {
 			if tc.ID == "" || tc.Function.Name == "" {
 				return fmt.Errorf("messages[%d].tool_calls: id and function.name are required", i)

@@ -37,7 +37,8 @@ type Message struct {
 	Content    string
 	ToolCallID string
 	ToolCalls  []ToolCall
-	// Images are the pictures a user message carries, decoded.
+	// Images are the pictures a user message (or an Anthropic tool
+	// result) carries, decoded.
 	Images []Image
 }
 
