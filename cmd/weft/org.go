@@ -212,20 +212,9 @@ func ownOr(own thread.ModelRef, global string) string {
 	return own.String()
 }
 
-func globalModel(cfg *app.Config) string {
-	if cfg.LLMProvider == "" {
-		return "none"
-	}
-	return cfg.LLMProvider + "/" + cfg.Model
-}
+func globalModel(cfg *app.Config) string { return cmp.Or(cfg.AgentModel(), "none") }
 
-func globalFastModel(cfg *app.Config) string {
-	p := cmp.Or(cfg.Fast.Provider, cfg.LLMProvider)
-	if p == "" {
-		return "none"
-	}
-	return p + "/" + cfg.FastModel
-}
+func globalFastModel(cfg *app.Config) string { return cmp.Or(cfg.AgentFastModel(), "none") }
 
 func excerpt(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")

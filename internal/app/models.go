@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -82,6 +83,25 @@ func (m *models) provider(name string) (llm.Provider, error) {
 	}
 	m.built[name] = p
 	return p, nil
+}
+
+// AgentModel is the global model as provider/model; "" without a
+// provider.
+func (c *Config) AgentModel() string {
+	if c.LLMProvider == "" {
+		return ""
+	}
+	return c.LLMProvider + "/" + c.Model
+}
+
+// AgentFastModel is the global fast model as provider/model; "" without
+// a provider.
+func (c *Config) AgentFastModel() string {
+	p := cmp.Or(c.Fast.Provider, c.LLMProvider)
+	if p == "" {
+		return ""
+	}
+	return p + "/" + c.FastModel
 }
 
 // CheckModel reports whether weft, configured as cfg, can build the

@@ -66,7 +66,7 @@ func TestModelsProviders(t *testing.T) {
 
 	for cfg, want := range map[*Config]string{
 		{LLMProvider: "openai", Providers: map[string]ProviderAccess{}}: "model anthropic/c: anthropic is not configured: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL)",
-		{LLMProvider: "anthropic", LLMAPIKey: "k"}:                       "",
+		{LLMProvider: "anthropic", LLMAPIKey: "k"}:                      "",
 	} {
 		err := CheckModel(cfg, thread.ModelRef{Provider: "anthropic", Name: "c"})
 		if want == "" {

@@ -115,7 +115,9 @@ func TestOrganisationAgent(t *testing.T) {
 	}
 	require.Equal(t, "deployed", calls(acme.ID)[0].Content)
 	got := calls(other.ID)
-	require.True(t, slices.ContainsFunc(got, func(s thread.Stitch) bool { return s.ToolError && strings.Contains(s.Content, `no tool named "mcp__acme__deploy"`) }))
+	require.True(t, slices.ContainsFunc(got, func(s thread.Stitch) bool {
+		return s.ToolError && strings.Contains(s.Content, `no tool named "mcp__acme__deploy"`)
+	}))
 	var stitches []thread.Stitch
 	for _, s := range h.chain(t, acme.ID) {
 		if s.Type == thread.StitchLLMCall {
