@@ -216,3 +216,21 @@ func TestCompleteImages(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `{"role":"user","content":"x","images":[{"media_type":"image/png","name":"a.png","size":12}]}`, string(stored))
 }
+
+// A tool that takes no arguments, {"type":"object"} as MCP servers send
+// it, reaches either provider with an object schema: Anthropic's API
+// refuses a tool without one.
+func TestToolWithoutProperties(t *testing.T) {
+	t.Parallel()
+	for _, provider := range providers() {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, provider)
+			req := hello()
+			req.Tools = []ToolSpec{{Name: "ping", Parameters: json.RawMessage(`{"type":"object"}`)}}
+			_, err := f.p.Complete(t.Context(), req)
+			require.NoError(t, err)
+			require.Equal(t, []string{"ping"}, f.srv.Requests()[0].Tools)
+		})
+	}
+}
