@@ -37,7 +37,7 @@ func TestOrganisationAgent(t *testing.T) {
 			}
 			return llm.New(llm.Config{Provider: provider, BaseURL: anthropicURL, APIKey: "acme-key"})
 		}
-		require.NoError(t, r.Tools.Register(tools.Tool{Name: "mcp__acme__deploy", Schema: json.RawMessage(`{"type":"object","properties":{}}`),
+		require.NoError(t, r.Tools.Register(tools.Tool{Name: "mcp__acme__deploy", Schema: json.RawMessage(`{"type":"object"}`),
 			Organisations: []string{"acme"},
 			Handler: func(_ context.Context, c tools.Call) (string, error) {
 				ran <- c.ThreadID.String()
