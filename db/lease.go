@@ -23,6 +23,10 @@ type TurnState struct {
 	// Attached are the thread's live attachments, on every platform (the
 	// input's surface among them): where echoes of the conversation go.
 	Attached []thread.Surface
+	// Org is the thread's organisation and the model and fast model it
+	// chose (its Persona is not read: it went into the system prompt when
+	// the thread was made). Empty for a thread with no input.
+	Org thread.OrgSettings
 }
 
 // TurnState reads a thread's turn state in one round trip (more only for a
@@ -45,6 +49,9 @@ func (q *Queries) TurnState(ctx context.Context, threadID uuid.UUID) (*TurnState
 		st.Platform, st.Target, err = inputSurfaceOf(r, err)
 		if err == nil {
 			st.Attached = attachedOf(r)
+			st.Org = thread.OrgSettings{Organisation: r.Organisation,
+				Model:     thread.ModelRef{Provider: r.Provider, Name: r.Model},
+				FastModel: thread.ModelRef{Provider: r.FastProvider, Name: r.FastModel}}
 		}
 		return err
 	})

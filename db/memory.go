@@ -136,6 +136,34 @@ func (q *Queries) MemoryBlocks(ctx context.Context, s thread.MemoryScope) ([]thr
 	return out, nil
 }
 
+// PromptMemory reads, in one statement, what a new thread's system prompt
+// holds from the store: the persona of the scope's organisation ("" when
+// it chose none) and the blocks MemoryBlocks reads.
+func (q *Queries) PromptMemory(ctx context.Context, s thread.MemoryScope) (string, []thread.MemoryBlock, error) {
+	rows, err := q.gen.PromptMemory(ctx, dbsqlc.PromptMemoryParams{
+		TenantKind: string(s.Tenant.Kind), TenantID: s.Tenant.ID, AgentName: s.Agent, Person: s.Person,
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("prompt memory: %w", translate(err))
+	}
+	var persona string
+	var out []thread.MemoryBlock
+	for i, r := range rows {
+		if i == 0 {
+			persona = r.Persona
+		}
+		if r.Label == nil {
+			continue // no blocks: the one row is the persona's
+		}
+		b := thread.MemoryBlock{Label: *r.Label, Content: str(r.Content), Person: str(r.Person)}
+		if r.UpdatedAt != nil {
+			b.UpdatedAt = *r.UpdatedAt
+		}
+		out = append(out, b)
+	}
+	return persona, out, nil
+}
+
 // SaveMemory creates or replaces a memory block of the scope's organisation,
 // or of its person when the scope names one.
 func (q *Queries) SaveMemory(ctx context.Context, s thread.MemoryScope, label, content string) error {

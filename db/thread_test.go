@@ -178,8 +178,8 @@ func TestThreadBuilder(t *testing.T) {
 
 type failingMemory struct{ err error }
 
-func (f failingMemory) MemoryBlocks(context.Context, thread.MemoryScope) ([]thread.MemoryBlock, error) {
-	return nil, f.err
+func (f failingMemory) PromptMemory(context.Context, thread.MemoryScope) (string, []thread.MemoryBlock, error) {
+	return "", nil, f.err
 }
 
 func TestAttach(t *testing.T) {

@@ -24,6 +24,8 @@ Usage:
   weft ops [VIEW]             list the ops views, or print one as a table
   weft tenant link ORG KIND:ID... | unlink KIND:ID | list
                               tie Linear/Discord/Slack/GitHub tenants into one organisation
+  weft org set ORG [--model P/M] [--fast-model P/M] [--persona-file F] | unset ORG | show ORG | list
+                              give an organisation its own model, fast model or persona
   weft thread create --goal TEXT [--detach]
                               create an autonomous thread and work it here until it finishes
   weft thread show ID         print a thread's stitches as a timeline
@@ -61,6 +63,7 @@ Without VIEW, lists the ops views; with one, prints it as a table.
 `,
 	"thread": threadUsage,
 	"tenant": tenantUsage,
+	"org":    orgUsage,
 	"mcp": `usage: weft mcp
 
 Serves the MCP tools (get-thread-replies, list-threads, get-thread,
@@ -131,6 +134,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return threadCmd(ctx, cfg, logger, rest, stdout, stderr)
 	case "tenant":
 		return tenantCmd(ctx, cfg, logger, rest, stdout, stderr)
+	case "org":
+		return orgCmd(ctx, cfg, logger, rest, stdout, stderr)
 	case "tools":
 		return toolsCmd(ctx, cfg, logger, rest, stdout, stderr)
 	default: // mcp

@@ -7,6 +7,19 @@ WHERE organisation = tenant_organisation(@tenant_kind::text, @tenant_id::text)
   AND agent_name = @agent_name AND person IN ('', @person::text)
 ORDER BY person, label;
 
+-- name: PromptMemory :many
+-- PromptMemory is what a new thread's system prompt reads, in one
+-- statement: the blocks MemoryBlocks reads (a row of NULLs for none) and,
+-- on the first row only, the persona of the tenant's organisation (empty when
+-- it chose none).
+WITH org AS (SELECT tenant_organisation(@tenant_kind::text, @tenant_id::text) AS organisation)
+SELECT CASE WHEN row_number() OVER (ORDER BY b.person, b.label) = 1 THEN coalesce(s.persona, '') ELSE '' END::text AS persona,
+       b.label, b.content, b.updated_at, b.person
+FROM org
+LEFT JOIN organisation_settings s ON s.organisation = org.organisation
+LEFT JOIN memory_blocks b ON b.organisation = org.organisation AND b.agent_name = @agent_name AND b.person IN ('', @person::text)
+ORDER BY b.person, b.label;
+
 -- name: SaveMemory :exec
 -- SaveMemory creates or replaces a block of a tenant's organisation (person
 -- '') or of one person in it.

@@ -64,6 +64,10 @@ type Runner struct {
 	// Files reads the files people attached to their messages (see
 	// internal/attachment); nil leaves them out.
 	Files Files
+	// Models gives the provider an organisation's model names (see
+	// WithOrg), built from the environment's credentials for it; nil runs
+	// every organisation on LLM and Model.
+	Models func(provider string) (llm.Provider, error)
 }
 
 // Files reads a message's files for the model: text that follows the
@@ -155,11 +159,17 @@ func (r *Runner) callLLM(ctx context.Context, th *thread.Thread, chain []thread.
 			system += "\n\n" + sec
 		}
 	}
-	req := llm.Request{Model: r.Model, System: system, Messages: msgs, Tools: r.specs(th), OnDelta: answer.onDelta()}
+	provider, model, err := r.model(ctx)
+	if err != nil {
+		// The operator's to fix: a conversation waits for its next message.
+		r.Logger.ErrorContext(ctx, "organisation's model", slog.String("thread_id", th.ID.String()), slog.Any("error", err))
+		return failure(th, chain, "This conversation's model cannot be used now: "+err.Error(), false), nil
+	}
+	req := llm.Request{Model: model, System: system, Messages: msgs, Tools: r.specs(ctx, th), OnDelta: answer.onDelta()}
 	start := time.Now()
-	spanCtx, span := tracing.Child(ctx, tracing.Tracer(r.Tracer), "model "+r.Model, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("gen_ai.system", r.LLM.Name()), attribute.String("gen_ai.request.model", r.Model)))
-	resp, err := r.LLM.Complete(spanCtx, req)
+	spanCtx, span := tracing.Child(ctx, tracing.Tracer(r.Tracer), "model "+model, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("gen_ai.system", provider.Name()), attribute.String("gen_ai.request.model", model)))
+	resp, err := provider.Complete(spanCtx, req)
 	latency := time.Since(start)
 	var usage llm.Usage
 	if resp != nil {
@@ -168,7 +178,7 @@ func (r *Runner) callLLM(ctx context.Context, th *thread.Thread, chain []thread.
 	}
 	tracing.End(span, err)
 	span.End()
-	r.Metrics.ModelCall(r.LLM.Name(), r.Model, metrics.Outcome(ctx, err), latency, usage.InputTokens, usage.OutputTokens)
+	r.Metrics.ModelCall(provider.Name(), model, metrics.Outcome(ctx, err), latency, usage.InputTokens, usage.OutputTokens)
 	if err != nil {
 		if ctx.Err() != nil {
 			return thread.Effects{}, context.Cause(ctx)
@@ -188,7 +198,7 @@ func (r *Runner) callLLM(ctx context.Context, th *thread.Thread, chain []thread.
 	call := thread.Stitch{
 		Type:         thread.StitchLLMCall,
 		Content:      resp.Content,
-		LLMRequest:   mustJSON(recordedRequest{Model: r.Model, System: system, Messages: msgs, Tools: toolNames}),
+		LLMRequest:   mustJSON(recordedRequest{Model: model, System: system, Messages: msgs, Tools: toolNames}),
 		LLMResponse:  mustJSON(recordedResponse{Content: resp.Content, ToolCalls: resp.ToolCalls, StopReason: resp.StopReason}),
 		Model:        resp.Model,
 		InputTokens:  resp.Usage.InputTokens,
@@ -197,7 +207,7 @@ func (r *Runner) callLLM(ctx context.Context, th *thread.Thread, chain []thread.
 		Metadata:     thread.Meta{AnsweredThrough: through}.JSON(),
 	}
 	if call.Model == "" {
-		call.Model = r.Model
+		call.Model = model
 	}
 	e := thread.Effects{Stitches: []thread.Stitch{call}}
 
@@ -260,7 +270,7 @@ func (r *Runner) runTools(ctx context.Context, th *thread.Thread, store Store, c
 			}
 		}
 		if out == "" {
-			tool, ok := r.tool(c.Name)
+			tool, ok := r.tool(ctx, c.Name)
 			st := states[c.ID]
 			switch {
 			case st.intent:
@@ -332,12 +342,17 @@ func sinceLastCall(chain []thread.Stitch) []thread.Stitch {
 	return nil
 }
 
-// tool finds a registry tool.
-func (r *Runner) tool(name string) (tools.Tool, bool) {
+// tool finds a registry tool offered to the organisation of the turn run
+// with ctx (see WithOrg).
+func (r *Runner) tool(ctx context.Context, name string) (tools.Tool, bool) {
 	if r.Tools == nil {
 		return tools.Tool{}, false
 	}
-	return r.Tools.Get(name)
+	t, ok := r.Tools.Get(name)
+	if !ok || !t.OfferedTo(OrgOf(ctx).Organisation) {
+		return tools.Tool{}, false
+	}
+	return t, true
 }
 
 // maxRepeatedFailures is how many times in a row a turn lets the model make
@@ -414,7 +429,7 @@ func (r *Runner) runTool(ctx context.Context, th *thread.Thread, tool tools.Tool
 // recording anything: the tools benchmark measures weft's part of an MCP
 // call through it. A name the registry does not hold is a tool error.
 func (r *Runner) CallTool(ctx context.Context, th *thread.Thread, c llm.ToolCall) (string, bool) {
-	tool, ok := r.tool(c.Name)
+	tool, ok := r.tool(ctx, c.Name)
 	if !ok {
 		return fmt.Sprintf("error: no tool named %q", c.Name), true
 	}
@@ -435,8 +450,10 @@ func callSafely(ctx context.Context, t tools.Tool, c tools.Call) (out string, er
 	return t.Handler(ctx, c)
 }
 
-// specs lists the tools offered to the model on this thread.
-func (r *Runner) specs(th *thread.Thread) []llm.ToolSpec {
+// specs lists the tools offered to the model on this thread, in the
+// organisation of the turn run with ctx.
+func (r *Runner) specs(ctx context.Context, th *thread.Thread) []llm.ToolSpec {
+	org := OrgOf(ctx).Organisation
 	var out []llm.ToolSpec
 	for _, c := range controlTools {
 		if c.autonomousOnly && th.Type != thread.TypeAutonomous {
@@ -446,6 +463,9 @@ func (r *Runner) specs(th *thread.Thread) []llm.ToolSpec {
 	}
 	if r.Tools != nil {
 		for _, t := range r.Tools.All() {
+			if !t.OfferedTo(org) {
+				continue
+			}
 			out = append(out, llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Schema})
 		}
 	}

@@ -64,8 +64,11 @@ type Config struct {
 	LLMProvider string // "openai", "anthropic", or "" for none
 	LLMAPIKey   string
 	LLMBaseURL  string
-	Model       string
-	FastModel   string
+	// Providers are every provider's variables, by name: an organisation
+	// may choose a model of another provider than the agent's.
+	Providers map[string]ProviderAccess
+	Model     string
+	FastModel string
 	// Fast is the fast model's own provider (WEFT_FAST_LLM_PROVIDER,
 	// WEFT_FAST_LLM_API_KEY, WEFT_FAST_LLM_BASE_URL); its zero value
 	// means the agent's provider.
@@ -197,6 +200,7 @@ func LoadConfig(getenv func(string) string) (*Config, error) {
 	}
 
 	cfg.LLMProvider = getenv("WEFT_LLM_PROVIDER")
+	cfg.Providers = loadProviders(getenv)
 	switch cfg.LLMProvider {
 	case "":
 	case "openai":

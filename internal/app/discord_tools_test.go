@@ -395,7 +395,7 @@ func TestLoadDiscoveryConfig(t *testing.T) {
 // discordDiscovery is discovery over Discord alone, as serve builds it.
 func discordDiscovery(t *testing.T, c *discord.Client, store *db.Store, fast llm.Provider) agent.ContextProvider {
 	src := surfacediscord.NewDiscovery(c, store, logtest.New(t))
-	return newDiscovery(map[thread.Platform]discovery.Source{thread.PlatformDiscord: src}, fast, "fast-model", discovery.Config{}, logtest.New(t))
+	return newDiscovery(map[thread.Platform]discovery.Source{thread.PlatformDiscord: src}, fastModelOf(fast, "fast-model"), discovery.Config{}, logtest.New(t))
 }
 
 // With WEFT_FAST_LLM_*, the fast model is asked at its own provider and

@@ -14,9 +14,9 @@ import (
 
 // newDiscovery is relevant thread discovery over the platforms' sources,
 // ranking with the fast model (keywords only with a nil fast).
-func newDiscovery(sources map[thread.Platform]discovery.Source, fast llm.Provider, fastModel string,
+func newDiscovery(sources map[thread.Platform]discovery.Source, fast discovery.FastModel,
 	cfg discovery.Config, logger *slog.Logger) *discovery.Discovery {
-	return &discovery.Discovery{Sources: sources, Fast: fastModelOf(fast, fastModel), Config: cfg, Logger: logger.With("component", "discovery")}
+	return &discovery.Discovery{Sources: sources, Fast: fast, Config: cfg, Logger: logger.With("component", "discovery")}
 }
 
 // fastProvider is the fast model's provider: the agent's, unless
@@ -37,10 +37,17 @@ func fastProvider(cfg *Config, agent llm.Provider) (llm.Provider, error) {
 
 // fastModelOf is the fast model as the tools ask it; nil without one.
 func fastModelOf(fast llm.Provider, model string) discovery.FastModel {
+	return fastModelFor(fast, model, nil)
+}
+
+// fastModelFor is fastModelOf, asking instead the fast model of a turn's
+// organisation when it chose one, built through orgs; nil without a
+// global one.
+func fastModelFor(fast llm.Provider, model string, orgs *models) discovery.FastModel {
 	if fast == nil {
 		return nil
 	}
-	return fastLLM{p: fast, model: model}
+	return fastLLM{p: fast, model: model, models: orgs}
 }
 
 // loadDiscoveryConfig reads the origin design's settings:
@@ -80,13 +87,20 @@ const fastMaxTokens = 2048
 type fastLLM struct {
 	p     llm.Provider
 	model string
+	// models builds organisations' fast models (see fastFor); nil asks
+	// the global one always.
+	models *models
 }
 
 var _ discovery.FastModel = fastLLM{}
 
 // Ask implements discovery.FastModel.
 func (f fastLLM) Ask(ctx context.Context, system, prompt string) (string, error) {
-	resp, err := f.p.Complete(ctx, llm.Request{Model: f.model, System: system, MaxTokens: fastMaxTokens,
+	p, model, err := f.fastFor(ctx)
+	if err != nil {
+		return "", err
+	}
+	resp, err := p.Complete(ctx, llm.Request{Model: model, System: system, MaxTokens: fastMaxTokens,
 		Messages: []llm.Message{{Role: llm.RoleUser, Content: prompt}}})
 	if err != nil {
 		return "", err

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -34,7 +35,9 @@ func (a *App) newHandler(rep *replies.Service, c continuers) http.Handler {
 		listen = a.directPool
 	}
 	cons := console.New(console.Deps{Logger: a.logger.With("component", "console"), Token: a.cfg.APIToken,
-		Store: a.intake, Aborter: a.ingest, Approvals: a.approvals, Listen: console.Connector(listen)})
+		Store: a.intake, Aborter: a.ingest, Approvals: a.approvals, Listen: console.Connector(listen),
+		Agent: console.Agent{Model: a.cfg.AgentModel(), FastModel: a.cfg.AgentFastModel(),
+			Persona: cmp.Or(a.cfg.Persona, thread.DefaultPersona), Servers: a.cfg.MCP.ServersFor}})
 	return api.NewServer(api.Deps{
 		Logger: a.logger.With("component", "http"), DB: a.intake, Token: a.cfg.APIToken,
 		Store: a.intake, Ingester: a.ingest, Replies: rep, MCP: newMCP(a.store, rep, a.logger), Approvals: a.approvals,

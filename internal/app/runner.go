@@ -55,6 +55,8 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 	if err != nil {
 		return nil, err
 	}
+	orgs := newModels(cfg, provider)
+	fastModel := fastModelFor(fast, cfg.FastModel, orgs)
 	own := tools.Memory(store)
 	gh := false // GitHub's conversations continue in Discord and Slack too
 	for _, p := range platforms {
@@ -86,7 +88,7 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 		if !ok {
 			continue
 		}
-		src, own := pc.Context(store, fastModelOf(fast, cfg.FastModel), logger)
+		src, own := pc.Context(store, fastModel, logger)
 		if src != nil {
 			sources[p.Name()] = src
 		}
@@ -97,9 +99,9 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 		}
 	}
 	if len(sources) > 0 {
-		contexts = append(contexts, newDiscovery(sources, fast, cfg.FastModel, cfg.Discovery, logger))
+		contexts = append(contexts, newDiscovery(sources, fastModel, cfg.Discovery, logger))
 	}
-	return &agent.Runner{LLM: provider, Model: cfg.Model, Tools: registry, MaxSteps: cfg.MaxSteps, RetryWindow: cfg.LLMRetryWindow,
+	return &agent.Runner{LLM: provider, Model: cfg.Model, Models: orgs.provider, Tools: registry, MaxSteps: cfg.MaxSteps, RetryWindow: cfg.LLMRetryWindow,
 		ApprovalTimeout: cfg.ApprovalTimeout,
 		Context:         contexts, Logger: logger.With("component", "agent"), Metrics: tel.metrics, Tracer: tel.tracer,
 		Partials: partials(cfg.Stream, store, logger, platforms),

@@ -64,7 +64,7 @@ func newSlackToolsWorld(t *testing.T) *slackToolsWorld {
 func (w *slackToolsWorld) discovery(cfg discovery.Config, now func() time.Time) agent.ContextProvider {
 	src := w.app.Discovery(w.store)
 	src.Now = now
-	return newDiscovery(map[thread.Platform]discovery.Source{thread.PlatformSlack: src}, w.fast, "fast-model", cfg, w.logger)
+	return newDiscovery(map[thread.Platform]discovery.Source{thread.PlatformSlack: src}, fastModelOf(w.fast, "fast-model"), cfg, w.logger)
 }
 
 // post posts a top-level message and, with replies, people's answers in

@@ -51,6 +51,7 @@ type Store interface {
 	View(ctx context.Context, name string) (*db.ViewRows, error)
 	Follow(ctx context.Context, conn *pgx.Conn, threadID uuid.UUID) (*db.Follower, error)
 	Partial(ctx context.Context, threadID uuid.UUID) (*db.Partial, error)
+	Organisations(ctx context.Context) ([]db.Organisation, error)
 }
 
 var _ Store = (*db.Store)(nil)
@@ -88,6 +89,20 @@ type Deps struct {
 	// MaxLive bounds the live timelines open at once, each holding a
 	// connection (default 32); past it a page works but does not follow.
 	MaxLive int
+	// Agent is the global agent, what an organisation gets where it set
+	// nothing of its own.
+	Agent Agent
+}
+
+// Agent is the global agent's settings as the organisations page shows
+// them.
+type Agent struct {
+	// Model and FastModel are provider/model, or empty for none.
+	Model, FastModel string
+	Persona          string
+	// Servers are the MCP servers (WEFT_MCP_CONFIG) whose tools an
+	// organisation's conversations are offered; nil offers none.
+	Servers func(organisation string) []string
 }
 
 // Console is the console's HTTP handler.
@@ -150,6 +165,7 @@ func (c *Console) routes() chi.Router {
 			r.Post("/threads/{id}/abort", c.abort)
 			r.Post("/threads/{id}/approvals/{aid}", c.decide)
 			r.Get("/ops", c.ops)
+			r.Get("/organisations", c.organisations)
 		})
 	})
 	r.Get(Prefix, func(w http.ResponseWriter, r *http.Request) {

@@ -85,7 +85,7 @@ func githubURL(g *thread.GitHubAttachment) string {
 
 func parsePages() *pages {
 	p := &pages{byName: map[string]*template.Template{}}
-	for _, name := range []string{"login", "threads", "thread", "ops"} {
+	for _, name := range []string{"login", "threads", "thread", "ops", "organisations"} {
 		p.byName[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS,
 			"templates/layout.html", "templates/stitch.html", "templates/"+name+".html"))
 	}

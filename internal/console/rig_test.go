@@ -41,6 +41,13 @@ func newRig(t *testing.T) *rig {
 		Logger: logger, Token: token, Store: store, Aborter: ingest.New(ingest.Deps{Store: store, Jobs: rc, Logger: logger}),
 		Approvals: &approval.Decider{Store: store, Jobs: rc, Logger: logger},
 		Listen:    console.Connector(pool),
+		Agent: console.Agent{Model: "openai/gpt-4o", FastModel: "openai/gpt-4o-mini", Persona: "You are weft.",
+			Servers: func(org string) []string {
+				if org == "acme" {
+					return []string{"deploys", "shared"}
+				}
+				return []string{"shared"}
+			}},
 	})
 	srv := httptest.NewServer(c)
 	t.Cleanup(func() {

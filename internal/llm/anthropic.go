@@ -204,6 +204,12 @@ func anthropicSchema(raw json.RawMessage) (anthropic.ToolInputSchemaParam, error
 			return schema, fmt.Errorf("%s: %w", k, err)
 		}
 	}
+	if schema.Properties == nil {
+		// The SDK leaves out an input schema with no properties, and the
+		// API refuses a tool without one: a tool taking no arguments
+		// (MCP servers send {"type":"object"}) must still send them empty.
+		schema.Properties = map[string]any{}
+	}
 	return schema, nil
 }
 

@@ -264,3 +264,21 @@ func TestCompleteToolResultImages(t *testing.T) {
 		})
 	}
 }
+
+// A tool that takes no arguments, {"type":"object"} as MCP servers send
+// it, reaches either provider with an object schema: Anthropic's API
+// refuses a tool without one.
+func TestToolWithoutProperties(t *testing.T) {
+	t.Parallel()
+	for _, provider := range providers() {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, provider)
+			req := hello()
+			req.Tools = []ToolSpec{{Name: "ping", Parameters: json.RawMessage(`{"type":"object"}`)}}
+			_, err := f.p.Complete(t.Context(), req)
+			require.NoError(t, err)
+			require.Equal(t, []string{"ping"}, f.srv.Requests()[0].Tools)
+		})
+	}
+}

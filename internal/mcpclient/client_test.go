@@ -212,3 +212,38 @@ func TestCheckNamesTheFailingServer(t *testing.T) {
 	require.Regexp(t, `mcp__good__echo\s+runs at once`, buf.String())
 	require.Regexp(t, `mcp__good__write\s+waits for approval`, buf.String())
 }
+
+// A server's "organisations" go with its tools, which are offered to
+// those organisations' conversations only; none offers them to all.
+func TestOrganisationsPerServer(t *testing.T) {
+	t.Parallel()
+	url := httpServer(t, &faults{})
+	cfg := &Config{Servers: map[string]Server{
+		"shared": {URL: url, Weft: Settings{Tools: []string{"echo"}}},
+		"acme":   {URL: url, Weft: Settings{Tools: []string{"echo"}, Organisations: []string{"acme", "linear:org-9"}}},
+	}}
+	m := running(t, cfg)
+	ts := waitTools(t, m, func(n []string) bool { return len(n) == 2 })
+	offered := func(org string) []string {
+		var out []string
+		for _, tl := range ts {
+			if tl.OfferedTo(org) {
+				out = append(out, tl.Name)
+			}
+		}
+		return out
+	}
+	for org, want := range map[string][]string{
+		"acme":         {"mcp__acme__echo", "mcp__shared__echo"},
+		"linear:org-9": {"mcp__acme__echo", "mcp__shared__echo"},
+		"globex":       {"mcp__shared__echo"},
+		"":             {"mcp__shared__echo"}, // the operator's, for API and CLI threads
+	} {
+		require.Equal(t, want, offered(org), "organisation %q", org)
+		servers := []string{"shared"}
+		if len(want) == 2 {
+			servers = []string{"acme", "shared"}
+		}
+		require.Equal(t, servers, cfg.ServersFor(org), "organisation %q", org)
+	}
+}

@@ -49,6 +49,18 @@ func (c *Config) Names() []string {
 	return names
 }
 
+// ServersFor are the names of the servers whose tools conversations of
+// organisation org are offered, sorted.
+func (c *Config) ServersFor(org string) []string {
+	var out []string
+	for _, n := range c.Names() {
+		if o := c.Servers[n].Weft.Organisations; len(o) == 0 || slices.Contains(o, org) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Server is one entry of "mcpServers": a stdio server (Command) or a
 // Streamable HTTP one (URL), and weft's own settings for it.
 type Server struct {

@@ -70,6 +70,7 @@ func (s *server) convert(ctx context.Context, t *mcp.Tool) (tools.Tool, bool) {
 		NeedsApproval: s.cfg.Weft.NeedsApproval(readOnly),
 		Server:        s.name,
 		ServerTool:    t.Name,
+		Organisations: s.cfg.Weft.Organisations,
 	}, true
 }
 

@@ -135,7 +135,8 @@ func (w *turnWorker) Work(ctx context.Context, j *river.Job[job.Turn]) (err erro
 	if p.cfg.OnTurn != nil {
 		defer p.cfg.OnTurn(turnCtx, id)()
 	}
-	err = p.runner.Turn(turnCtx, th, store, chain)
+	// The organisation's model, fast model and tools, read with the thread.
+	err = p.runner.Turn(agent.WithOrg(turnCtx, store.org), th, store, chain)
 	switch cause := context.Cause(turnCtx); {
 	case errors.Is(cause, thread.ErrAborted), errors.Is(cause, errLeaseLost):
 		// Nothing more to do here: the abort recorded its own answer, or
@@ -229,6 +230,8 @@ type turnStore struct {
 	surface *outbox.Surface
 	// attached are the thread's live attachments, where echoes go.
 	attached []thread.Surface
+	// org is the thread's organisation and its agent settings.
+	org thread.OrgSettings
 	// released is set once a step's write gave the lease up.
 	released bool
 	// heldUntil is when the lease that another turn held, as start read
@@ -278,6 +281,7 @@ func (s *turnStore) saw(st *db.TurnState) {
 	s.count = int64(len(st.Chain))
 	s.surface = outbox.SurfaceOf(st.Platform, st.Target)
 	s.attached = st.Attached
+	s.org = st.Org
 }
 
 // Record writes a step in one round trip (one transaction more when it has

@@ -1,6 +1,7 @@
 package thread
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -43,48 +44,53 @@ func PersonOn(p Platform, userID string) string {
 	return string(p) + ":" + userID
 }
 
-// MemoryReader reads memory blocks. Package db implements it.
+// MemoryReader reads what a new thread's system prompt draws from the
+// store. Package db implements it.
 type MemoryReader interface {
-	MemoryBlocks(ctx context.Context, s MemoryScope) ([]MemoryBlock, error)
+	// PromptMemory reads, in one round trip, the persona the scope's
+	// organisation chose ("" for none: the global one) and the scope's
+	// memory blocks: its organisation's, then its person's, by label.
+	PromptMemory(ctx context.Context, s MemoryScope) (persona string, blocks []MemoryBlock, err error)
 }
 
 // DefaultPersona is the system prompt's opening when none is configured.
 const DefaultPersona = "You are weft, a helpful engineering agent. You work in Linear issues, Discord threads and Slack threads. " +
 	"Be concise and concrete. Use your tools when they help; ask the user when you genuinely need an answer."
 
-// MemoryManager writes a thread's system prompt: the persona, then the memory
+// MemoryManager writes a thread's system prompt: the persona (its
+// organisation's when it chose one, `weft org set`), then the memory
 // blocks of the thread's organisation and of the person who started it, then
 // where the conversation takes place. Another organisation's blocks never
 // reach it.
 type MemoryManager struct {
+	// Persona is the global persona; empty is DefaultPersona.
 	Persona string
-	Memory  MemoryReader // nil: no memory blocks
+	Memory  MemoryReader // nil: no memory blocks, no organisation's persona
 }
 
 // SystemPrompt builds the system prompt for a new thread of the draft's shape.
 func (m *MemoryManager) SystemPrompt(ctx context.Context, d *Draft) (string, error) {
 	var b strings.Builder
 	persona := m.Persona
-	if persona == "" {
-		persona = DefaultPersona
-	}
-	b.WriteString(persona)
+	var blocks []MemoryBlock
 	if m.Memory != nil {
-		blocks, err := m.Memory.MemoryBlocks(ctx, MemoryScope{Tenant: d.Tenant, Agent: d.Thread.AgentName, Person: d.Person})
+		own, bl, err := m.Memory.PromptMemory(ctx, MemoryScope{Tenant: d.Tenant, Agent: d.Thread.AgentName, Person: d.Person})
 		if err != nil {
 			return "", fmt.Errorf("read memory blocks: %w", err)
 		}
-		if len(blocks) > 0 {
-			b.WriteString("\n\n<memory>\n")
-			for _, blk := range blocks {
-				if blk.Person != "" {
-					fmt.Fprintf(&b, "<block label=%q about=\"the person you are talking to\">\n%s\n</block>\n", blk.Label, blk.Content)
-					continue
-				}
-				fmt.Fprintf(&b, "<block label=%q>\n%s\n</block>\n", blk.Label, blk.Content)
+		persona, blocks = cmp.Or(own, persona), bl
+	}
+	b.WriteString(cmp.Or(persona, DefaultPersona))
+	if len(blocks) > 0 {
+		b.WriteString("\n\n<memory>\n")
+		for _, blk := range blocks {
+			if blk.Person != "" {
+				fmt.Fprintf(&b, "<block label=%q about=\"the person you are talking to\">\n%s\n</block>\n", blk.Label, blk.Content)
+				continue
 			}
-			b.WriteString("</memory>")
+			fmt.Fprintf(&b, "<block label=%q>\n%s\n</block>\n", blk.Label, blk.Content)
 		}
+		b.WriteString("</memory>")
 	}
 	b.WriteString("\n\n<context>\n")
 	switch {

@@ -43,6 +43,15 @@ type Tool struct {
 	// Server and ServerTool name an MCP tool's server and its own name
 	// there, as an approval request shows them; empty for weft's tools.
 	Server, ServerTool string
+	// Organisations are the organisations whose conversations are offered
+	// the tool (an MCP server's "organisations"); empty is every one.
+	Organisations []string
+}
+
+// OfferedTo reports whether conversations of organisation org are offered
+// the tool.
+func (t Tool) OfferedTo(org string) bool {
+	return len(t.Organisations) == 0 || slices.Contains(t.Organisations, org)
 }
 
 // Registry is the set of tools a turn offers the model, in registration order.

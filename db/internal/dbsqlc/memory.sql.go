@@ -66,6 +66,66 @@ func (q *Queries) MemoryBlocks(ctx context.Context, arg MemoryBlocksParams) ([]M
 	return items, nil
 }
 
+const promptMemory = `-- name: PromptMemory :many
+WITH org AS (SELECT tenant_organisation($3::text, $4::text) AS organisation)
+SELECT CASE WHEN row_number() OVER (ORDER BY b.person, b.label) = 1 THEN coalesce(s.persona, '') ELSE '' END::text AS persona,
+       b.label, b.content, b.updated_at, b.person
+FROM org
+LEFT JOIN organisation_settings s ON s.organisation = org.organisation
+LEFT JOIN memory_blocks b ON b.organisation = org.organisation AND b.agent_name = $1 AND b.person IN ('', $2::text)
+ORDER BY b.person, b.label
+`
+
+type PromptMemoryParams struct {
+	AgentName  string
+	Person     string
+	TenantKind string
+	TenantID   string
+}
+
+type PromptMemoryRow struct {
+	Persona   string
+	Label     *string
+	Content   *string
+	UpdatedAt *time.Time
+	Person    *string
+}
+
+// PromptMemory is what a new thread's system prompt reads, in one
+// statement: the blocks MemoryBlocks reads (a row of NULLs for none) and,
+// on the first row only, the persona of the tenant's organisation (empty when
+// it chose none).
+func (q *Queries) PromptMemory(ctx context.Context, arg PromptMemoryParams) ([]PromptMemoryRow, error) {
+	rows, err := q.db.Query(ctx, promptMemory,
+		arg.AgentName,
+		arg.Person,
+		arg.TenantKind,
+		arg.TenantID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PromptMemoryRow
+	for rows.Next() {
+		var i PromptMemoryRow
+		if err := rows.Scan(
+			&i.Persona,
+			&i.Label,
+			&i.Content,
+			&i.UpdatedAt,
+			&i.Person,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const saveMemory = `-- name: SaveMemory :exec
 INSERT INTO memory_blocks (organisation, agent_name, person, label, content)
 VALUES (tenant_organisation($1::text, $2::text), $3, $4, $5, $6)

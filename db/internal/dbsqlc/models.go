@@ -88,6 +88,17 @@ type LinearInstallation struct {
 	RevokedAt       *time.Time
 }
 
+type OrganisationSetting struct {
+	Organisation string
+	Provider     string
+	Model        string
+	FastProvider string
+	FastModel    string
+	Persona      string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
 type Outbox struct {
 	DeliveryID    uuid.UUID
 	ThreadID      uuid.UUID

@@ -225,7 +225,9 @@ const inputSurface = `-- name: InputSurface :one
 SELECT s.source_platform, l.session_id, d.discord_thread_id, d.is_active,
        sl.team_id AS slack_team_id, sl.channel_id AS slack_channel_id, sl.thread_ts AS slack_thread_ts, sl.is_active AS slack_active,
        gh.installation_id AS github_installation_id, gh.repo_owner AS github_owner, gh.repo_name AS github_repo,
-       gh.number AS github_number, gh.review_root_id AS github_review_root, gh.is_active AS github_active
+       gh.number AS github_number, gh.review_root_id AS github_review_root, gh.is_active AS github_active,
+       org.organisation::text AS organisation, coalesce(o.provider, '')::text AS provider, coalesce(o.model, '')::text AS model,
+       coalesce(o.fast_provider, '')::text AS fast_provider, coalesce(o.fast_model, '')::text AS fast_model
 FROM (SELECT i.source_platform FROM stitches i
       WHERE i.thread_id = $1 AND i.stitch_type IN ('initial_prompt', 'discord_message', 'linear_activity', 'slack_message', 'github_message')
       ORDER BY i.seq DESC LIMIT 1) s
@@ -233,6 +235,11 @@ LEFT JOIN linear_thread_metadata l ON l.thread_id = $1
 LEFT JOIN discord_thread_metadata d ON d.thread_id = $1
 LEFT JOIN slack_thread_metadata sl ON sl.thread_id = $1
 LEFT JOIN github_thread_metadata gh ON gh.thread_id = $1
+CROSS JOIN LATERAL (SELECT tenant_organisation(
+    CASE WHEN l.thread_id IS NOT NULL THEN 'linear' WHEN d.thread_id IS NOT NULL THEN 'discord'
+         WHEN sl.thread_id IS NOT NULL THEN 'slack' WHEN gh.thread_id IS NOT NULL THEN 'github' ELSE '' END,
+    coalesce(l.workspace_id, d.guild_id, sl.team_id, gh.account_id::text, '')) AS organisation) org
+LEFT JOIN organisation_settings o ON o.organisation = org.organisation
 `
 
 type InputSurfaceRow struct {
@@ -250,10 +257,17 @@ type InputSurfaceRow struct {
 	GithubNumber         *int32
 	GithubReviewRoot     *int64
 	GithubActive         *bool
+	Organisation         string
+	Provider             string
+	Model                string
+	FastProvider         string
+	FastModel            string
 }
 
 // InputSurface is where the thread's newest input came from, and its
-// attachments there.
+// attachments there; and, since a turn reads it anyway, the thread's
+// organisation (as ThreadTenant finds it) and the agent settings it chose
+// (empty where it chose none).
 func (q *Queries) InputSurface(ctx context.Context, threadID uuid.UUID) (InputSurfaceRow, error) {
 	row := q.db.QueryRow(ctx, inputSurface, threadID)
 	var i InputSurfaceRow
@@ -272,6 +286,11 @@ func (q *Queries) InputSurface(ctx context.Context, threadID uuid.UUID) (InputSu
 		&i.GithubNumber,
 		&i.GithubReviewRoot,
 		&i.GithubActive,
+		&i.Organisation,
+		&i.Provider,
+		&i.Model,
+		&i.FastProvider,
+		&i.FastModel,
 	)
 	return i, err
 }
