@@ -71,7 +71,7 @@ Mockup: ![mockup](` + outside + `)</description>
 	w.responses(t, s.SessionID, 2)
 	follow := userMessage(t, w.llm.Requests(), "Is this one right?")
 	require.Equal(t, []llmtest.Image{{MediaType: "image/jpeg", Data: jpeg}}, follow.Images)
-	require.Contains(t, follow.Content, "[attached image fixed (image/jpeg, 18 B): shown to you below]")
+	require.Contains(t, follow.Content, "[attached image fixed (image/jpeg, 20 B): shown to you below]")
 
 	require.Zero(t, elsewhere.Load(), "an image on another host is never fetched")
 	for _, p := range w.linear.UploadRequests() {
