@@ -94,9 +94,10 @@ func TestStartTurn(t *testing.T) {
 		st, err := store.TurnState(ctx, th.ID)
 		require.NoError(t, err)
 		head := st.Chain[len(st.Chain)-1].ID
-		_, err = store.StartTurn(ctx, th.ID, db.TurnStart{Owner: "dead", TTL: time.Millisecond, Status: thread.StatusPending, Head: head, Running: true})
+		// A lease that lapsed a second ago, rather than a short one and a
+		// sleep until it lapses.
+		_, err = store.StartTurn(ctx, th.ID, db.TurnStart{Owner: "dead", TTL: -time.Second, Status: thread.StatusPending, Head: head, Running: true})
 		require.NoError(t, err)
-		time.Sleep(20 * time.Millisecond)
 		got, err := store.StartTurn(ctx, th.ID, db.TurnStart{Owner: "b", TTL: leaseTTL, Status: thread.StatusRunning, Head: head})
 		require.NoError(t, err)
 		require.Equal(t, "b", got.LeaseOwner)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	githubapi "github.com/weft-dev/weft/internal/github"
+	"github.com/weft-dev/weft/internal/github/githubtest"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
 )
 
@@ -109,17 +110,22 @@ func TestGitHubAckBeforeAnswer(t *testing.T) {
 		cs := w.gh.Issue(githubRepo, n).Comments
 		return len(cs) > 0 && len(cs[0].Reactions) == 1 && cs[0].Reactions[0].Content == githubapi.ReactionEyes
 	}
+	// waitEyes waits for the 👀: the fake records a call once it is
+	// answered, the reaction stored.
+	waitEyes := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := w.gh.CallLog().Wait(ctx, func([]githubtest.Call) bool { return eyes() })
+		return err
+	}
 	var sawEyes atomic.Bool
 	w.llm.SetDefault(func(r llmtest.Request) llmtest.Reply {
-		for deadline := time.Now().Add(30 * time.Second); !eyes() && time.Now().Before(deadline); {
-			time.Sleep(5 * time.Millisecond)
-		}
-		sawEyes.Store(eyes())
+		sawEyes.Store(waitEyes() == nil)
 		return llmtest.Reply{Text: "Answer to: " + r.Last().Content}
 	})
 	sent := time.Now()
 	w.comment(t, n, "@weft-test quick one")
-	require.Eventually(t, eyes, 30*time.Second, 5*time.Millisecond, "no 👀 on the mention")
+	require.NoError(t, waitEyes(), "no 👀 on the mention")
 	t.Logf("delivery → 👀 at the fake: %s", time.Since(sent))
 	w.answers(t, n, 1)
 	require.True(t, sawEyes.Load(), "the 👀 was on the mention before the model answered")

@@ -214,7 +214,12 @@ func TestStdioServerDiesMidCall(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(cfg, conf, 0o600))
 	var weft atomic.Pointer[child]
-	connected := func() int { return strings.Count(weft.Load().stderr.String(), "mcp server connected") }
+	// connected waits until weft logged n connections of the server.
+	connected := func(n int) error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return weft.Load().stderr.Wait(ctx, func(s string) bool { return strings.Count(s, "mcp server connected") >= n })
+	}
 	fake := llmtest.NewServer(t)
 	fake.SetDefault(func(r llmtest.Request) llmtest.Reply {
 		switch res := toolResults(r); len(res) {
@@ -222,9 +227,7 @@ func TestStdioServerDiesMidCall(t *testing.T) {
 			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "mcp__local__die", Arguments: `{}`}}}
 		case 1:
 			// The next call waits for the server to be back.
-			for deadline := time.Now().Add(time.Minute); connected() < 2 && time.Now().Before(deadline); {
-				time.Sleep(10 * time.Millisecond)
-			}
+			_ = connected(2)
 			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "mcp__local__echo", Arguments: `{"text":"still here"}`}}}
 		default:
 			out, _ := json.Marshal(map[string]string{"result": strings.Join(res, " | ")})
@@ -238,7 +241,7 @@ func TestStdioServerDiesMidCall(t *testing.T) {
 		"DATABASE_URL": dbURL, "WEFT_ADDR": servetest.Addr(t), "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
 		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_MCP_CONFIG": cfg,
 	}))
-	require.Eventually(t, func() bool { return connected() >= 1 }, time.Minute, 10*time.Millisecond, "weft never connected the stdio server")
+	require.NoError(t, connected(1), "weft never connected the stdio server")
 	th := createThread(t, dbURL, "Call die, then echo, then finish")
 
 	done := waitFinished(t, store, th)

@@ -92,3 +92,42 @@ func HMACHex(secret []byte, parts ...[]byte) string {
 	}
 	return hex.EncodeToString(m.Sum(nil))
 }
+
+// Signal wakes the tests waiting for a fake's state to change, for state
+// that is not a Log (a status set, a socket connected). The zero Signal
+// is ready.
+type Signal struct {
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every Notify
+}
+
+// Notify wakes every waiter, after the state changed.
+func (s *Signal) Notify() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+}
+
+// Wait blocks until cond holds, checking it at once and after each
+// Notify, or until ctx ends.
+func (s *Signal) Wait(ctx context.Context, cond func() bool) error {
+	for {
+		s.mu.Lock()
+		if s.changed == nil {
+			s.changed = make(chan struct{})
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}

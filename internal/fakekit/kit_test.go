@@ -40,6 +40,26 @@ func TestLogWaitEndsWithContext(t *testing.T) {
 	require.Equal(t, []int{1}, got)
 }
 
+func TestSignalWaitWakesOnNotify(t *testing.T) {
+	t.Parallel()
+	var (
+		s fakekit.Signal
+		n atomic.Int32
+	)
+	go func() {
+		for range 3 {
+			n.Add(1)
+			s.Notify()
+		}
+	}()
+	require.NoError(t, s.Wait(t.Context(), func() bool { return n.Load() == 3 }))
+
+	ctx, cancel := context.WithCancelCause(t.Context())
+	gone := errors.New("test over")
+	cancel(gone)
+	require.ErrorIs(t, s.Wait(ctx, func() bool { return n.Load() == 4 }), gone)
+}
+
 func TestFaultsTakeInOrder(t *testing.T) {
 	t.Parallel()
 	var fs fakekit.Faults

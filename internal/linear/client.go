@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
@@ -35,10 +34,10 @@ const (
 // server errors a bounded number of times before returning an *surface.Error.
 type Client struct {
 	gql graphql.Client
-	// files fetches uploads with the workspace's token; endpoint is the
-	// API's URL, whose host a fake serves uploads on.
+	// files fetches uploads with the workspace's token, from uploads
+	// alone.
 	files       *http.Client
-	endpoint    *url.URL
+	uploads     Uploads
 	maxAttempts int
 	backoff     time.Duration
 	maxWait     time.Duration
@@ -104,16 +103,14 @@ func NewClient(d ClientDeps) *Client {
 		budget:      d.Budget,
 		gql:         graphql.NewClient(d.Endpoint, exchangeDoer{hc}),
 		files:       &files,
+		uploads:     NewUploads(d.Endpoint),
 		maxAttempts: defaultMaxAttempts,
 		backoff:     defaultBackoff,
 		maxWait:     defaultMaxWait,
 	}
-	if u, err := url.Parse(d.Endpoint); err == nil && u.Host != "" {
-		c.endpoint = u
-	}
 	// A redirect must not carry the token to another host.
 	c.files.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if len(via) >= 5 || !c.fileHost(req.URL) {
+		if len(via) >= 5 || !c.uploads.Has(req.URL) {
 			return fmt.Errorf("linear: redirect to %s refused", req.URL.Host)
 		}
 		return nil

@@ -17,13 +17,39 @@ import (
 // comments; fetching them takes the workspace's token.
 const UploadsHost = "uploads.linear.app"
 
+// Uploads tells which URLs are a workspace's uploads, the only ones weft
+// fetches with the workspace's token: https on uploads.linear.app and,
+// with an API endpoint other than Linear's (LINEAR_API_URL pointing at a
+// fake or a proxy, which receives the token on every call already), that
+// endpoint's scheme and host. The zero Uploads is Linear's alone.
+type Uploads struct {
+	endpoint *url.URL
+}
+
+// NewUploads is the Uploads of a client of endpoint: Linear's alone for
+// DefaultEndpoint (or an endpoint without a host).
+func NewUploads(endpoint string) Uploads {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" || endpoint == DefaultEndpoint {
+		return Uploads{}
+	}
+	return Uploads{endpoint: &url.URL{Scheme: u.Scheme, Host: u.Host}}
+}
+
+// Has reports whether u is an upload's URL.
+func (up Uploads) Has(u *url.URL) bool {
+	if u.Scheme == "https" && strings.EqualFold(u.Host, UploadsHost) {
+		return true
+	}
+	return up.endpoint != nil && u.Scheme == up.endpoint.Scheme && strings.EqualFold(u.Host, up.endpoint.Host)
+}
+
 // Download writes the upload at f.URL into w, fetched with the token of
-// f.Workspace (the organisation). The token is sent only to
-// uploads.linear.app (or the API endpoint's host, a fake's), redirects
-// included.
+// f.Workspace (the organisation). The token is sent only to the client's
+// Uploads, redirects included.
 func (c *Client) Download(ctx context.Context, f thread.File, w io.Writer) error {
 	u, err := url.Parse(f.URL)
-	if err != nil || !c.fileHost(u) {
+	if err != nil || !c.uploads.Has(u) {
 		return fmt.Errorf("linear: download %s: not a Linear upload", f.Name)
 	}
 	req, err := http.NewRequestWithContext(WithOrganization(ctx, f.Workspace), http.MethodGet, f.URL, nil)
@@ -42,24 +68,18 @@ func (c *Client) Download(ctx context.Context, f thread.File, w io.Writer) error
 	return err
 }
 
-func (c *Client) fileHost(u *url.URL) bool {
-	return u.Scheme == "https" && strings.EqualFold(u.Host, UploadsHost) ||
-		c.endpoint != nil && u.Scheme == c.endpoint.Scheme && strings.EqualFold(u.Host, c.endpoint.Host)
-}
-
 // markdownImage finds a markdown image, ![alt](url "title").
 var markdownImage = regexp.MustCompile(`!\[([^\]]*)\]\((\S+?)(?:\s+"[^"]*")?\)`)
 
-// UploadFiles are the images of Linear's uploads (https on
-// uploads.linear.app) that markdown (an issue's description, a comment, a
-// prompt) shows, each once, to be fetched with the token of
+// Files are the images of uploads that markdown (an issue's description,
+// a comment, a prompt) shows, each once, to be fetched with the token of
 // organizationID. An image on any other host stays text: weft fetches
 // nothing a message points at elsewhere.
-func UploadFiles(organizationID, markdown string) []thread.File {
+func (up Uploads) Files(organizationID, markdown string) []thread.File {
 	var out []thread.File
 	for _, m := range markdownImage.FindAllStringSubmatch(markdown, -1) {
 		u, err := url.Parse(m[2])
-		if err != nil || u.Scheme != "https" || !strings.EqualFold(u.Host, UploadsHost) ||
+		if err != nil || !up.Has(u) ||
 			slices.ContainsFunc(out, func(f thread.File) bool { return f.URL == m[2] }) {
 			continue
 		}

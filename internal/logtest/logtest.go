@@ -4,6 +4,7 @@ package logtest
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"sync"
@@ -42,13 +43,40 @@ func (w *writer) Write(p []byte) (int, error) {
 type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+	// grew is closed and replaced on every write, to wake Wait.
+	grew chan struct{}
 }
 
 // Write implements io.Writer.
 func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.grew != nil {
+		close(b.grew)
+		b.grew = nil
+	}
 	return b.b.Write(p)
+}
+
+// Wait blocks until cond holds for everything written, checking it at
+// once and after each write, or until ctx ends.
+func (b *Buffer) Wait(ctx context.Context, cond func(string) bool) error {
+	for {
+		b.mu.Lock()
+		if b.grew == nil {
+			b.grew = make(chan struct{})
+		}
+		grew, s := b.grew, b.b.String()
+		b.mu.Unlock()
+		if cond(s) {
+			return nil
+		}
+		select {
+		case <-grew:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
 }
 
 // String returns everything written so far.

@@ -152,12 +152,11 @@ func TestStatusLoadingAndTitle(t *testing.T) {
 	}
 	for i, id := range []uuid.UUID{dm, dm, ch} {
 		stop := s.Thinking(t.Context(), id)
-		deadline := time.Now().Add(30 * time.Second)
-		for thinking() <= i || i == 0 && len(srv.Titles()) == 0 {
-			if time.Now().After(deadline) {
-				t.Fatal("the status was never set")
-			}
-			time.Sleep(5 * time.Millisecond)
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		err := srv.Wait(ctx, func() bool { return thinking() > i && (i != 0 || len(srv.Titles()) > 0) })
+		cancel()
+		if err != nil {
+			t.Fatalf("the status was never set: %v", err)
 		}
 		stop()
 	}

@@ -79,12 +79,10 @@ func TestSocketInteractions(t *testing.T) {
 	if _, err := srv.WaitCalls(t.Context(), "apps.connections.open", 1); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !srv.SocketConnected() {
-		if time.Now().After(deadline) {
-			t.Fatal("the socket never connected")
-		}
-		time.Sleep(5 * time.Millisecond)
+	wait, stopWaiting := context.WithTimeout(t.Context(), 30*time.Second)
+	defer stopWaiting()
+	if err := srv.Wait(wait, srv.SocketConnected); err != nil {
+		t.Fatalf("the socket never connected: %v", err)
 	}
 	ada := slacktest.User{ID: "U0ADA", Name: "ada"}
 	reply, err := srv.Command(ada, "C1", "help me")

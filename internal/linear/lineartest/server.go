@@ -62,6 +62,7 @@ type Server struct {
 	windows        map[string]*requestWindow // by organization
 	last           time.Time                 // of now()
 	uploads        map[string]upload         // by path
+	uploadRequests []string
 }
 
 // NewServer starts a fake. With a non-nil t it is closed when the test

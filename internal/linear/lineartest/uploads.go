@@ -2,6 +2,7 @@ package lineartest
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 )
 
@@ -31,11 +32,19 @@ type upload struct {
 	org string
 }
 
+// UploadRequests are the paths of the uploads asked for, in order.
+func (s *Server) UploadRequests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.uploadRequests)
+}
+
 // serveUpload answers an upload: 401 without a token of its workspace.
 func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	org, ok := s.organization(r.Header.Get("Authorization"))
 	s.mu.Lock()
 	u, found := s.uploads[r.URL.Path]
+	s.uploadRequests = append(s.uploadRequests, r.URL.Path)
 	s.mu.Unlock()
 	switch {
 	case !found:

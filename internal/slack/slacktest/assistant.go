@@ -70,6 +70,7 @@ func (s *Server) setTitle(team Team, form url.Values, w http.ResponseWriter) {
 		s.assistant.titles = append(s.assistant.titles, Title{Channel: chID, ThreadTS: ts, Title: title})
 	}
 	s.mu.Unlock()
+	s.changed.Notify()
 	if !ok {
 		writeJSON(w, http.StatusOK, errBody("channel_not_found"))
 		return

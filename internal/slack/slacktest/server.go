@@ -120,6 +120,9 @@ type Server struct {
 	users    map[string]User // by id: everyone who posted or was added
 	calls    fakekit.Log[Call]
 	statuses []Status
+	// changed wakes Wait: a status or title set, a socket connected or
+	// gone.
+	changed  fakekit.Signal
 	pageCap  int
 	oauth    *OAuth            // answers oauth.v2.access, once attached
 	noStream map[string]string // channel → the error its streaming calls get
@@ -378,6 +381,13 @@ func (s *Server) Statuses() []Status {
 
 // Calls is every Web API request for method (all of them for ""), in order.
 func (s *Server) Calls(method string) []Call { return callsOf(s.calls.All(), method) }
+
+// Wait blocks until cond holds, checking it at once and each time a
+// status or title is set or a Socket Mode connection opens or closes, or
+// until ctx ends.
+func (s *Server) Wait(ctx context.Context, cond func() bool) error {
+	return s.changed.Wait(ctx, cond)
+}
 
 // WaitCalls blocks until at least n requests for method (any for "")
 // arrived, and returns them, or until ctx ends.
@@ -748,6 +758,7 @@ func (s *Server) setStatus(team Team, form url.Values, w http.ResponseWriter) {
 			LoadingMessages: loadingMessages(form.Get("loading_messages"))})
 	}
 	s.mu.Unlock()
+	s.changed.Notify()
 	if !ok {
 		writeJSON(w, http.StatusOK, errBody("channel_not_found"))
 		return

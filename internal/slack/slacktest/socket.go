@@ -73,10 +73,12 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	st.mu.Lock()
 	st.conns[conn] = wmu
 	st.mu.Unlock()
+	s.changed.Notify()
 	defer func() {
 		st.mu.Lock()
 		delete(st.conns, conn)
 		st.mu.Unlock()
+		s.changed.Notify()
 		conn.Close()
 	}()
 	wmu.Lock()

@@ -3,7 +3,6 @@ package linear
 import (
 	"encoding/json"
 
-	linearapi "github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -31,6 +30,9 @@ type Session struct {
 	// Prompt is the thread's initial prompt: Linear's prompt context (issue,
 	// comment thread, guidance) or its rendering from the payload.
 	Prompt string
+	// Files are the uploads Prompt shows (linear.Uploads.Files), read for
+	// the model when it is called.
+	Files []thread.File
 	// Creator started the session; nil for an automation.
 	Creator *thread.Author
 	// StartIssue asks for the issue to be moved to started: a person
@@ -43,7 +45,9 @@ type Prompt struct {
 	// ActivityID is the prompt activity's id: the stitch's external id.
 	ActivityID string
 	Text       string
-	Author     *thread.Author
+	// Files are the uploads Text shows.
+	Files  []thread.File
+	Author *thread.Author
 	// Stop is the user's stop request: the thread is aborted, not answered.
 	Stop bool
 }
@@ -67,7 +71,7 @@ func Prompted(d thread.Inbound, s Session, p Prompt) surface.Event {
 	ev := opening(d, s, !p.Stop)
 	ev.Kind, ev.Opens = surface.Message, true
 	ev.Messages = []thread.Stitch{{Type: thread.StitchLinearActivity, Content: p.Text, ExternalID: p.ActivityID, Author: p.Author,
-		Metadata: filesMeta(s.Attachment.WorkspaceID, p.Text)}}
+		Metadata: filesMeta(p.Files)}}
 	ev.Answer = true
 	if p.Stop {
 		ev.Kind, ev.Reply = surface.Stop, Stopped
@@ -98,7 +102,7 @@ func opening(d thread.Inbound, s Session, ack bool) surface.Event {
 	att := s.Attachment
 	ev := surface.Event{Kind: surface.Open, Inbound: d, Conversation: &att, Goal: s.Goal, Answer: true,
 		Prompt: thread.Stitch{Content: s.Prompt, Source: thread.PlatformLinear, ExternalID: att.SessionID, Author: s.Creator,
-			Metadata: filesMeta(att.WorkspaceID, s.Prompt)}}
+			Metadata: filesMeta(s.Files)}}
 	if ack {
 		att.SessionStatus = thread.SessionActive
 		ev.Ack = &thread.Outbox{Platform: thread.PlatformLinear, Target: att.SessionID,
@@ -110,11 +114,8 @@ func opening(d thread.Inbound, s Session, ack bool) surface.Event {
 	return ev
 }
 
-// filesMeta is the stitch metadata naming the images of Linear's uploads
-// that text shows (the issue's description and comments in a prompt
-// context, a user's message), or none.
-func filesMeta(organizationID, text string) json.RawMessage {
-	files := linearapi.UploadFiles(organizationID, text)
+// filesMeta is the stitch metadata naming files, or none.
+func filesMeta(files []thread.File) json.RawMessage {
 	if len(files) == 0 {
 		return nil
 	}

@@ -89,6 +89,8 @@ type App struct {
 	oauth         *OAuth
 	// thoughts post the progress of answers being written.
 	thoughts *Thoughts
+	// uploads are the hosts whose images in prompts are read.
+	uploads linearapi.Uploads
 	// store finds the threads people name and their sessions.
 	store  *db.Store
 	logger *slog.Logger
@@ -98,7 +100,7 @@ type App struct {
 // token for one workspace, or OAuth installations. Without either, Linear is
 // off (logDoors says so).
 func New(c Config, store *db.Store, logger *slog.Logger) (*App, error) {
-	app := &App{webhookSecret: c.WebhookSecret, store: store, logger: logger}
+	app := &App{webhookSecret: c.WebhookSecret, uploads: linearapi.NewUploads(c.APIURL), store: store, logger: logger}
 	var tokens linearapi.TokenSource
 	switch {
 	case c.AccessToken != "":
@@ -209,7 +211,7 @@ func (a *App) Client() *linearapi.Client { return a.client }
 // Routes mounts Linear's doors: the webhooks with LINEAR_WEBHOOK_SECRET,
 // the install flow with OAuth.
 func (a *App) Routes(r chi.Router, m surface.Mount) {
-	Doors{WebhookSecret: []byte(a.webhookSecret), OAuth: a.oauth}.Routes(r, m)
+	Doors{WebhookSecret: []byte(a.webhookSecret), OAuth: a.oauth, Uploads: a.uploads}.Routes(r, m)
 }
 
 // History reads an issue's comments for the prompt; nil with Linear off.

@@ -28,6 +28,9 @@ type Doors struct {
 	// OAuth enables the install flow; nil leaves it off, as in the
 	// single-workspace LINEAR_ACCESS_TOKEN mode.
 	OAuth *OAuth
+	// Uploads are the URLs whose images in a prompt are read for the model
+	// (the client's, linear.NewUploads of LINEAR_API_URL).
+	Uploads linearapi.Uploads
 }
 
 // Routes mounts POST /webhooks/linear (counted, buffered, admitted) and
@@ -35,7 +38,7 @@ type Doors struct {
 func (d Doors) Routes(r chi.Router, m surface.Mount) {
 	if len(d.WebhookSecret) > 0 {
 		r.With(m.Count(thread.PlatformLinear), m.Buffer, m.Admit).Method(http.MethodPost, "/webhooks/linear",
-			handleLinearWebhook(m.Logger, m.Tracer, m.Recorder, d.WebhookSecret))
+			handleLinearWebhook(m.Logger, m.Tracer, m.Recorder, d.WebhookSecret, d.Uploads))
 	} else {
 		m.Logger.Debug("linear webhooks off: no webhook signing secret")
 	}
@@ -96,7 +99,7 @@ const ingestTimeout = 1500 * time.Millisecond
 // recorded in the ledger with whatever it causes, in one transaction, and
 // answered 200, redeliveries included; when that write fails the answer is
 // 503, and Linear delivers again later.
-func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, rec surface.Recorder, secret []byte) http.Handler {
+func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, rec surface.Recorder, secret []byte, up linearapi.Uploads) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		reject := webhook.Rejecter(ctx, w, logger, "linear delivery rejected")
@@ -138,7 +141,7 @@ func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, rec surface.R
 		// The recorder keeps a body jsonb refuses without it, records a
 		// signed but unusable delivery as ignored, and takes an input
 		// stored already as a redelivery: each is answered 200.
-		res, err := rec.Record(ictx, linearEvent(d, ev))
+		res, err := rec.Record(ictx, linearEvent(d, ev, up))
 		tracing.End(span, err)
 		if err != nil {
 			log().ErrorContext(ctx, "linear delivery not recorded", slog.Any("error", err))
@@ -160,16 +163,17 @@ func handleLinearWebhook(logger *slog.Logger, tracer trace.Tracer, rec surface.R
 	})
 }
 
-// linearEvent is what a parsed event means. Events weft does not act on
-// (inbox notifications, entity webhooks, permission changes, whose team
-// access weft does not track) are recorded as ignored.
-func linearEvent(d thread.Inbound, ev linearapi.Event) surface.Event {
+// linearEvent is what a parsed event means, with the images of up in its
+// prompts. Events weft does not act on (inbox notifications, entity
+// webhooks, permission changes, whose team access weft does not track)
+// are recorded as ignored.
+func linearEvent(d thread.Inbound, ev linearapi.Event, up linearapi.Uploads) surface.Event {
 	switch e := ev.(type) {
 	case *linearapi.AgentSessionEvent:
 		if e.Action == linearapi.ActionPrompted {
-			return Prompted(d, linearSession(e), linearPrompt(e))
+			return Prompted(d, linearSession(e, up), linearPrompt(e, up))
 		}
-		return Created(d, linearSession(e))
+		return Created(d, linearSession(e, up))
 	case *linearapi.OAuthAppRevoked:
 		return Revoked(d, clean(e.OrganizationID))
 	default:
@@ -184,7 +188,7 @@ const automationCreator = "automation"
 // linearSession is the session an agent event describes, in ingest's
 // terms. created and prompted events both carry it, so either can make the
 // session's thread.
-func linearSession(e *linearapi.AgentSessionEvent) Session {
+func linearSession(e *linearapi.AgentSessionEvent, up linearapi.Uploads) Session {
 	att := thread.LinearAttachment{
 		SessionID: e.Session.ID, WorkspaceID: e.OrganizationID,
 		IssueID: e.Session.IssueID, CommentID: e.Session.CommentID,
@@ -209,6 +213,7 @@ func linearSession(e *linearapi.AgentSessionEvent) Session {
 		prompt = goal
 	}
 	s := Session{Attachment: att, Goal: clean(goal), Prompt: clean(prompt)}
+	s.Files = up.Files(att.WorkspaceID, s.Prompt)
 	if c := e.Creator; c != nil {
 		s.Creator = &thread.Author{ID: clean(c.ID), Name: clean(c.Name)}
 	}
@@ -239,8 +244,9 @@ func delegated(e *linearapi.AgentSessionEvent) bool {
 	return e.Comment != nil && strings.HasPrefix(strings.TrimSpace(e.Comment.Body), delegationMarker)
 }
 
-func linearPrompt(e *linearapi.AgentSessionEvent) Prompt {
+func linearPrompt(e *linearapi.AgentSessionEvent, up linearapi.Uploads) Prompt {
 	p := Prompt{ActivityID: clean(e.Prompt.ActivityID), Text: clean(e.Prompt.Body), Stop: e.IsStop()}
+	p.Files = up.Files(clean(e.OrganizationID), p.Text)
 	if u := e.Prompt.User; u != nil {
 		p.Author = &thread.Author{ID: clean(u.ID), Name: clean(u.Name)}
 	}
