@@ -339,3 +339,32 @@ func (s *Streamer) Claim(ctx context.Context, o thread.Outbox) (rec db.Streamed,
 	}
 }
 
+// Finish finishes the streamed messages rec of an answer with its outbox
+// row o; w is the Writer that wrote them on this replica, nil when another
+// replica did.
+type Finish func(ctx context.Context, o thread.Outbox, rec db.Streamed, w Writer) (string, error)
+
+// Sender is a streaming platform's surface.Sender: an outbox row whose
+// answer has streamed messages finishes them (finish) instead of posting
+// anew; any other is posted by plain.
+func (s *Streamer) Sender(plain surface.Sender, finish Finish) surface.Sender {
+	return sender{s: s, plain: plain, finish: finish}
+}
+
+type sender struct {
+	s      *Streamer
+	plain  surface.Sender
+	finish Finish
+}
+
+// Send implements surface.Sender.
+func (s sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
+	rec, w, ok, err := s.s.Claim(ctx, o)
+	if err != nil {
+		return "", err // the database: retried
+	}
+	if !ok {
+		return s.plain.Send(ctx, o)
+	}
+	return s.finish(ctx, o, rec, w)
+}
