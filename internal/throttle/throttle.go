@@ -1,6 +1,6 @@
 // Package throttle holds the loop behind every agent.PartialAnswer: the
 // newest text of an answer a model is writing, handed to one goroutine
-// that writes it somewhere (a database row, a chat message, a Linear
+// that writes it somewhere (a database row, a chat message, a progress
 // thought) at most once per pause, however fast the model writes.
 package throttle
 
