@@ -2,9 +2,6 @@ package app
 
 import (
 	"log/slog"
-	"net/url"
-	"slices"
-	"strings"
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/agent"
@@ -118,11 +115,7 @@ func files(cfg *Config, lin *surfacelinear.App, dis *surfacediscord.App, sl *sur
 		downloaders[thread.PlatformLinear] = lin.Client()
 	}
 	if dis.On() {
-		hosts := attachment.DiscordHosts
-		if u, err := url.Parse(cfg.Discord.APIURL); err == nil && u.Host != "" {
-			hosts = append(slices.Clone(hosts), strings.ToLower(u.Host))
-		}
-		downloaders[thread.PlatformDiscord] = attachment.HTTP{Hosts: hosts}
+		downloaders[thread.PlatformDiscord] = dis.Files()
 	}
 	if sl.On() {
 		downloaders[thread.PlatformSlack] = sl.Workspaces()

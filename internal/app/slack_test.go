@@ -121,16 +121,36 @@ func (w *slackWorld) settled(t *testing.T, id uuid.UUID) {
 
 // inputs are the thread's slack messages (initial prompt included).
 func (w *slackWorld) inputs(t *testing.T, id uuid.UUID) []thread.Stitch {
+	return w.stitches(t, id, func(s thread.Stitch) bool { return s.Source == thread.PlatformSlack })
+}
+
+// stitches are the thread's stitches that keep takes.
+func (w *slackWorld) stitches(t *testing.T, id uuid.UUID, keep func(thread.Stitch) bool) []thread.Stitch {
 	t.Helper()
 	all, err := w.store.Stitches(context.Background(), id, db.StitchPage{Limit: db.MaxStitchPage})
 	require.NoError(t, err)
 	var out []thread.Stitch
 	for _, s := range all {
-		if s.Source == thread.PlatformSlack {
+		if keep(s) {
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// overHTTPAndSocket runs f as two parallel subtests: Slack's traffic over
+// its HTTP doors, then over Socket Mode.
+func overHTTPAndSocket(t *testing.T, f func(t *testing.T, socket bool)) {
+	for _, socket := range []bool{false, true} {
+		name := "http"
+		if socket {
+			name = "socket mode"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f(t, socket)
+		})
+	}
 }
 
 // acked waits until every delivery so far ended acknowledged.
@@ -218,45 +238,38 @@ func TestSlackConversation(t *testing.T) {
 // redelivery of events already handled add no stitch and no answer.
 func TestSlackRedeliveryStoresOnce(t *testing.T) {
 	t.Parallel()
-	for _, socket := range []bool{false, true} {
-		name := "events api"
-		if socket {
-			name = "socket mode"
+	overHTTPAndSocket(t, func(t *testing.T, socket bool) {
+		w := newSlackWorld(t, socket)
+		q := w.mention("hello")
+		w.answers(t, q.TS, 1)
+		th := w.thread(t, q.TS)
+		w.settled(t, th.ID)
+		w.acked(t, 3)
+		first := w.slack.Deliveries()
+		for _, d := range first {
+			w.slack.Redeliver(d.EventID)
 		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			w := newSlackWorld(t, socket)
-			q := w.mention("hello")
-			w.answers(t, q.TS, 1)
-			th := w.thread(t, q.TS)
-			w.settled(t, th.ID)
-			w.acked(t, 3)
-			first := w.slack.Deliveries()
-			for _, d := range first {
-				w.slack.Redeliver(d.EventID)
+		// Each redelivered as a retry and acknowledged; a delivery that
+		// came after the snapshot (not a retry) is not counted.
+		require.Eventually(t, func() bool {
+			retried := map[string]bool{}
+			for _, d := range w.slack.Deliveries() {
+				if d.Attempt == 1 && d.Acked {
+					retried[d.EventID] = true
+				}
 			}
-			// Each redelivered as a retry and acknowledged; a delivery that
-			// came after the snapshot (not a retry) is not counted.
-			require.Eventually(t, func() bool {
-				retried := map[string]bool{}
-				for _, d := range w.slack.Deliveries() {
-					if d.Attempt == 1 && d.Acked {
-						retried[d.EventID] = true
-					}
+			for _, d := range first {
+				if !retried[d.EventID] {
+					return false
 				}
-				for _, d := range first {
-					if !retried[d.EventID] {
-						return false
-					}
-				}
-				return true
-			}, 30*time.Second, 10*time.Millisecond, "a retry of each delivery acknowledged: %+v", w.slack.Deliveries())
-			w.settled(t, th.ID)
-			require.Len(t, w.inputs(t, th.ID), 1)
-			require.Len(t, w.slack.BotMessages(w.channel), 1)
-			require.Equal(t, 1, w.llm.Calls())
-		})
-	}
+			}
+			return true
+		}, 30*time.Second, 10*time.Millisecond, "a retry of each delivery acknowledged: %+v", w.slack.Deliveries())
+		w.settled(t, th.ID)
+		require.Len(t, w.inputs(t, th.ID), 1)
+		require.Len(t, w.slack.BotMessages(w.channel), 1)
+		require.Equal(t, 1, w.llm.Calls())
+	})
 }
 
 // TestSlackDoorRejects: forged, stale, malformed, incomplete and oversized

@@ -15,7 +15,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
 	"github.com/weft-dev/weft/internal/thread"
 )
@@ -35,16 +34,7 @@ func newInteractiveWorld(t *testing.T, socket bool) *slackWorld {
 
 // feedbacks are the thread's feedback stitches.
 func (w *slackWorld) feedbacks(t *testing.T, id uuid.UUID) []thread.Stitch {
-	t.Helper()
-	all, err := w.store.Stitches(context.Background(), id, db.StitchPage{Limit: db.MaxStitchPage})
-	require.NoError(t, err)
-	var out []thread.Stitch
-	for _, s := range all {
-		if s.Type == thread.StitchFeedback {
-			out = append(out, s)
-		}
-	}
-	return out
+	return w.stitches(t, id, func(s thread.Stitch) bool { return s.Type == thread.StitchFeedback })
 }
 
 // metric is the value of a series line in weft's /metrics ("" when absent).
@@ -73,80 +63,73 @@ func (w *slackWorld) metric(t *testing.T, series string) string {
 // click delivered again changes nothing.
 func TestSlackFeedback(t *testing.T) {
 	t.Parallel()
-	for _, socket := range []bool{false, true} {
-		name := "http"
-		if socket {
-			name = "socket mode"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			w := newInteractiveWorld(t, socket)
-			q := w.mention("what is 2 + 2?")
-			answer := w.answers(t, q.TS, 1)[0]
-			th := w.thread(t, q.TS)
-			w.settled(t, th.ID)
-			require.Equal(t, "Answer to: what is 2 + 2?", answer.Text, "the text stays, for notifications")
-			require.Contains(t, string(answer.Blocks), `"context_actions"`)
-			calls := w.llm.Calls()
+	overHTTPAndSocket(t, func(t *testing.T, socket bool) {
+		w := newInteractiveWorld(t, socket)
+		q := w.mention("what is 2 + 2?")
+		answer := w.answers(t, q.TS, 1)[0]
+		th := w.thread(t, q.TS)
+		w.settled(t, th.ID)
+		require.Equal(t, "Answer to: what is 2 + 2?", answer.Text, "the text stays, for notifications")
+		require.Contains(t, string(answer.Blocks), `"context_actions"`)
+		calls := w.llm.Calls()
 
-			click, err := w.slack.FeedbackClick(w.ada, answer, true)
-			require.NoError(t, err)
-			reply, err := w.slack.Interact(click, 0)
-			require.NoError(t, err)
-			require.True(t, reply.Acked, "%+v", reply)
-			got := w.feedbacks(t, th.ID)
-			require.Len(t, got, 1)
-			require.Equal(t, "👍 Good answer", got[0].Content)
-			require.Equal(t, thread.PlatformSlack, got[0].Source)
-			require.Equal(t, &thread.Author{ID: w.ada.ID, Name: "ada"}, got[0].Author)
-			var meta struct{ Feedback, OutboxID, MessageTS string }
-			require.NoError(t, json.Unmarshal(got[0].Metadata, &struct {
-				Feedback  *string `json:"feedback"`
-				OutboxID  *string `json:"outbox_id"`
-				MessageTS *string `json:"message_ts"`
-			}{&meta.Feedback, &meta.OutboxID, &meta.MessageTS}))
-			require.Equal(t, "positive", meta.Feedback)
-			require.Equal(t, answer.TS, meta.MessageTS)
-			require.NotEmpty(t, meta.OutboxID)
-			require.Equal(t, "1", w.metric(t, `weft_feedback_total{platform="slack",value="positive"}`))
+		click, err := w.slack.FeedbackClick(w.ada, answer, true)
+		require.NoError(t, err)
+		reply, err := w.slack.Interact(click, 0)
+		require.NoError(t, err)
+		require.True(t, reply.Acked, "%+v", reply)
+		got := w.feedbacks(t, th.ID)
+		require.Len(t, got, 1)
+		require.Equal(t, "👍 Good answer", got[0].Content)
+		require.Equal(t, thread.PlatformSlack, got[0].Source)
+		require.Equal(t, &thread.Author{ID: w.ada.ID, Name: "ada"}, got[0].Author)
+		var meta struct{ Feedback, OutboxID, MessageTS string }
+		require.NoError(t, json.Unmarshal(got[0].Metadata, &struct {
+			Feedback  *string `json:"feedback"`
+			OutboxID  *string `json:"outbox_id"`
+			MessageTS *string `json:"message_ts"`
+		}{&meta.Feedback, &meta.OutboxID, &meta.MessageTS}))
+		require.Equal(t, "positive", meta.Feedback)
+		require.Equal(t, answer.TS, meta.MessageTS)
+		require.NotEmpty(t, meta.OutboxID)
+		require.Equal(t, "1", w.metric(t, `weft_feedback_total{platform="slack",value="positive"}`))
 
-			// Slack sends the click again: nothing new.
-			reply, err = w.slack.Interact(click, 1)
-			require.NoError(t, err)
-			require.True(t, reply.Acked)
-			require.Len(t, w.feedbacks(t, th.ID), 1)
-			require.Equal(t, "1", w.metric(t, `weft_feedback_total{platform="slack",value="positive"}`))
+		// Slack sends the click again: nothing new.
+		reply, err = w.slack.Interact(click, 1)
+		require.NoError(t, err)
+		require.True(t, reply.Acked)
+		require.Len(t, w.feedbacks(t, th.ID), 1)
+		require.Equal(t, "1", w.metric(t, `weft_feedback_total{platform="slack",value="positive"}`))
 
-			click, err = w.slack.FeedbackClick(w.ada, answer, false)
-			require.NoError(t, err)
-			reply, err = w.slack.Interact(click, 0)
-			require.NoError(t, err)
-			require.True(t, reply.Acked)
-			got = w.feedbacks(t, th.ID)
-			require.Len(t, got, 2)
-			require.Equal(t, "👎 Bad answer", got[1].Content)
-			require.Equal(t, "1", w.metric(t, `weft_feedback_total{platform="slack",value="negative"}`))
-			w.settled(t, th.ID)
-			require.Equal(t, calls, w.llm.Calls(), "feedback starts no turn")
+		click, err = w.slack.FeedbackClick(w.ada, answer, false)
+		require.NoError(t, err)
+		reply, err = w.slack.Interact(click, 0)
+		require.NoError(t, err)
+		require.True(t, reply.Acked)
+		got = w.feedbacks(t, th.ID)
+		require.Len(t, got, 2)
+		require.Equal(t, "👎 Bad answer", got[1].Content)
+		require.Equal(t, "1", w.metric(t, `weft_feedback_total{platform="slack",value="negative"}`))
+		w.settled(t, th.ID)
+		require.Equal(t, calls, w.llm.Calls(), "feedback starts no turn")
 
-			// The console's thread page shows it.
-			jar, err := cookiejar.New(nil)
-			require.NoError(t, err)
-			c := &http.Client{Jar: jar}
-			resp, err := c.Get(w.base + "/console/login?token=" + url.QueryEscape(interactiveToken))
-			require.NoError(t, err)
-			resp.Body.Close()
-			resp, err = c.Get(w.base + "/console/threads/" + th.ID.String())
-			require.NoError(t, err)
-			page, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			require.NoError(t, err)
-			require.Equal(t, http.StatusOK, resp.StatusCode)
-			require.Contains(t, string(page), "t-feedback")
-			require.Contains(t, string(page), "👍 Good answer")
-			require.Contains(t, string(page), "👎 Bad answer")
-		})
-	}
+		// The console's thread page shows it.
+		jar, err := cookiejar.New(nil)
+		require.NoError(t, err)
+		c := &http.Client{Jar: jar}
+		resp, err := c.Get(w.base + "/console/login?token=" + url.QueryEscape(interactiveToken))
+		require.NoError(t, err)
+		resp.Body.Close()
+		resp, err = c.Get(w.base + "/console/threads/" + th.ID.String())
+		require.NoError(t, err)
+		page, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Contains(t, string(page), "t-feedback")
+		require.Contains(t, string(page), "👍 Good answer")
+		require.Contains(t, string(page), "👎 Bad answer")
+	})
 }
 
 // TestSlackInteractivity: /weft and a block action work the same over the
@@ -155,54 +138,47 @@ func TestSlackFeedback(t *testing.T) {
 // acknowledged and writes nothing.
 func TestSlackInteractivity(t *testing.T) {
 	t.Parallel()
-	for _, socket := range []bool{false, true} {
-		name := "http"
-		if socket {
-			name = "socket mode"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			w := newInteractiveWorld(t, socket)
-			ctx := context.Background()
-			reply, err := w.slack.Command(w.ada, w.channel, "help")
-			require.NoError(t, err)
-			require.True(t, reply.Acked, "%+v", reply)
-			var text struct{ ResponseType, Text string }
-			require.NoError(t, json.Unmarshal(reply.Body, &struct {
-				ResponseType *string `json:"response_type"`
-				Text         *string `json:"text"`
-			}{&text.ResponseType, &text.Text}))
-			require.Equal(t, "ephemeral", text.ResponseType)
-			require.Contains(t, text.Text, "Usage")
+	overHTTPAndSocket(t, func(t *testing.T, socket bool) {
+		w := newInteractiveWorld(t, socket)
+		ctx := context.Background()
+		reply, err := w.slack.Command(w.ada, w.channel, "help")
+		require.NoError(t, err)
+		require.True(t, reply.Acked, "%+v", reply)
+		var text struct{ ResponseType, Text string }
+		require.NoError(t, json.Unmarshal(reply.Body, &struct {
+			ResponseType *string `json:"response_type"`
+			Text         *string `json:"text"`
+		}{&text.ResponseType, &text.Text}))
+		require.Equal(t, "ephemeral", text.ResponseType)
+		require.Contains(t, text.Text, "Usage")
 
-			q := w.mention("hello")
-			answer := w.answers(t, q.TS, 1)[0]
-			th := w.thread(t, q.TS)
-			w.settled(t, th.ID)
-			link := "https://slacktest.slack.com/archives/" + w.channel + "/p" + strings.ReplaceAll(q.TS, ".", "")
-			reply, err = w.slack.Command(w.ada, w.channel, "stop "+link)
-			require.NoError(t, err)
-			require.True(t, reply.Acked)
-			require.Contains(t, string(reply.Body), "Stopped")
-			got, err := w.store.Thread(ctx, th.ID)
-			require.NoError(t, err)
-			require.Equal(t, thread.StatusAborted, got.Status)
+		q := w.mention("hello")
+		answer := w.answers(t, q.TS, 1)[0]
+		th := w.thread(t, q.TS)
+		w.settled(t, th.ID)
+		link := "https://slacktest.slack.com/archives/" + w.channel + "/p" + strings.ReplaceAll(q.TS, ".", "")
+		reply, err = w.slack.Command(w.ada, w.channel, "stop "+link)
+		require.NoError(t, err)
+		require.True(t, reply.Acked)
+		require.Contains(t, string(reply.Body), "Stopped")
+		got, err := w.store.Thread(ctx, th.ID)
+		require.NoError(t, err)
+		require.Equal(t, thread.StatusAborted, got.Status)
 
-			// A button of weft's message that no feature registered.
-			var n0 int
-			require.NoError(t, w.store.Pool().QueryRow(ctx, "SELECT count(*) FROM webhook_deliveries").Scan(&n0))
-			click, err := w.slack.FeedbackClick(w.ada, answer, true)
-			require.NoError(t, err)
-			click["actions"].([]map[string]any)[0]["action_id"] = "someone_elses_button"
-			reply, err = w.slack.Interact(click, 0)
-			require.NoError(t, err)
-			require.True(t, reply.Acked)
-			var n int
-			require.NoError(t, w.store.Pool().QueryRow(ctx, "SELECT count(*) FROM webhook_deliveries").Scan(&n))
-			require.Equal(t, n0, n, "an action nobody handles writes nothing")
-			require.Empty(t, w.feedbacks(t, th.ID))
-		})
-	}
+		// A button of weft's message that no feature registered.
+		var n0 int
+		require.NoError(t, w.store.Pool().QueryRow(ctx, "SELECT count(*) FROM webhook_deliveries").Scan(&n0))
+		click, err := w.slack.FeedbackClick(w.ada, answer, true)
+		require.NoError(t, err)
+		click["actions"].([]map[string]any)[0]["action_id"] = "someone_elses_button"
+		reply, err = w.slack.Interact(click, 0)
+		require.NoError(t, err)
+		require.True(t, reply.Acked)
+		var n int
+		require.NoError(t, w.store.Pool().QueryRow(ctx, "SELECT count(*) FROM webhook_deliveries").Scan(&n))
+		require.Equal(t, n0, n, "an action nobody handles writes nothing")
+		require.Empty(t, w.feedbacks(t, th.ID))
+	})
 }
 
 // TestSlackInteractionsDoorRejects: forged, unsigned, stale, altered,

@@ -2,7 +2,7 @@
 // the model: an image becomes an [llm.Image], a text file is inlined within a
 // budget, anything else is named with its type and size. Each download is
 // bounded in size and time and made by the platform's [Downloader], which
-// knows the platform's authentication (Slack's bot token as a Bearer).
+// knows the platform's authentication (a bot token as a Bearer, say).
 package attachment
 
 import (

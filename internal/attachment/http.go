@@ -13,7 +13,7 @@ import (
 )
 
 // HTTP downloads files with a plain GET, for platforms whose file URLs
-// need no token (Discord's CDN signs its URLs). It fetches only from
+// need no token (a CDN that signs its URLs). It fetches only from
 // Hosts, so a URL in a message cannot make weft fetch from anywhere else.
 type HTTP struct {
 	// Client is the client to use; nil is a plain one.
@@ -62,6 +62,3 @@ func (h HTTP) Download(ctx context.Context, f thread.File, w io.Writer) error {
 func (h HTTP) allowed(u *url.URL) bool {
 	return (u.Scheme == "https" || u.Scheme == "http") && slices.Contains(h.Hosts, strings.ToLower(u.Host))
 }
-
-// DiscordHosts are where Discord serves attachments.
-var DiscordHosts = []string{"cdn.discordapp.com", "media.discordapp.net"}

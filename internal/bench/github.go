@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -239,96 +237,19 @@ func (b *githubBench) acknowledgements(ctx context.Context, stdout io.Writer, ur
 			return false, err
 		}
 	}
-	acks, failed, why, lag, err := githubAcks(ctx, b.url, rate, bodies)
-	if err != nil {
-		return false, err
-	}
-	anchor, anchorURL, err := startGitHubAnchor(ctx, url)
-	if err != nil {
-		return false, err
-	}
-	anchorAcks, anchorFailed, _, _, err := githubAcks(ctx, anchorURL, rate, bodies)
-	if stopErr := anchor.Stop(15 * time.Second); err == nil {
-		err = stopErr
-	}
-	if err != nil {
-		return false, err
-	}
-	ratio := float64(acks.Percentile(99)) / float64(max(anchorAcks.Percentile(99), time.Microsecond))
-	ok := failed == 0 && ratio <= targetAnchorAckRatio
-	fmt.Fprintf(stdout, "\nWebhooks at %d/s for %s: %d deliveries, %d not acknowledged with 2xx%s (generator lag max %s); then the anchor, a minimal signed handler (read, verify X-Hub-Signature-256, one insert, one commit) on the same database, at the same rate: %d not 2xx\n",
-		rate, d, n, failed, why, kit.Ms(lag), anchorFailed)
-	tw := kit.NewTable(stdout, 50, 99, 99.9, 100)
-	tw.Row("signed delivery → acknowledgement", acks, fmt.Sprintf("p99 ≤ %d× the anchor's, all 2xx %s", targetAnchorAckRatio, kit.Verdict(ok)))
-	tw.Row("  the anchor's", anchorAcks, fmt.Sprintf("weft's p99 is %.1f× it", ratio))
-	if err := tw.Flush(); err != nil {
-		return false, err
-	}
-	return ok, nil
-}
-
-// githubAcks posts bodies, each signed as a delivery of its own, to the
-// door at url (weft's, or the anchor's) at rate, open-loop, and times
-// each to its answer. It returns the 2xx answers' times, how many were
-// not 2xx and what they were instead.
-func githubAcks(ctx context.Context, url string, rate int, bodies [][]byte) (kit.Latencies, int, string, time.Duration, error) {
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
-	type result struct {
-		took   time.Duration
-		ok     bool
-		status int
-	}
-	results := make(chan result, len(bodies))
-	lag, err := kit.Pace(ctx, rate, len(bodies), func(i int) error {
+	acks, anchorAcks, err := acksBesideAnchor(ctx, b.url, rate, n, func(i int) kit.Delivery {
 		d := githubtest.SignWith(githubtest.WebhookSecret, fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i), githubapi.EventIssueComment, bodies[i])
-		go func() {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(d.Body))
-			if err != nil {
-				results <- result{}
-				return
-			}
-			req.Header = d.Header
-			at := time.Now()
-			resp, err := client.Do(req)
-			took := time.Since(at)
-			if err != nil {
-				results <- result{took: took}
-				return
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			results <- result{took: took, ok: resp.StatusCode >= 200 && resp.StatusCode < 300, status: resp.StatusCode}
-		}()
-		return nil
-	})
+		return kit.Delivery{Body: d.Body, Header: d.Header}
+	}, func() (*kit.Process, string, error) { return startGitHubAnchor(ctx, url) })
 	if err != nil {
-		return nil, 0, "", 0, err
+		return false, err
 	}
-	var l kit.Latencies
-	failed := 0
-	statuses := map[int]int{}
-	for range bodies {
-		r := <-results
-		if r.ok {
-			l = append(l, r.took)
-		} else {
-			failed++
-			statuses[r.status]++
-		}
-	}
-	var why []string
-	for status, n := range statuses {
-		name := strconv.Itoa(status)
-		if status == 0 {
-			name = "no answer"
-		}
-		why = append(why, fmt.Sprintf("%s ×%d", name, n))
-	}
-	slices.Sort(why)
-	if len(why) == 0 {
-		return l.Sorted(), failed, "", lag, nil
-	}
-	return l.Sorted(), failed, " (" + strings.Join(why, ", ") + ")", lag, nil
+	ok := acks.Failed == 0 && anchorRatio(acks, anchorAcks) <= targetAnchorAckRatio
+	fmt.Fprintf(stdout, "\nWebhooks at %d/s for %s: %d deliveries, %d not acknowledged with 2xx%s (generator lag max %s); then the anchor, a minimal signed handler (read, verify X-Hub-Signature-256, one insert, one commit) on the same database, at the same rate: %d not 2xx\n",
+		rate, d, n, acks.Failed, acks.Why(), kit.Ms(acks.Lag), anchorAcks.Failed)
+	tw := kit.NewTable(stdout, 50, 99, 99.9, 100)
+	ackRows(tw, acks, anchorAcks, fmt.Sprintf("p99 ≤ %d× the anchor's, all 2xx %s", targetAnchorAckRatio, kit.Verdict(ok)))
+	return ok, tw.Flush()
 }
 
 // perRoute is the REST calls weft made per mention, by route.

@@ -181,3 +181,36 @@ func runInProcess(ctx context.Context, cfg *app.Config, url, role, token string,
 	}
 	return w, nil
 }
+
+// acksBesideAnchor times n deliveries made by next, open-loop at rate, on
+// weft's door at door, then the same on the anchor startAnchor starts (a
+// minimal signed handler on the same database, its door's URL returned)
+// once weft's run is over.
+func acksBesideAnchor(ctx context.Context, door string, rate, n int, next func(i int) kit.Delivery,
+	startAnchor func() (*kit.Process, string, error)) (weft, anchor kit.Acks, err error) {
+	if weft, err = kit.TimeAcks(ctx, door, rate, n, next); err != nil {
+		return kit.Acks{}, kit.Acks{}, err
+	}
+	p, anchorURL, err := startAnchor()
+	if err != nil {
+		return kit.Acks{}, kit.Acks{}, err
+	}
+	anchor, err = kit.TimeAcks(ctx, anchorURL, rate, n, next)
+	if stopErr := p.Stop(15 * time.Second); err == nil {
+		err = stopErr
+	}
+	return weft, anchor, err
+}
+
+// ackRows adds an acknowledgement run's rows to tw: weft's, against
+// target, and the anchor's, with weft's p99 as a multiple of it.
+func ackRows(tw *kit.Table, weft, anchor kit.Acks, target string) {
+	tw.Row("signed delivery → acknowledgement", weft.Took, target)
+	tw.Row("  the anchor's", anchor.Took, fmt.Sprintf("weft's p99 is %.1f× it", anchorRatio(weft, anchor)))
+}
+
+// anchorRatio is weft's p99 acknowledgement as a multiple of the
+// anchor's.
+func anchorRatio(weft, anchor kit.Acks) float64 {
+	return float64(weft.Took.Percentile(99)) / float64(max(anchor.Took.Percentile(99), time.Microsecond))
+}

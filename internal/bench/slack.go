@@ -1,13 +1,11 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"regexp"
 	"strings"
 	"time"
@@ -177,34 +175,23 @@ func (b *slackBench) followUps(ctx context.Context, stdout io.Writer, cf *chatFl
 // weft's run is over; it prints both and returns whether weft met its
 // target.
 func (b *slackBench) acknowledgements(ctx context.Context, stdout io.Writer, url string, rate int, d time.Duration) (bool, error) {
-	acks, failed, ackLag, err := b.acks(ctx, b.url, rate, d)
+	b.slack.AddChannel("C0CHATTER", "channel")
+	n := int(d.Seconds() * float64(rate))
+	acks, anchorAcks, err := acksBesideAnchor(ctx, b.url, rate, n, func(i int) kit.Delivery {
+		ts := slack.FormatTS(time.Now()) // unique: one delivery per tick, µs apart at most
+		_, body := b.slack.Envelope(map[string]any{"type": "message", "channel": "C0CHATTER", "channel_type": "channel",
+			"user": b.user.ID, "text": fmt.Sprintf("chatter %d", i), "ts": ts, "event_ts": ts})
+		return kit.Delivery{Body: body, Header: slacktest.Sign(body, time.Now())}
+	}, func() (*kit.Process, string, error) { return startSlackAnchor(ctx, url, slacktest.SigningSecret) })
 	if err != nil {
 		return false, err
 	}
-	ackOK := failed == 0 && acks.Percentile(99) <= targetSlackAckP99
-	// The anchor, at the same rate, once weft's run is over: a minimal
-	// signed handler on the same database.
-	anchor, anchorURL, err := startSlackAnchor(ctx, url, slacktest.SigningSecret)
-	if err != nil {
-		return false, err
-	}
-	anchorAcks, anchorFailed, _, err := b.acks(ctx, anchorURL, rate, d)
-	if stopErr := anchor.Stop(15 * time.Second); err == nil {
-		err = stopErr
-	}
-	if err != nil {
-		return false, err
-	}
+	ackOK := acks.Failed == 0 && acks.Took.Percentile(99) <= targetSlackAckP99
 	fmt.Fprintf(stdout, "\nEvents API at %d/s for %s: %d deliveries, %d not acknowledged with 2xx (generator lag max %s); then the anchor, a minimal signed handler (read, verify, one insert, one commit) on the same database, at the same rate: %d not 2xx\n",
-		rate, d, len(acks)+failed, failed, kit.Ms(ackLag), anchorFailed)
+		rate, d, len(acks.Took)+acks.Failed, acks.Failed, kit.Ms(acks.Lag), anchorAcks.Failed)
 	tw := kit.NewTable(stdout, 50, 99, 99.9, 100)
-	row := tw.Row
-	row("signed delivery → acknowledgement", acks, fmt.Sprintf("p99 ≤ %s, all 2xx %s", targetSlackAckP99, kit.Verdict(ackOK)))
-	row("  the anchor's", anchorAcks, fmt.Sprintf("weft's p99 is %.1f× it", float64(acks.Percentile(99))/float64(max(anchorAcks.Percentile(99), time.Microsecond))))
-	if err := tw.Flush(); err != nil {
-		return false, err
-	}
-	return ackOK, nil
+	ackRows(tw, acks, anchorAcks, fmt.Sprintf("p99 ≤ %s, all 2xx %s", targetSlackAckP99, kit.Verdict(ackOK)))
+	return ackOK, tw.Flush()
 }
 
 // slackSeedMessages is how many top-level messages each channel holds
@@ -322,58 +309,6 @@ func (b *slackBench) await(ctx context.Context, posts []slackPost, wait time.Dur
 
 // tsAfter orders two Slack ts of the fake (same number of digits).
 func tsAfter(a, b string) bool { return slack.ParseTS(a).After(slack.ParseTS(b)) }
-
-// acks posts signed message events of top-level chatter to the door at url
-// (weft's, or the anchor's) at rate for d, open-loop, and times each to its
-// answer.
-func (b *slackBench) acks(ctx context.Context, url string, rate int, d time.Duration) (kit.Latencies, int, time.Duration, error) {
-	b.slack.AddChannel("C0CHATTER", "channel")
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
-	n := int(d.Seconds() * float64(rate))
-	type result struct {
-		took time.Duration
-		ok   bool
-	}
-	results := make(chan result, n)
-	lag, err := kit.Pace(ctx, rate, n, func(i int) error {
-		ts := slack.FormatTS(time.Now()) // unique: one delivery per tick, µs apart at most
-		_, body := b.slack.Envelope(map[string]any{"type": "message", "channel": "C0CHATTER", "channel_type": "channel",
-			"user": b.user.ID, "text": fmt.Sprintf("chatter %d", i), "ts": ts, "event_ts": ts})
-		go func() {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-			if err != nil {
-				results <- result{}
-				return
-			}
-			req.Header = slacktest.Sign(body, time.Now())
-			at := time.Now()
-			resp, err := client.Do(req)
-			took := time.Since(at)
-			if err != nil {
-				results <- result{took: took}
-				return
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			results <- result{took: took, ok: resp.StatusCode >= 200 && resp.StatusCode < 300}
-		}()
-		return nil
-	})
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	var l kit.Latencies
-	failed := 0
-	for range n {
-		r := <-results
-		if r.ok {
-			l = append(l, r.took)
-		} else {
-			failed++
-		}
-	}
-	return l.Sorted(), failed, lag, nil
-}
 
 // perMention is the Web API calls weft made per mention, by method.
 func perMention(calls []slacktest.Call, mentions int) string {

@@ -231,7 +231,7 @@ func TestErrorKinds(t *testing.T) {
 			s.Fail(routeGetIssue, 0, tc.fault) // every one: Go retries an idempotent GET once on a dropped connection
 			_, err := c.GetIssue(context.Background(), inst, repo, n)
 			require.True(t, surface.IsKind(err, tc.kind), "%v", err)
-			require.Equal(t, tc.kind == surface.KindServer, github.Ambiguous(err))
+			require.Equal(t, tc.kind == surface.KindServer, surface.Ambiguous(err))
 		})
 	}
 	t.Run("cancelled", func(t *testing.T) {

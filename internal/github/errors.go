@@ -112,18 +112,3 @@ func retryAfter(r *http.Response) time.Duration {
 	}
 	return max(time.Duration(n)*time.Second, minRetryAfter)
 }
-
-// Ambiguous reports whether a failed write may nevertheless have been
-// applied: no answer was read, or GitHub failed (5xx). Before writing
-// again, look for the write (the comment's marker). A rate limit, auth
-// failure or any other 4xx means GitHub refused it.
-func Ambiguous(err error) bool {
-	if err == nil {
-		return false
-	}
-	var e *surface.Error
-	if errors.As(err, &e) {
-		return e.Kind == surface.KindServer
-	}
-	return true
-}

@@ -108,7 +108,7 @@ func TestPostComment(t *testing.T) {
 		post := github.Post{Repo: repo, Number: n, OutboxID: "o2", Text: "Answer.", Fresh: true}
 		_, err := c.PostComment(ctx, inst, post)
 		require.Error(t, err)
-		require.True(t, github.Ambiguous(err))
+		require.True(t, surface.Ambiguous(err))
 		require.Len(t, s.BotComments(repoFull, n), 1, "the post was applied")
 		// People keep talking before the retry.
 		s.AddComment(repoFull, n, alice, "hello?")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/throttle"
 )
 
 // DefaultInterval is the least time between two writes of one call's text:
@@ -55,56 +56,29 @@ func New(d Deps) *Writer {
 
 // Open implements agent.Partials.
 func (w *Writer) Open(ctx context.Context, th *thread.Thread, after int64) agent.PartialAnswer {
-	return &answer{w: w, ctx: ctx, threadID: th.ID, after: after,
-		wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
+	a := &answer{w: w, ctx: ctx, threadID: th.ID, after: after}
+	a.Latest = throttle.New(a.run)
+	return a
 }
 
 // answer is one call's partial text. A goroutine, started by the first
 // Text, writes the newest text at most once per Interval.
 type answer struct {
+	*throttle.Latest
 	w        *Writer
 	ctx      context.Context
 	threadID uuid.UUID
 	after    int64
-	wake     chan struct{} // a new text waits
-	closing  chan struct{} // Close was called
-	done     chan struct{} // the goroutine has ended
 
-	mu      sync.Mutex
-	text    string
-	dirty   bool
-	started bool
-	wrote   bool // a row may exist: Close deletes it
-	failed  bool // a write failed: logged once
-}
-
-// Text implements agent.PartialAnswer; it never blocks.
-func (a *answer) Text(text string) {
-	a.mu.Lock()
-	a.text, a.dirty = text, true
-	start := !a.started
-	a.started = true
-	a.mu.Unlock()
-	if start {
-		go a.run()
-	}
-	select {
-	case a.wake <- struct{}{}:
-	default:
-	}
+	mu     sync.Mutex
+	wrote  bool // a row may exist: Close deletes it
+	failed bool // a write failed: logged once
 }
 
 // Close implements agent.PartialAnswer: it stops the writes and deletes
 // the row, the call's outcome being recorded by now.
 func (a *answer) Close() {
-	a.mu.Lock()
-	started := a.started
-	a.mu.Unlock()
-	close(a.closing)
-	if !started {
-		return
-	}
-	<-a.done
+	a.Latest.Close()
 	a.mu.Lock()
 	wrote := a.wrote
 	a.mu.Unlock()
@@ -119,19 +93,9 @@ func (a *answer) Close() {
 }
 
 func (a *answer) run() {
-	defer close(a.done)
-	for {
-		select {
-		case <-a.wake:
-		case <-a.closing:
-			return
-		}
+	for a.Wait() {
 		a.write()
-		pause := time.NewTimer(a.w.d.Interval)
-		select {
-		case <-pause.C:
-		case <-a.closing:
-			pause.Stop()
+		if !a.Pause(a.w.d.Interval) {
 			return
 		}
 	}
@@ -139,10 +103,7 @@ func (a *answer) run() {
 
 // write writes the newest text, if it changed since the last write.
 func (a *answer) write() {
-	a.mu.Lock()
-	text, dirty := a.text, a.dirty
-	a.dirty = false
-	a.mu.Unlock()
+	text, dirty := a.Take()
 	if !dirty {
 		return
 	}

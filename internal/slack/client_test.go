@@ -227,7 +227,7 @@ func TestPostAndFind(t *testing.T) {
 	}
 	srv.Fail("chat.postMessage", 1, fakekit.LostResponse())
 	_, err = c.PostMessage(t.Context(), slack.Post{Channel: "C1", ThreadTS: parent.TS, Text: "part one", OutboxID: "row-1", Part: 1})
-	if err == nil || !slack.Ambiguous(err) {
+	if err == nil || !surface.Ambiguous(err) {
 		t.Fatalf("dropped post: err = %v, want an ambiguous failure", err)
 	}
 	if n := len(srv.Calls("chat.postMessage")); n != 2 {
@@ -273,7 +273,7 @@ func TestPostErrors(t *testing.T) {
 			srv.Fail("chat.postMessage", 1, tt.fault)
 			c, _ := newClient(t, srv, slacktest.BotToken)
 			_, err := c.PostMessage(t.Context(), slack.Post{Channel: "C1", Text: "hi"})
-			if !surface.IsKind(err, tt.kind) || slack.Ambiguous(err) != tt.ambiguous {
+			if !surface.IsKind(err, tt.kind) || surface.Ambiguous(err) != tt.ambiguous {
 				t.Fatalf("err = %v, want kind %s, ambiguous %v", err, tt.kind, tt.ambiguous)
 			}
 			if n := len(srv.Calls("chat.postMessage")); n != 1 {

@@ -113,21 +113,3 @@ func retryable(err error) bool {
 	}
 	return true
 }
-
-// Ambiguous reports whether a failed write may nevertheless have been
-// applied: a timeout, a dropped or reset connection, a 5xx, or Slack's
-// internal_error/fatal_error. Before sending again, look for the write.
-// A rate limit, an auth failure or any other ok:false answer means Slack
-// refused the request.
-func Ambiguous(err error) bool {
-	if err == nil {
-		return false
-	}
-	var e *surface.Error
-	if errors.As(err, &e) {
-		return e.Kind == surface.KindServer
-	}
-	// Untyped: no answer was read (timeout, reset, a cancelled request
-	// that may already have been on the wire, an unreadable body).
-	return true
-}

@@ -148,7 +148,7 @@ type Post struct {
 // PostMessage sends one message (chat.postMessage) and returns its ts,
 // waiting first for the channel's pace (one post per PostInterval). It is
 // not retried: chat.postMessage has no idempotency key, so after a failure
-// that Ambiguous reports, look for the post with FindPosted before sending
+// that surface.Ambiguous reports, look for the post with FindPosted before sending
 // again. Link and media previews are off, and link_names is never sent, so
 // a plain @here stays text.
 func (c *Client) PostMessage(ctx context.Context, p Post) (string, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/weft-dev/weft/internal/fakekit"
 	"github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/slack/slacktest"
+	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -44,7 +45,7 @@ func TestSenderResumesParts(t *testing.T) {
 	// Part 0 is made, but its answer is lost.
 	srv.Fail("chat.postMessage", 1, fakekit.LostResponse())
 	_, err = s.Send(t.Context(), o2)
-	if err == nil || errors.Is(err, thread.ErrInvalid) || !slack.Ambiguous(err) {
+	if err == nil || errors.Is(err, thread.ErrInvalid) || !surface.Ambiguous(err) {
 		t.Fatalf("lost answer: %v, want an ambiguous, retryable failure", err)
 	}
 	if n := len(srv.BotMessages("C1")); n != 4 {

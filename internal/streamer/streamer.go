@@ -22,6 +22,7 @@ import (
 	"github.com/weft-dev/weft/internal/retry"
 	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/throttle"
 )
 
 // Store is where answers' messages are recorded. *db.Store implements it.
@@ -96,110 +97,48 @@ func New(d Deps) *Streamer {
 
 // Open implements agent.Partials.
 func (s *Streamer) Open(ctx context.Context, th *thread.Thread, after int64) agent.PartialAnswer {
-	return &answer{s: s, ctx: ctx, threadID: th.ID, after: after,
-		wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
+	a := &answer{s: s, ctx: ctx, threadID: th.ID, after: after}
+	a.Latest = throttle.New(a.run)
+	return a
 }
 
 // answer is one model call's text on the platform. A goroutine, started
 // by the first Text, finds the thread's surface and the answer's record,
 // then writes the newest text at most once per the Writer's Pause.
 type answer struct {
+	*throttle.Latest
 	s        *Streamer
 	ctx      context.Context
 	threadID uuid.UUID
 	after    int64
 
-	wake      chan struct{}
-	closing   chan struct{}
-	closeOnce sync.Once
-	done      chan struct{}
-
-	mu      sync.Mutex
-	text    string
-	dirty   bool
-	started bool
-	w       Writer // once begun
-	k       key
-	ended   time.Time // when the writes ended; the Writer is kept a while for its delivery
+	mu    sync.Mutex
+	w     Writer // once begun
+	k     key
+	ended time.Time // when the writes ended; the Writer is kept a while for its delivery
 }
 
 // keepEnded is how long an answer whose writes ended stays known to its
 // delivery on this replica (which then knows what the message holds).
 const keepEnded = time.Minute
 
-// Text implements agent.PartialAnswer; it never blocks.
-func (a *answer) Text(text string) {
-	a.mu.Lock()
-	a.text, a.dirty = text, true
-	start := !a.started
-	a.started = true
-	a.mu.Unlock()
-	if start {
-		go a.run()
-	}
-	select {
-	case a.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Close implements agent.PartialAnswer: the writes stop (the answer's
-// outbox row, recorded by now, finishes the message) and Close waits for
-// the one in flight.
-func (a *answer) Close() { a.stop() }
-
-// stop ends the writes and waits for the goroutine, if it ran.
-func (a *answer) stop() {
-	a.closeOnce.Do(func() { close(a.closing) })
-	a.mu.Lock()
-	started := a.started
-	a.mu.Unlock()
-	if started {
-		<-a.done
-	}
-}
-
-func (a *answer) closed() bool {
-	select {
-	case <-a.closing:
-		return true
-	default:
-		return false
-	}
-}
-
 func (a *answer) run() {
-	defer close(a.done)
 	w, rec, ok := a.begin()
 	if !ok {
 		return
 	}
 	defer a.s.retire(a)
 	for {
-		select {
-		case <-a.wake:
-		case <-a.closing:
+		if !a.Wait() {
 			a.abandon(w)
 			return
 		}
-		if a.closed() {
-			a.abandon(w)
-			return
-		}
-		a.mu.Lock()
-		text, dirty := a.text, a.dirty
-		a.dirty = false
-		a.mu.Unlock()
-		if dirty {
+		if text, dirty := a.Take(); dirty {
 			if !a.write(w, &rec, text) {
 				return
 			}
 		}
-		pause := time.NewTimer(w.Pause())
-		select {
-		case <-pause.C:
-		case <-a.closing:
-			pause.Stop()
+		if !a.Pause(w.Pause()) {
 			a.abandon(w)
 			return
 		}
@@ -244,12 +183,12 @@ func (a *answer) begin() (Writer, db.Streamed, bool) {
 	}
 	s.mu.Unlock()
 	if prev != nil && prev != a {
-		prev.stop()
+		prev.Close()
 	}
 	a.mu.Lock()
 	a.k = k
 	a.mu.Unlock()
-	if a.closed() {
+	if a.Closed() {
 		s.forget(k, a)
 		return nil, db.Streamed{}, false
 	}
@@ -320,17 +259,8 @@ func (a *answer) write(w Writer, rec *db.Streamed, text string) bool {
 		if d := retry.Hint(err); d > 0 && surface.IsKind(err, surface.KindRateLimited) && len(rec.MessageIDs) > 0 {
 			// The platform asked to wait: the next write, later,
 			// carries more text.
-			a.mu.Lock()
-			a.dirty = true
-			a.mu.Unlock()
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-t.C:
-				return true
-			case <-a.closing:
-				return false
-			}
+			a.Again()
+			return a.Pause(d)
 		}
 		// Streaming is a courtesy: the answer is posted all the same.
 		log.WarnContext(a.ctx, "stream: write", slog.Any("error", err))
@@ -376,7 +306,7 @@ func (s *Streamer) Quiesce(threadID uuid.UUID, answerSeq int64) Writer {
 	if a == nil {
 		return nil
 	}
-	a.stop()
+	a.Close()
 	s.forget(key{thread: threadID, answer: answerSeq}, a)
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -407,4 +337,34 @@ func (s *Streamer) Claim(ctx context.Context, o thread.Outbox) (rec db.Streamed,
 			return db.Streamed{}, nil, false, err
 		}
 	}
+}
+
+// Finish finishes the streamed messages rec of an answer with its outbox
+// row o; w is the Writer that wrote them on this replica, nil when another
+// replica did.
+type Finish func(ctx context.Context, o thread.Outbox, rec db.Streamed, w Writer) (string, error)
+
+// Sender is a streaming platform's surface.Sender: an outbox row whose
+// answer has streamed messages finishes them (finish) instead of posting
+// anew; any other is posted by plain.
+func (s *Streamer) Sender(plain surface.Sender, finish Finish) surface.Sender {
+	return sender{s: s, plain: plain, finish: finish}
+}
+
+type sender struct {
+	s      *Streamer
+	plain  surface.Sender
+	finish Finish
+}
+
+// Send implements surface.Sender.
+func (s sender) Send(ctx context.Context, o thread.Outbox) (string, error) {
+	rec, w, ok, err := s.s.Claim(ctx, o)
+	if err != nil {
+		return "", err // the database: retried
+	}
+	if !ok {
+		return s.plain.Send(ctx, o)
+	}
+	return s.finish(ctx, o, rec, w)
 }

@@ -182,3 +182,20 @@ func Body(p thread.Platform, o thread.Outbox) (thread.OutboxBody, error) {
 	}
 	return body, nil
 }
+
+// Ambiguous reports whether a failed write may nevertheless have been
+// applied: no answer was read (an untyped error: a timeout, a reset
+// connection, a cancelled request that may already have been on the
+// wire, an unreadable body) or the platform failed (KindServer). Before
+// writing again, look for the write. Any other Kind means the platform
+// refused it.
+func Ambiguous(err error) bool {
+	if err == nil {
+		return false
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind == KindServer
+	}
+	return true
+}

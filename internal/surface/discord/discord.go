@@ -128,7 +128,7 @@ func (a *App) Sender() surface.Sender {
 	if !a.On() {
 		return nil
 	}
-	return &streamSender{plain: a.sender, streamer: a.streamer}
+	return a.streamer.Sender(a.sender, a.finish)
 }
 
 // Hint is what people type to name one of Discord's conversations.

@@ -10,7 +10,6 @@ import (
 	"github.com/weft-dev/weft/internal/agent"
 	discordapi "github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/streamer"
-	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -116,27 +115,12 @@ func (w *discordWriter) Pause() time.Duration { return w.p.interval }
 // Abandon implements streamer.Writer: a Discord message needs no ending.
 func (w *discordWriter) Abandon(context.Context) {}
 
-// streamSender delivers Discord's outbox rows, finishing an answer's
-// streamed messages when it has some instead of posting anew.
-type streamSender struct {
-	plain    *discordapi.Sender
-	streamer *streamer.Streamer
-}
-
-// Send implements surface.Sender.
-func (s *streamSender) Send(ctx context.Context, o thread.Outbox) (string, error) {
-	rec, w, ok, err := s.streamer.Claim(ctx, o)
-	if err != nil {
-		return "", err // the database: retried
-	}
-	if !ok {
-		return s.plain.Send(ctx, o)
-	}
+// finish finishes an answer's streamed Discord messages with its outbox
+// row, knowing what they show when this replica wrote them.
+func (a *App) finish(ctx context.Context, o thread.Outbox, rec db.Streamed, w streamer.Writer) (string, error) {
 	var sent []string
 	if dw, ok := w.(*discordWriter); ok && len(dw.ids) == len(rec.MessageIDs) {
 		sent = dw.sent
 	}
-	return s.plain.Finish(ctx, o, rec.MessageIDs, sent)
+	return a.sender.Finish(ctx, o, rec.MessageIDs, sent)
 }
-
-var _ surface.Sender = (*streamSender)(nil)

@@ -15,6 +15,7 @@ import (
 	"github.com/weft-dev/weft/internal/agent"
 	linearapi "github.com/weft-dev/weft/internal/linear"
 	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/throttle"
 )
 
 // DefaultThoughtInterval is the least time between two progress thoughts
@@ -112,8 +113,9 @@ func (t *Thoughts) Counts() (posted, folded, failed uint64) { return t.counts.sn
 // session gets nothing posted (the lookup happens off the turn, on the
 // answer's own goroutine, at its first thought).
 func (t *Thoughts) Open(ctx context.Context, th *thread.Thread, _ int64) agent.PartialAnswer {
-	return &answer{t: t, ctx: ctx, threadID: th.ID, opened: time.Now(),
-		wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
+	a := &answer{t: t, ctx: ctx, threadID: th.ID, opened: time.Now()}
+	a.Latest = throttle.New(a.run)
+	return a
 }
 
 // Settle is called before a session's closing activity (its response,
@@ -192,52 +194,17 @@ func (t *Thoughts) leave(sessionID string, a *answer) {
 // started by the first Text, posts the newest text once Interval has
 // passed since the call began, and again each Interval while it changes.
 type answer struct {
+	*throttle.Latest
 	t        *Thoughts
 	ctx      context.Context
 	threadID uuid.UUID
 	opened   time.Time
-	wake     chan struct{} // a new text waits
-	closing  chan struct{} // Close was called
-	done     chan struct{} // the goroutine has ended
-
-	mu      sync.Mutex
-	text    string
-	dirty   bool
-	started bool
 
 	// post is held while a thought is posted, for Settle to wait on.
 	post sync.Mutex
 }
 
-// Text takes the answer so far; it never blocks.
-func (a *answer) Text(text string) {
-	a.mu.Lock()
-	a.text, a.dirty = text, true
-	start := !a.started
-	a.started = true
-	a.mu.Unlock()
-	if start {
-		go a.run()
-	}
-	select {
-	case a.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Close ends the answer's progress: no thought is posted after it returns.
-func (a *answer) Close() {
-	a.mu.Lock()
-	started := a.started
-	a.mu.Unlock()
-	close(a.closing)
-	if started {
-		<-a.done
-	}
-}
-
 func (a *answer) run() {
-	defer close(a.done)
 	att, err := a.t.attachments.LinearAttachment(a.ctx, a.threadID)
 	if err != nil {
 		if !errors.Is(err, thread.ErrNotFound) && a.ctx.Err() == nil {
@@ -256,33 +223,9 @@ func (a *answer) run() {
 	}
 	ctx := linearapi.WithOrganization(a.ctx, org)
 	next := a.opened.Add(a.t.interval)
-	for {
-		if !a.waitUntil(next) {
-			return
-		}
-		select {
-		case <-a.wake:
-		case <-a.closing:
-			return
-		}
+	for a.Pause(time.Until(next)) && a.Wait() {
 		a.think(ctx, org, att.SessionID)
 		next = time.Now().Add(a.t.interval)
-	}
-}
-
-// waitUntil waits for at, or reports false when the answer closes first.
-func (a *answer) waitUntil(at time.Time) bool {
-	d := time.Until(at)
-	if d <= 0 {
-		return true
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-a.closing:
-		return false
 	}
 }
 
@@ -291,10 +234,7 @@ func (a *answer) waitUntil(at time.Time) bool {
 // budget is low: then the thought is folded into the next one, or into
 // the response.
 func (a *answer) think(ctx context.Context, org, sessionID string) {
-	a.mu.Lock()
-	text, dirty := a.text, a.dirty
-	a.dirty = false
-	a.mu.Unlock()
+	text, dirty := a.Take()
 	if !dirty || strings.TrimSpace(text) == "" {
 		return
 	}
@@ -305,9 +245,7 @@ func (a *answer) think(ctx context.Context, org, sessionID string) {
 	}
 	if a.t.budget.Low(org) {
 		a.t.counts.add(&a.t.counts.folded)
-		a.mu.Lock()
-		a.dirty = true // still unposted: the next one may go
-		a.mu.Unlock()
+		a.Again() // still unposted: the next one may go
 		return
 	}
 	_, err := a.t.client.CreateActivity(ctx, sessionID, linearapi.Activity{

@@ -158,7 +158,7 @@ func (a *App) Sender() surface.Sender {
 	if !a.On() {
 		return nil
 	}
-	return &streamSender{plain: a.sender, streamer: a.streamer}
+	return a.streamer.Sender(a.sender, a.finish)
 }
 
 // Workspaces are the workspaces' clients; nil with Slack off.

@@ -10,7 +10,6 @@ import (
 	"github.com/weft-dev/weft/internal/agent"
 	slackapi "github.com/weft-dev/weft/internal/slack"
 	"github.com/weft-dev/weft/internal/streamer"
-	"github.com/weft-dev/weft/internal/surface"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -201,27 +200,12 @@ func (w *slackWriter) Abandon(ctx context.Context) {
 	}
 }
 
-// streamSender delivers Slack's outbox rows, finishing an answer's
-// streamed message when it has one instead of posting anew.
-type streamSender struct {
-	plain    *slackapi.Sender
-	streamer *streamer.Streamer
-}
-
-// Send implements surface.Sender.
-func (s *streamSender) Send(ctx context.Context, o thread.Outbox) (string, error) {
-	rec, w, ok, err := s.streamer.Claim(ctx, o)
-	if err != nil {
-		return "", err // the database: retried
-	}
-	if !ok {
-		return s.plain.Send(ctx, o)
-	}
+// finish finishes an answer's streamed Slack message with its outbox
+// row, knowing what it shows when this replica wrote it.
+func (a *App) finish(ctx context.Context, o thread.Outbox, rec db.Streamed, w streamer.Writer) (string, error) {
 	m := slackapi.Streamed{TS: rec.MessageIDs[0], Streaming: rec.Mode == db.StreamNative}
 	if sw, ok := w.(*slackWriter); ok && sw.ts == m.TS {
 		m.Streaming, m.Sent, m.SentKnown = sw.mode == db.StreamNative, sw.sent, true
 	}
-	return s.plain.Finish(ctx, o, m)
+	return a.sender.Finish(ctx, o, m)
 }
-
-var _ surface.Sender = (*streamSender)(nil)
