@@ -90,8 +90,9 @@ type TurnStart struct {
 // thread.ErrConflict when the thread's status or head is no longer what the
 // turn read (read it again), and with thread.ErrNotFound.
 //
-// The statement commits without waiting for its flush (see unflushedCommit):
-// nothing outside the database acts on a lease alone. If a database crash
+// The statement commits without waiting for its flush (as unflushedCommit's
+// do, by a condition of its own): nothing outside the database acts on a
+// lease alone. If a database crash
 // forgets it, the turn's connection died with it, and its next step could
 // not have been recorded anyway, since weft_hold_turn checks the lease.
 func (s *Store) StartTurn(ctx context.Context, threadID uuid.UUID, ts TurnStart) (*thread.Thread, error) {
@@ -103,14 +104,12 @@ func (s *Store) StartTurn(ctx context.Context, threadID uuid.UUID, ts TurnStart)
 		Status: string(ts.Status), HeadStitchID: nullUUID(ts.Head),
 	}
 	var t *thread.Thread
-	err := s.unflushedCommit(ctx, func(q *dbsqlc.Queries) (err error) {
-		if ts.Running {
-			t, err = threadOf(q.StartTurnRunning(ctx, dbsqlc.StartTurnRunningParams(arg)))
-		} else {
-			t, err = threadOf(q.StartTurn(ctx, arg))
-		}
-		return err
-	})
+	var err error
+	if ts.Running {
+		t, err = threadOf(s.gen.StartTurnRunning(ctx, dbsqlc.StartTurnRunningParams(arg)))
+	} else {
+		t, err = threadOf(s.gen.StartTurn(ctx, arg))
+	}
 	if err == nil {
 		return t, nil
 	}

@@ -2,6 +2,7 @@ package db_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -272,24 +273,32 @@ func TestTurnWrite(t *testing.T) {
 			require.NoError(t, store.ReleaseLease(ctx, id, "a"))
 		}},
 	}
+	// A step with stitches is checked by its first append, one without by
+	// a statement of its own: both refuse alike.
 	for _, tt := range refused {
-		t.Run("RefusedWhen"+tt.name, func(t *testing.T) {
-			th := dbtest.Thread(ctx, t, store, nil)
-			_, st := startOn(t, store, th.ID, "a")
-			n := int64(len(st.Chain))
-			tt.change(t, th.ID, st.Chain[n-1].ID)
-			_, err := store.Write(ctx, db.Write{ThreadID: th.ID, Stitches: answer(n),
-				Outbox: []thread.Outbox{{Platform: thread.PlatformLinear, Target: "s", Kind: thread.OutboxResponse, Body: thread.OutboxBody{Text: "done"}.JSON()}},
-				Status: &thread.StatusChange{To: thread.StatusCompleted, Result: []byte(`{"result":"done"}`)}, Turn: &db.TurnHold{Owner: "a", Release: true, Count: n + 1}})
-			require.ErrorIs(t, err, thread.ErrAborted)
-			requireChain(t, store, th.ID, int(n))
-			rows, err := store.ThreadOutbox(ctx, th.ID)
-			require.NoError(t, err)
-			require.Empty(t, rows, "nothing written")
-			cur, err := store.Thread(ctx, th.ID)
-			require.NoError(t, err)
-			require.NotEqual(t, thread.StatusCompleted, cur.Status)
-		})
+		for _, withStitches := range []bool{true, false} {
+			t.Run(fmt.Sprintf("RefusedWhen%s/stitches=%t", tt.name, withStitches), func(t *testing.T) {
+				th := dbtest.Thread(ctx, t, store, nil)
+				_, st := startOn(t, store, th.ID, "a")
+				n := int64(len(st.Chain))
+				tt.change(t, th.ID, st.Chain[n-1].ID)
+				var stitches []thread.Stitch
+				if withStitches {
+					stitches = answer(n)
+				}
+				_, err := store.Write(ctx, db.Write{ThreadID: th.ID, Stitches: stitches,
+					Outbox: []thread.Outbox{{Platform: thread.PlatformLinear, Target: "s", Kind: thread.OutboxResponse, Body: thread.OutboxBody{Text: "done"}.JSON()}},
+					Status: &thread.StatusChange{To: thread.StatusCompleted, Result: []byte(`{"result":"done"}`)}, Turn: &db.TurnHold{Owner: "a", Release: true, Count: n + 1}})
+				require.ErrorIs(t, err, thread.ErrAborted)
+				requireChain(t, store, th.ID, int(n))
+				rows, err := store.ThreadOutbox(ctx, th.ID)
+				require.NoError(t, err)
+				require.Empty(t, rows, "nothing written")
+				cur, err := store.Thread(ctx, th.ID)
+				require.NoError(t, err)
+				require.NotEqual(t, thread.StatusCompleted, cur.Status)
+			})
+		}
 	}
 }
 

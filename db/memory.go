@@ -2,12 +2,10 @@ package db
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/weft-dev/weft/db/internal/dbsqlc"
 	"github.com/weft-dev/weft/internal/thread"
@@ -17,14 +15,16 @@ var _ thread.MemoryReader = (*Queries)(nil)
 
 // MemoryContext is what the memory tools read to find whose memory a
 // thread's is: its tenant, its latest stitches (which name who spoke
-// last) and its attachments (which name who started it).
+// last) and who started it.
 type MemoryContext struct {
-	// Tenant is the zero tenant for a thread on no platform.
-	Tenant thread.Tenant
+	// Tenant is the zero tenant for a thread on no platform, and
+	// Organisation the organisation it is in ("" then).
+	Tenant       thread.Tenant
+	Organisation string
 	// Recent are the thread's latest stitches, in chain order.
-	Recent  []thread.Stitch
-	Linear  *thread.LinearAttachment  // nil: none
-	Discord *thread.DiscordAttachment // nil: none
+	Recent []thread.Stitch
+	// starter is the person who started the thread (see Starter).
+	starter string
 	// blocks are, when read with the context (MemoryContext's agent), the
 	// blocks of every scope the context can name; see Blocks.
 	blocks []thread.MemoryBlock
@@ -45,17 +45,10 @@ func (mc *MemoryContext) Blocks(person string) []thread.MemoryBlock {
 	return out
 }
 
-// Starter is the person who started the thread on its platform, or ""
-// when the platform does not say.
-func (mc *MemoryContext) Starter() string {
-	switch {
-	case mc.Linear != nil:
-		return thread.PersonOn(thread.PlatformLinear, mc.Linear.CreatedByUserID)
-	case mc.Discord != nil:
-		return thread.PersonOn(thread.PlatformDiscord, mc.Discord.CreatedBy)
-	}
-	return ""
-}
+// Starter is the person who started the thread on its platform (Linear's
+// session creator, else the Discord thread's), or "" when the platform
+// does not say.
+func (mc *MemoryContext) Starter() string { return mc.starter }
 
 // MemoryContext reads a thread's memory context, with its latest recent
 // stitches, in one round trip: a memory tool's call is a step of a turn,
@@ -87,30 +80,21 @@ func (q *Queries) memoryContext(ctx context.Context, threadID uuid.UUID, recent 
 		})
 	}
 	p.add(func(q *dbsqlc.Queries) error {
-		row, err := q.ThreadTenant(ctx, threadID)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return nil
-		case err != nil:
+		row, err := q.ThreadMemoryOwner(ctx, threadID)
+		if err != nil {
 			return translate(err)
 		}
-		mc.Tenant = thread.Tenant{Kind: thread.TenantKind(row.TenantKind), ID: row.TenantID}
+		if row.TenantKind != "" {
+			mc.Tenant = thread.Tenant{Kind: thread.TenantKind(row.TenantKind), ID: row.TenantID}
+			mc.Organisation = row.Organisation
+		}
+		if row.StarterPlatform != "" {
+			mc.starter = thread.PersonOn(thread.Platform(row.StarterPlatform), row.StarterID)
+		}
 		return nil
 	})
 	p.add(func(q *dbsqlc.Queries) (err error) {
 		mc.Recent, err = stitchWindow(ctx, q, threadID, StitchPage{Newest: true, Limit: recent}, false)
-		return err
-	})
-	p.add(func(q *dbsqlc.Queries) (err error) {
-		if mc.Linear, err = linearOf(q.LinearAttachment(ctx, threadID)); errors.Is(err, thread.ErrNotFound) {
-			return nil
-		}
-		return err
-	})
-	p.add(func(q *dbsqlc.Queries) (err error) {
-		if mc.Discord, err = discordOf(q.DiscordAttachment(ctx, threadID)); errors.Is(err, thread.ErrNotFound) {
-			return nil
-		}
 		return err
 	})
 	if err := p.run(ctx, q.db); err != nil {

@@ -28,16 +28,25 @@ func TestMemoryContext(t *testing.T) {
 	require.Equal(t, thread.DiscordTenant(att.GuildID), mc.Tenant)
 	require.Len(t, mc.Recent, 2)
 	require.Equal(t, []string{"two", "three"}, []string{mc.Recent[0].Content, mc.Recent[1].Content}, "the latest, in chain order")
-	require.Nil(t, mc.Linear)
-	require.NotNil(t, mc.Discord)
-	require.Equal(t, att.CreatedBy, mc.Discord.CreatedBy)
+	require.Equal(t, thread.PersonOn(thread.PlatformDiscord, att.CreatedBy), mc.Starter())
+	_, org, err := store.ThreadTenant(ctx, th.ID)
+	require.NoError(t, err)
+	require.Equal(t, org, mc.Organisation)
+
+	// Linear's starter comes first: the session's creator.
+	lin := dbtest.LinearAttachment()
+	onLinear := dbtest.Thread(ctx, t, store, &dbtest.ThreadOpts{Linear: lin})
+	mc, err = store.MemoryContext(ctx, onLinear.ID, 2)
+	require.NoError(t, err)
+	require.Equal(t, thread.LinearTenant(lin.WorkspaceID), mc.Tenant)
+	require.Equal(t, thread.PersonOn(thread.PlatformLinear, lin.CreatedByUserID), mc.Starter())
 
 	mc, err = store.MemoryContext(ctx, uuid.New(), 2)
 	require.NoError(t, err, "an unknown thread is on no platform")
 	require.Zero(t, mc.Tenant)
 	require.Empty(t, mc.Recent)
-	require.Nil(t, mc.Linear)
-	require.Nil(t, mc.Discord)
+	require.Empty(t, mc.Starter())
+	require.Empty(t, mc.Organisation)
 }
 
 // TestMemoryContextWithBlocks: the blocks read with a thread's memory

@@ -128,10 +128,18 @@ func queueWrite(ctx context.Context, p *pipeline, w Write, out *Written) error {
 		id = w.New.Thread.ID
 	}
 
+	// A turn's step is checked before anything else it writes: by its
+	// first append when that comes first (one statement fewer), else by
+	// HoldTurn.
+	var holdOwner *string
 	if h := w.Turn; h != nil {
-		p.add(func(q *dbsqlc.Queries) error {
-			return translate(q.HoldTurn(ctx, dbsqlc.HoldTurnParams{ThreadID: id, Owner: h.Owner}))
-		})
+		if w.New == nil && w.Inbound == nil && len(w.Stitches) > 0 {
+			holdOwner = &h.Owner
+		} else {
+			p.add(func(q *dbsqlc.Queries) error {
+				return translate(q.HoldTurn(ctx, dbsqlc.HoldTurnParams{ThreadID: id, Owner: h.Owner}))
+			})
+		}
 	}
 	if d := w.New; d != nil {
 		arg := insertThreadParams(d)
@@ -171,6 +179,7 @@ func queueWrite(ctx context.Context, p *pipeline, w Write, out *Written) error {
 			s.ID = thread.NewID()
 		}
 		arg := appendStitchParams(&s)
+		arg.Owner, holdOwner = holdOwner, nil
 		p.add(func(q *dbsqlc.Queries) error {
 			row, err := q.AppendStitch(ctx, arg)
 			got, err := appended(arg, row, err)

@@ -1,20 +1,26 @@
 -- name: StartTurn :one
 -- The lease is taken only from nobody, from the owner itself, or from an
 -- owner whose lease lapsed, and only on the thread as the turn read it.
+-- The statement is its own transaction, and its last condition makes the
+-- commit skip the WAL flush (as SkipCommitFlush would, one statement
+-- fewer); it is evaluated on the thread's row alone, and should it run for
+-- a row the others refuse, it is the flush of a commit that wrote nothing.
 UPDATE threads SET lease_owner = sqlc.arg(owner)::text, lease_expires_at = now() + sqlc.arg(ttl_ms)::bigint * interval '1 millisecond'
 WHERE thread_id = @thread_id AND (lease_owner IS NULL OR lease_owner = @owner OR lease_expires_at < now())
   AND status = @status AND head_stitch_id IS NOT DISTINCT FROM @head_stitch_id
+  AND set_config('synchronous_commit', 'off', true) = 'off'
 RETURNING *;
 
 -- name: StartTurnRunning :one
 -- StartTurnRunning is StartTurn moving the thread to running as well (the
 -- caller checks the status machine allows it from status), as SetStatus
--- would.
+-- would; its commit skips the flush as StartTurn's does.
 UPDATE threads SET lease_owner = sqlc.arg(owner)::text, lease_expires_at = now() + sqlc.arg(ttl_ms)::bigint * interval '1 millisecond',
     status = 'running', waiting_reason = NULL, result = NULL, error = NULL,
     updated_at = now(), last_activity_at = now()
 WHERE thread_id = @thread_id AND (lease_owner IS NULL OR lease_owner = @owner OR lease_expires_at < now())
   AND status = @status AND head_stitch_id IS NOT DISTINCT FROM @head_stitch_id
+  AND set_config('synchronous_commit', 'off', true) = 'off'
 RETURNING *;
 
 -- name: LeaseHeld :one

@@ -22,9 +22,16 @@ VALUES (@stitch_id, @thread_id, @previous_stitch_id, @seq,
 -- made every append a non-HOT update with two index entries more, the
 -- largest share of what an append cost beyond a plain insert at 16
 -- connections; last_activity_at (unindexed) says when the thread last had
--- a stitch.
+-- a stitch. With an owner, the append is a turn's step and makes its hold
+-- check under that lock rather than in a statement of its own (HoldTurn):
+-- weft_hold_turn raises unless the owner holds the lease and the thread is
+-- not aborted, and returns void, which is never NULL; CASE, so that no
+-- other append calls it.
 WITH head AS (
-    SELECT thread_id, head_stitch_id, stitch_count FROM threads WHERE thread_id = @thread_id FOR NO KEY UPDATE
+    SELECT thread_id, head_stitch_id, stitch_count FROM threads
+    WHERE thread_id = @thread_id
+      AND CASE WHEN sqlc.narg(owner)::text IS NULL THEN true ELSE weft_hold_turn(@thread_id, sqlc.narg(owner)::text) IS NOT NULL END
+    FOR NO KEY UPDATE
 ), moved AS (
     UPDATE threads t SET head_stitch_id = @stitch_id, stitch_count = head.stitch_count + 1,
         last_activity_at = now()

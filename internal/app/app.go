@@ -197,7 +197,7 @@ func New(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *App, err err
 			sweeps = append(sweeps, s.Sweep())
 		}
 		if s, ok := p.(surface.Sending); ok && s.Sender() != nil {
-			senders[p.Name()] = s.Sender()
+			senders[p.Name()] = sender(s, cfg.Stream)
 		}
 		if h, ok := p.(surface.Hooking); ok {
 			hooks = append(hooks, h.OnTurn())

@@ -67,6 +67,23 @@ func onOff(getenv func(string) string, key string) (bool, error) {
 	}
 }
 
+// plainSending is a platform whose Sender finishes the messages an answer
+// was streamed into, when there are some, and whose PlainSender only posts.
+type plainSending interface {
+	PlainSender() surface.Sender
+}
+
+// sender is p's sender: with streaming to p off, its plain one, which
+// spares every delivery the query that looks for streamed messages to
+// finish. An answer streamed before a restart that turned streaming off is
+// then posted as a message of its own, beside the one it was streamed into.
+func sender(p surface.Sending, cfg StreamConfig) surface.Sender {
+	if ps, ok := p.(plainSending); ok && !cfg.On(p.Name()) {
+		return ps.PlainSender()
+	}
+	return p.Sender()
+}
+
 // streaming is a platform that shows answers as the model writes them: its
 // Partials (nil when it is off) stream each model call's text to the
 // threads that answer on it, and leave the others alone.

@@ -92,3 +92,32 @@ func (p *streamingPlatform) Open(_ context.Context, _ *thread.Thread, after int6
 }
 func (p *streamingPlatform) Text(text string) { p.seen = append(p.seen, text) }
 func (p *streamingPlatform) Close()           { p.seen = append(p.seen, "close") }
+
+// TestSenderWithStreamingOff: a platform that streams is sent to through
+// its plain sender when streaming to it is off, so a delivery looks for no
+// streamed message; a platform without one keeps its sender.
+func TestSenderWithStreamingOff(t *testing.T) {
+	t.Parallel()
+	slack := plainSendingPlatform{sendingPlatform{name: thread.PlatformSlack}}
+	require.Equal(t, namedSender("streaming"), sender(slack, StreamConfig{Slack: true}))
+	require.Equal(t, namedSender("plain"), sender(slack, StreamConfig{Discord: true}))
+	linear := sendingPlatform{name: thread.PlatformLinear}
+	require.Equal(t, namedSender("streaming"), sender(linear, StreamConfig{}))
+}
+
+// sendingPlatform is a platform with a sender.
+type sendingPlatform struct{ name thread.Platform }
+
+func (p sendingPlatform) Name() thread.Platform  { return p.name }
+func (p sendingPlatform) Door() surface.Door     { return surface.Door{Name: string(p.name), On: true} }
+func (p sendingPlatform) Sender() surface.Sender { return namedSender("streaming") }
+
+// plainSendingPlatform has a plain sender as well.
+type plainSendingPlatform struct{ sendingPlatform }
+
+func (p plainSendingPlatform) PlainSender() surface.Sender { return namedSender("plain") }
+
+// namedSender is a sender known by its name.
+type namedSender string
+
+func (namedSender) Send(context.Context, thread.Outbox) (string, error) { return "", nil }

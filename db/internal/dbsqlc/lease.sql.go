@@ -222,6 +222,7 @@ const startTurn = `-- name: StartTurn :one
 UPDATE threads SET lease_owner = $1::text, lease_expires_at = now() + $2::bigint * interval '1 millisecond'
 WHERE thread_id = $3 AND (lease_owner IS NULL OR lease_owner = $1 OR lease_expires_at < now())
   AND status = $4 AND head_stitch_id IS NOT DISTINCT FROM $5
+  AND set_config('synchronous_commit', 'off', true) = 'off'
 RETURNING thread_id, thread_type, goal, status, waiting_reason, result, error, agent_name, head_stitch_id, stitch_count, lease_owner, lease_expires_at, created_at, updated_at, last_activity_at, finished_at
 `
 
@@ -235,6 +236,10 @@ type StartTurnParams struct {
 
 // The lease is taken only from nobody, from the owner itself, or from an
 // owner whose lease lapsed, and only on the thread as the turn read it.
+// The statement is its own transaction, and its last condition makes the
+// commit skip the WAL flush (as SkipCommitFlush would, one statement
+// fewer); it is evaluated on the thread's row alone, and should it run for
+// a row the others refuse, it is the flush of a commit that wrote nothing.
 func (q *Queries) StartTurn(ctx context.Context, arg StartTurnParams) (Thread, error) {
 	row := q.db.QueryRow(ctx, startTurn,
 		arg.Owner,
@@ -271,6 +276,7 @@ UPDATE threads SET lease_owner = $1::text, lease_expires_at = now() + $2::bigint
     updated_at = now(), last_activity_at = now()
 WHERE thread_id = $3 AND (lease_owner IS NULL OR lease_owner = $1 OR lease_expires_at < now())
   AND status = $4 AND head_stitch_id IS NOT DISTINCT FROM $5
+  AND set_config('synchronous_commit', 'off', true) = 'off'
 RETURNING thread_id, thread_type, goal, status, waiting_reason, result, error, agent_name, head_stitch_id, stitch_count, lease_owner, lease_expires_at, created_at, updated_at, last_activity_at, finished_at
 `
 
@@ -284,7 +290,7 @@ type StartTurnRunningParams struct {
 
 // StartTurnRunning is StartTurn moving the thread to running as well (the
 // caller checks the status machine allows it from status), as SetStatus
-// would.
+// would; its commit skips the flush as StartTurn's does.
 func (q *Queries) StartTurnRunning(ctx context.Context, arg StartTurnRunningParams) (Thread, error) {
 	row := q.db.QueryRow(ctx, startTurnRunning,
 		arg.Owner,

@@ -14,7 +14,10 @@ import (
 
 const appendStitch = `-- name: AppendStitch :one
 WITH head AS (
-    SELECT thread_id, head_stitch_id, stitch_count FROM threads WHERE thread_id = $2 FOR NO KEY UPDATE
+    SELECT thread_id, head_stitch_id, stitch_count FROM threads
+    WHERE thread_id = $2
+      AND CASE WHEN $23::text IS NULL THEN true ELSE weft_hold_turn($2, $23::text) IS NOT NULL END
+    FOR NO KEY UPDATE
 ), moved AS (
     UPDATE threads t SET head_stitch_id = $1, stitch_count = head.stitch_count + 1,
         last_activity_at = now()
@@ -60,6 +63,7 @@ type AppendStitchParams struct {
 	AuthorIsBot    *bool
 	EditedAt       *time.Time
 	DeletedAt      *time.Time
+	Owner          *string
 }
 
 type AppendStitchRow struct {
@@ -101,7 +105,11 @@ type AppendStitchRow struct {
 // made every append a non-HOT update with two index entries more, the
 // largest share of what an append cost beyond a plain insert at 16
 // connections; last_activity_at (unindexed) says when the thread last had
-// a stitch.
+// a stitch. With an owner, the append is a turn's step and makes its hold
+// check under that lock rather than in a statement of its own (HoldTurn):
+// weft_hold_turn raises unless the owner holds the lease and the thread is
+// not aborted, and returns void, which is never NULL; CASE, so that no
+// other append calls it.
 // The JSON columns are not read back: the caller has them, and turning a
 // jsonb back into text is the server's work on every append (an LLM call's
 // request is the whole conversation).
@@ -129,6 +137,7 @@ func (q *Queries) AppendStitch(ctx context.Context, arg AppendStitchParams) (App
 		arg.AuthorIsBot,
 		arg.EditedAt,
 		arg.DeletedAt,
+		arg.Owner,
 	)
 	var i AppendStitchRow
 	err := row.Scan(

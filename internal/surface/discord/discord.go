@@ -131,6 +131,15 @@ func (a *App) Sender() surface.Sender {
 	return a.streamer.Sender(a.sender, a.finish)
 }
 
+// PlainSender delivers to Discord without finishing streamed messages, for
+// streaming off; nil with Discord off.
+func (a *App) PlainSender() surface.Sender {
+	if !a.On() {
+		return nil
+	}
+	return a.sender
+}
+
 // Hint is what people type to name one of Discord's conversations.
 func (a *App) Hint() string { return Refs{}.Hint() }
 

@@ -161,6 +161,15 @@ func (a *App) Sender() surface.Sender {
 	return a.streamer.Sender(a.sender, a.finish)
 }
 
+// PlainSender delivers to Slack without finishing streamed messages, for
+// streaming off; nil with Slack off.
+func (a *App) PlainSender() surface.Sender {
+	if !a.On() {
+		return nil
+	}
+	return a.sender
+}
+
 // Workspaces are the workspaces' clients; nil with Slack off.
 func (a *App) Workspaces() *slackapi.Workspaces { return a.ws }
 
