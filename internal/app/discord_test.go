@@ -86,12 +86,12 @@ func (w *discordWorld) mentionBot(text string) string {
 // final text).
 func (w *discordWorld) sent(t *testing.T, channelID string, n int) []discordtest.SentMessage {
 	t.Helper()
-	var got []discordtest.SentMessage
+	// Read again once delivered: a read taken before the delivery's last
+	// edit shows a streamed message's text as it was then.
 	require.Eventually(t, func() bool {
-		got = w.discord.Sent(channelID)
-		return len(got) >= n && discordStreamsDelivered(t, w.store)
+		return len(w.discord.Sent(channelID)) >= n && discordStreamsDelivered(t, w.store)
 	}, 30*time.Second, 10*time.Millisecond, "the bot never posted %d messages", n)
-	return got
+	return w.discord.Sent(channelID)
 }
 
 // discordStreamsDelivered reports that no answer is streaming on Discord
