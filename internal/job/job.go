@@ -5,6 +5,7 @@ package job
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -109,6 +110,18 @@ func (Reclaim) Kind() string { return "weft_reclaim" }
 // InsertOpts makes reclaims unique while queued, like sweeps.
 func (Reclaim) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueDeliveries, MaxAttempts: 1, UniqueOpts: uniqueWhileQueued()}
+}
+
+// Periodic are the insert options of a periodic job (Sweep, Reclaim) run
+// every interval: one at a time, queued or running, within a period of
+// the interval (River's least, a second, at minimum). Unique across
+// periods, a job left running by a replica that died would keep every
+// later one out until River's rescuer ended it, minutes later, and with
+// it the recovery of that replica's turns and deliveries.
+func Periodic(interval time.Duration) *river.InsertOpts {
+	u := uniqueWhileQueued()
+	u.ByPeriod = max(interval, time.Second)
+	return &river.InsertOpts{UniqueOpts: u}
 }
 
 // uniqueWhileQueued allows one job of a kind at a time, queued or running.

@@ -236,10 +236,10 @@ func New(d Deps) (*Processor, error) {
 		}
 		rc.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(cfg.SweepInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return job.Sweep{}, nil },
+				func() (river.JobArgs, *river.InsertOpts) { return job.Sweep{}, job.Periodic(cfg.SweepInterval) },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(cfg.ReclaimInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return job.Reclaim{}, nil },
+				func() (river.JobArgs, *river.InsertOpts) { return job.Reclaim{}, job.Periodic(cfg.ReclaimInterval) },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 		}
 	}
