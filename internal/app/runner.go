@@ -70,7 +70,7 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 		return nil, err
 	}
 	reach := &tenancy.Reach{Store: store, Guilds: cfg.Discord.AllowedGuilds, Guild: dis.Guild()}
-	if err := registry.Register(tools.Replies(rep, reach)); err != nil {
+	if err := registry.Register(replies.Replies(rep, reach)); err != nil {
 		return nil, err
 	}
 	hist := &history.History{Store: store, TTL: cfg.HistoryTTL, Logger: logger.With("component", "history")}

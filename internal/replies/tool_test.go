@@ -1,4 +1,4 @@
-package tools_test
+package replies_test
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func TestRepliesTool(t *testing.T) {
 	conv := repliestest.NewConversation(ctx, t, store, 250)
 	svc, err := replies.New(replies.Config{Store: store, Logger: logtest.New(t)})
 	require.NoError(t, err)
-	tool := tools.Replies(svc, &tenancy.Reach{Store: store})
+	tool := replies.Replies(svc, &tenancy.Reach{Store: store})
 	reg, err := tools.NewRegistry(tool)
 	require.NoError(t, err)
 	_, ok := reg.Get("get_thread_replies")
@@ -107,7 +107,7 @@ func TestRepliesToolSlack(t *testing.T) {
 	store := dbtest.NewStore(t)
 	svc, err := replies.New(replies.Config{Store: store, Slack: oneSlackThread{}, Logger: logtest.New(t)})
 	require.NoError(t, err)
-	tool := tools.Replies(svc, &tenancy.Reach{Store: store})
+	tool := replies.Replies(svc, &tenancy.Reach{Store: store})
 	args := json.RawMessage(`{"channelId": "C0123", "threadTs": "1700000000.000100"}`)
 
 	cli := dbtest.Thread(ctx, t, store, nil)
@@ -137,7 +137,7 @@ func texts(ms []replies.Message) []string {
 // arguments: none required, each described, order an enum, limit bounded.
 func TestRepliesToolSchema(t *testing.T) {
 	t.Parallel()
-	tool := tools.Replies(nil, nil)
+	tool := replies.Replies(nil, nil)
 	require.JSONEq(t, `{
 		"type": "object",
 		"properties": {
