@@ -69,8 +69,8 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 	if err != nil {
 		return nil, err
 	}
-	reach := &tenancy.Reach{Store: store, Guilds: cfg.Discord.AllowedGuilds, Guild: dis.Guild()}
-	if err := registry.Register(replies.Replies(rep, reach)); err != nil {
+	reach := &tenancy.Reach{Store: store, Locators: []tenancy.Locator{dis.Locator(store)}}
+	if err := registry.Register(replies.Tool(rep, reach)); err != nil {
 		return nil, err
 	}
 	hist := &history.History{Store: store, TTL: cfg.HistoryTTL, Logger: logger.With("component", "history")}

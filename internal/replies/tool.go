@@ -8,15 +8,10 @@ import (
 
 	"github.com/weft-dev/weft/internal/httpapi"
 	"github.com/weft-dev/weft/internal/tenancy"
+	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/internal/toolschema"
 )
-
-// RepliesGetter answers get-thread-replies. *Service implements it.
-type RepliesGetter interface {
-	Get(ctx context.Context, req Request) (*Response, error)
-	GetSlack(ctx context.Context, req SlackRequest) (*SlackResponse, error)
-}
 
 // repliesArgs are get_thread_replies' arguments.
 type repliesArgs struct {
@@ -30,11 +25,11 @@ type repliesArgs struct {
 	Order     Order  `json:"order,omitempty" jsonschema:"default oldest" enum:"oldest,newest"`
 }
 
-// Replies is get_thread_replies: a thread's parent message and replies, a
-// page at a time, from the same implementation as the REST API and the MCP
-// tool. Without a thread id it reads the thread the agent is in; other
+// Tool is get_thread_replies, for the agent: a thread's parent message and
+// replies, a page at a time, from the same Service as the REST API and the
+// MCP tool. Without a thread id it reads the thread the agent is in; other
 // threads only within reach.
-func Replies(svc RepliesGetter, reach *tenancy.Reach) tools.Tool {
+func Tool(svc *Service, reach *tenancy.Reach) tools.Tool {
 	return tools.Tool{
 		Name: "get_thread_replies",
 		Description: "Read a conversation thread: its first message (parent) and the replies after it, a page at a time. " +
@@ -56,7 +51,10 @@ func Replies(svc RepliesGetter, reach *tenancy.Reach) tools.Tool {
 				args.ThreadID = c.ThreadID.String()
 			}
 			if slack {
-				args.TeamID, err = reach.CheckSlack(ctx, c.ThreadID, args.TeamID, args.ChannelID)
+				var in thread.Tenant
+				if in, err = reach.Within(ctx, c.ThreadID, SlackWorkspace(svc.store, args.TeamID, args.ChannelID)); in.ID != "" {
+					args.TeamID = in.ID
+				}
 			} else {
 				err = reach.Check(ctx, c.ThreadID, args.ThreadID)
 			}
