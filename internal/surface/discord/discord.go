@@ -149,7 +149,7 @@ func (a *App) Continuer(store *db.Store, rec continuation.Recorder, refs []conti
 		return nil
 	}
 	return &continuation.Continuer{Store: store, Opener: Opener{Store: store, Discord: a.client}, Recorder: rec, Refs: refs,
-		ChannelID: a.cfg.ContinueChannelID, Origins: origins}
+		ChannelID: a.cfg.ContinueChannelID, ChannelSetting: "DISCORD_CONTINUE_CHANNEL_ID", Origins: origins}
 }
 
 // Tools are the agent tools Discord adds: continue_in_discord, when there
