@@ -161,12 +161,13 @@ func (a *App) Tools(elsewhere bool, c *continuation.Continuer) []tools.Tool {
 	return []tools.Tool{c.Tool()}
 }
 
-// History reads a Discord thread for the prompt; nil when Discord is off.
-func (a *App) History() history.Fetcher {
+// HistorySection puts a Discord thread's history in the prompt; nil when
+// Discord is off.
+func (a *App) HistorySection(store *db.Store) history.Section {
 	if !a.On() {
 		return nil
 	}
-	return discordHistory{a.client}
+	return HistorySection(discordHistory{a.client}, store)
 }
 
 // OnTurn is the processor's turn hook: the typing indicator.

@@ -57,6 +57,12 @@ func (a *App) Backfill() history.SlackBackfill {
 	return slackBackfill{a.ws}
 }
 
+// HistorySection puts a Slack thread's history in the prompt: what weft
+// stored, and what came before it joined while Slack is on.
+func (a *App) HistorySection(store *db.Store) history.Section {
+	return &history.SlackSection{Backfill: a.Backfill(), Store: store}
+}
+
 // Discovery is Slack's source for relevant thread discovery.
 func (a *App) Discovery(store *db.Store) *SlackChannels {
 	return &SlackChannels{Reader: slackChannels{a.ws}, Store: store, Logger: a.logger.With("component", "discovery")}
