@@ -15,6 +15,7 @@ import (
 	"github.com/weft-dev/weft/internal/logtest"
 	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -74,8 +75,8 @@ func slackChain(first int, texts ...string) []thread.Stitch {
 
 // newHistory is History with each platform's section as the app builds
 // it, over the given readers: Discord's and Linear's only when given.
-func newHistory(t *testing.T, discord, linear history.Fetcher, slack history.SlackBackfill) *history.History {
-	sections := map[thread.Platform]history.Section{thread.PlatformSlack: &history.SlackSection{Backfill: slack, Store: attachments{}}}
+func newHistory(t *testing.T, discord, linear history.Fetcher, slack surfaceslack.SlackBackfill) *history.History {
+	sections := map[thread.Platform]history.Section{thread.PlatformSlack: &surfaceslack.SlackSection{Backfill: slack, Store: attachments{}}}
 	if discord != nil {
 		sections[thread.PlatformDiscord] = surfacediscord.HistorySection(discord, attachments{})
 	}

@@ -1,4 +1,4 @@
-package history
+package slack
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -17,7 +18,7 @@ import (
 // thread's messages older than beforeTS (conversations.replies), oldest
 // first. Everything from weft's first message on is in Postgres already.
 type SlackBackfill interface {
-	SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]Message, error)
+	SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]history.Message, error)
 }
 
 // SlackAttachments finds a thread's Slack attachment. *db.Store
@@ -40,7 +41,7 @@ type SlackSection struct {
 // (weft records every message of a thread it is in) and, for a thread weft
 // joined mid-way, from Slack for what came before, cached for the TTL. A
 // failed backfill is logged and skipped.
-func (x *SlackSection) Section(ctx context.Context, h *History, th *thread.Thread, chain []thread.Stitch, cur *thread.Stitch) []string {
+func (x *SlackSection) Section(ctx context.Context, h *history.History, th *thread.Thread, chain []thread.Stitch, cur *thread.Stitch) []string {
 	att, err := x.Store.SlackAttachment(ctx, th.ID)
 	if err != nil {
 		h.Logger.WarnContext(ctx, "slack thread unknown; answering without its history",
@@ -60,13 +61,13 @@ func (x *SlackSection) Section(ctx context.Context, h *History, th *thread.Threa
 	}
 	if x.Backfill != nil && first != "" && TSBefore(att.ThreadTS, first) {
 		before, err := h.Fetch(ctx, "slack:"+att.TeamID+"/"+att.ChannelID+"/"+att.ThreadTS+"<"+first,
-			slackFetcher{x.Backfill, att, first}, Ref{})
+			slackFetcher{x.Backfill, att, first}, history.Ref{})
 		if err != nil {
 			h.Logger.WarnContext(ctx, "slack thread history unavailable; answering without what came before weft",
 				slog.String("thread_id", th.ID.String()), slog.Any("error", err))
 		}
 		for _, m := range before {
-			lines = AppendLine(lines, Line(m.Author, m.Text, m.Edited, m.Deleted))
+			lines = history.AppendLine(lines, history.Line(m.Author, m.Text, m.Edited, m.Deleted))
 		}
 	}
 	if att.ChannelType == "im" && first == att.ThreadTS {
@@ -77,7 +78,7 @@ func (x *SlackSection) Section(ctx context.Context, h *History, th *thread.Threa
 		if s.ID == cur.ID {
 			break // the current question goes apart; nothing after it is history
 		}
-		lines = AppendLine(lines, StoredLine(s, th.AgentName))
+		lines = history.AppendLine(lines, history.StoredLine(s, th.AgentName))
 	}
 	if len(lines) == 0 {
 		return nil
@@ -104,7 +105,7 @@ type SlackDMs interface {
 
 // previousDM is the previous conversation of a direct message channel, if
 // it was active within DMIdle, as context lines.
-func (x *SlackSection) previousDM(ctx context.Context, h *History, att *thread.SlackAttachment) []string {
+func (x *SlackSection) previousDM(ctx context.Context, h *history.History, att *thread.SlackAttachment) []string {
 	dms, ok := x.Store.(SlackDMs)
 	if !ok {
 		return nil
@@ -121,7 +122,7 @@ func (x *SlackSection) previousDM(ctx context.Context, h *History, att *thread.S
 	var lines []string
 	for i := range msgs {
 		s := &msgs[i]
-		lines = AppendLine(lines, StoredLine(s, prev.AgentName))
+		lines = history.AppendLine(lines, history.StoredLine(s, prev.AgentName))
 	}
 	return lines
 }
@@ -133,7 +134,7 @@ type slackFetcher struct {
 	before string
 }
 
-func (f slackFetcher) ThreadHistory(ctx context.Context, _ Ref) ([]Message, error) {
+func (f slackFetcher) ThreadHistory(ctx context.Context, _ history.Ref) ([]history.Message, error) {
 	return f.b.SlackThreadBefore(ctx, f.att, f.before)
 }
 
