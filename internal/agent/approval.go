@@ -83,7 +83,8 @@ func FormatArguments(raw json.RawMessage) string {
 }
 
 // ReplyDecision is a decision a person made by replying to a request for
-// approval in the conversation (a Linear select, a chat message, the API).
+// approval in the conversation (an elicitation's select, a chat message,
+// the API).
 type ReplyDecision struct {
 	ApprovalID uuid.UUID
 	Decision   thread.Decision

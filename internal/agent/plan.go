@@ -174,8 +174,8 @@ func callStates(stitches []thread.Stitch) map[string]callState {
 
 // ParseDecision reads a person's reply to a request for approval:
 // "Approve" or "Deny" (or "approved", "denied"), in any case, optionally
-// followed by a reason ("deny: wrong file"). Linear's select sends the
-// option chosen as the reply's text.
+// followed by a reason ("deny: wrong file"). An elicitation's select
+// sends the option chosen as the reply's text.
 func ParseDecision(text string) (thread.Decision, string, bool) {
 	text = strings.TrimSpace(text)
 	word, rest, _ := strings.Cut(text, " ")

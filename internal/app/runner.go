@@ -29,6 +29,13 @@ type contextual interface {
 	Context(store *db.Store, fast discovery.FastModel, logger *slog.Logger) (discovery.Source, []tools.Tool)
 }
 
+// historied is a platform whose conversations' history goes in the
+// prompt; its section is nil when the platform has none to give.
+type historied interface {
+	surface.Platform
+	HistorySection(store *db.Store) history.Section
+}
+
 // continuers continue conversations in Discord, in Slack and on GitHub
 // issues; each nil when its platform is off.
 type continuers struct{ discord, slack, github *continuation.Continuer }
@@ -68,16 +75,18 @@ func newRunner(cfg *Config, logger *slog.Logger, store *db.Store, platforms []su
 	if err != nil {
 		return nil, err
 	}
-	reach := &tenancy.Reach{Store: store, Guilds: cfg.Discord.AllowedGuilds, Guild: dis.Guild()}
-	if err := registry.Register(tools.Replies(rep, reach)); err != nil {
+	reach := &tenancy.Reach{Store: store, Locators: []tenancy.Locator{dis.Locator(store)}}
+	if err := registry.Register(replies.Tool(rep, reach)); err != nil {
 		return nil, err
 	}
-	hist := &history.History{Store: store, TTL: cfg.HistoryTTL, Logger: logger.With("component", "history")}
-	if lin.History() != nil {
-		hist.Linear = lin.History()
+	hist := &history.History{Sections: map[thread.Platform]history.Section{}, TTL: cfg.HistoryTTL, Logger: logger.With("component", "history")}
+	for _, p := range platforms {
+		if ph, ok := p.(historied); ok {
+			if s := ph.HistorySection(store); s != nil {
+				hist.Sections[p.Name()] = s
+			}
+		}
 	}
-	hist.Discord = dis.History()
-	hist.Slack = sl.Backfill()
 	contexts := []agent.ContextProvider{hist}
 	sources := map[thread.Platform]discovery.Source{}
 	for _, p := range platforms {

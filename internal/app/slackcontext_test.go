@@ -84,7 +84,7 @@ func TestSlackSecondDMContinuesTheFirst(t *testing.T) {
 		t.Helper()
 		require.Eventually(t, func() bool {
 			for _, m := range w.slack.BotMessages(dm) {
-				if m.ThreadTS == ts {
+				if m.ThreadTS == ts && m.Metadata != nil && !m.Streaming {
 					return true
 				}
 			}

@@ -2,7 +2,7 @@
 // call: the first decision is stored (the request's row and an
 // approval_decision stitch) with the turn that acts on it, in one
 // transaction; a later one is told who decided. Every surface that shows a
-// request (REST, the console, Discord's buttons, Linear's elicitation)
+// request (REST, the console, a platform's buttons or its elicitation)
 // decides through a Decider, and the leader's sweep denies requests left
 // unanswered past their time (Expire).
 package approval
@@ -182,8 +182,9 @@ func (d *Decider) Expire(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// DecideOnPlatform decides as a person on a platform (Discord's buttons,
-// Slack's): the surface.Approvals every surface.Approving platform gets.
+// DecideOnPlatform decides as a person on a platform (a click on its
+// Approve or Deny button): the surface.Approvals every surface.Approving
+// platform gets.
 func (d *Decider) DecideOnPlatform(ctx context.Context, r surface.ApprovalDecision) (*thread.Approval, error) {
 	return d.Decide(ctx, Request{ApprovalID: r.ApprovalID, Decision: r.Decision, Reason: r.Reason,
 		By: Who{ID: r.User.ID, Name: r.User.Name, Via: string(r.Platform)}})

@@ -49,8 +49,8 @@ type Opening struct {
 	Tenant thread.Tenant
 	// By is who asked, recorded as the conversation's creator.
 	By string
-	// Origin links back to where the conversation comes from: its Linear
-	// issue (URL empty when weft could not read it), or nothing.
+	// Origin links back to where the conversation comes from: the issue it
+	// started on (URL empty when weft could not read it), or nothing.
 	Origin Link
 }
 
@@ -71,7 +71,7 @@ type Store interface {
 }
 
 // Originator links back to where a conversation comes from on its
-// platform (a Linear issue), or returns thread.ErrNotFound: the thread is
+// platform (an issue), or returns thread.ErrNotFound: the thread is
 // not attached there. Every platform that implements surface.Originating
 // is one.
 type Originator interface {
@@ -84,16 +84,34 @@ type Originator interface {
 type Resolver interface {
 	// Name is the platform whose conversations it finds.
 	Name() thread.Platform
-	// Hint is what a person types to name one, for help text: "a Slack
-	// thread's link".
+	// Hint is what a person types to name one, for help text: "a thread's
+	// link".
 	Hint() string
 	Resolve(ctx context.Context, ref, organisation string) (*thread.Thread, error)
 }
 
 // ErrNoChannel: neither the platform's continue channel setting
-// nor the caller names a channel to open the conversation in.
-var ErrNoChannel = &thread.Error{Kind: thread.ErrInvalid,
-	Msg: "no channel to continue in: set DISCORD_CONTINUE_CHANNEL_ID (Discord) or SLACK_CONTINUE_CHANNEL_ID (Slack)"}
+// nor the caller names a channel to open the conversation in. The error
+// returned names the setting (Continuer.ChannelSetting).
+var ErrNoChannel = &thread.Error{Kind: thread.ErrInvalid, Msg: "no channel to continue in"}
+
+// noChannel is ErrNoChannel naming the setting that would name the
+// channel; it is a *thread.Error of ErrNoChannel's kind, so that commands
+// show its message as ErrNoChannel's.
+type noChannel struct{ err *thread.Error }
+
+func (e noChannel) Error() string      { return e.err.Msg }
+func (e noChannel) Unwrap() error      { return e.err }
+func (noChannel) Is(target error) bool { return target == ErrNoChannel }
+
+// errNoChannel is ErrNoChannel naming c's channel setting.
+func (c *Continuer) errNoChannel() noChannel {
+	msg := ErrNoChannel.Msg
+	if c.ChannelSetting != "" {
+		msg += ": set " + c.ChannelSetting
+	}
+	return noChannel{&thread.Error{Kind: ErrNoChannel.Kind, Msg: msg}}
+}
 
 // ErrOtherOrganisation refuses to continue a conversation in a
 // server or workspace of another organisation: link them with `weft tenant
@@ -115,9 +133,12 @@ type Continuer struct {
 	// Refs find the conversation a command names: every platform's, asked
 	// in turn.
 	Refs []Resolver
-	// ChannelID is where conversations open (DISCORD_CONTINUE_CHANNEL_ID,
-	// SLACK_CONTINUE_CHANNEL_ID); empty means the channel the caller names.
+	// ChannelID is where conversations open (the platform's continue
+	// channel setting); empty means the channel the caller names.
 	ChannelID string
+	// ChannelSetting is the variable that sets ChannelID, named when
+	// neither it nor the caller names a channel.
+	ChannelSetting string
 	// Origins link back to where a conversation comes from: the first
 	// that knows the thread does.
 	Origins []Originator
@@ -133,8 +154,8 @@ type Continued struct {
 }
 
 // ContinueRef continues the conversation ref names, in channelID unless a
-// continue channel is configured: whichever of c.Refs knows it (a Linear
-// issue key, a Slack or Discord thread's link...). asker is the server or
+// continue channel is configured: whichever of c.Refs knows it (an issue
+// key, a thread's link...). asker is the server or
 // workspace asking: only conversations of its organisation are found. by
 // is who asked, recorded as the new thread's creator.
 func (c *Continuer) ContinueRef(ctx context.Context, ref, channelID string, asker thread.Tenant, by string) (*Continued, error) {
@@ -150,7 +171,7 @@ func (c *Continuer) ContinueRef(ctx context.Context, ref, channelID string, aske
 }
 
 // Elsewhere names the platforms whose conversations c finds to continue
-// on its own, as people write them: "Linear or Slack".
+// on its own, as people write them, the last after "or".
 func (c *Continuer) Elsewhere() string {
 	var names []string
 	for _, r := range c.others() {
@@ -160,7 +181,7 @@ func (c *Continuer) Elsewhere() string {
 }
 
 // Hints says what a person types to name a conversation c continues:
-// "a Linear issue key (ENG-123) or URL, or a Discord thread's link".
+// the Refs' Hints, the last after ", or".
 func (c *Continuer) Hints() string {
 	var hints []string
 	for _, r := range c.others() {
@@ -228,7 +249,7 @@ func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, 
 		channelID, tenant = c.ChannelID, thread.Tenant{}
 	}
 	if channelID == "" {
-		return nil, ErrNoChannel
+		return nil, c.errNoChannel()
 	}
 	if org != "" {
 		if tenant.ID == "" {
@@ -263,7 +284,7 @@ func (c *Continuer) continueThread(ctx context.Context, th *thread.Thread, org, 
 	if iv, ok := c.Opener.(inviter); ok {
 		got.Summary = strings.Replace(got.Summary, invite, iv.Invite(), 1)
 	}
-	got.LinearText = "Continuing this conversation in " + name + ": " + got.URL
+	got.ToldText = "Continuing this conversation in " + name + ": " + got.URL
 	got.URLLabel = name + " thread"
 	if err := c.Recorder.Continue(ctx, *got); err != nil {
 		return nil, err
@@ -283,13 +304,14 @@ func (c *Continuer) origin(ctx context.Context, id uuid.UUID) (Link, error) {
 	return Link{}, nil
 }
 
-// Tool is continue_in_discord or continue_in_slack, for the agent.
+// Tool is continue_in_<platform>, for the agent.
 func (c *Continuer) Tool() tools.Tool {
 	name := platformName(c.Opener.Platform())
+	told := platformName(new(thread.Continuation).Told())
 	return tools.Tool{
 		Name: "continue_in_" + string(c.Opener.Platform()),
 		Description: "Move this conversation to a new " + name + " thread: it opens the thread, posts a summary of the conversation there " +
-			"linking back to where it started (a Linear session is also given the link). Use it when the user asks to continue or discuss in " +
+			"linking back to where it started (a " + told + " session is also given the link). Use it when the user asks to continue or discuss in " +
 			name + ". Returns the thread's link; tell the user where to find it.",
 		Schema: toolschema.For[struct{}](),
 		Handler: func(ctx context.Context, call tools.Call) (string, error) {

@@ -1,9 +1,8 @@
 // Package history puts a conversation's platform thread history in the
-// prompt: History (an agent.ContextProvider) reads the Discord thread's
-// messages or the Linear issue's comments through a Fetcher, and what a
-// Slack thread said before weft joined it, caching each read for a TTL.
-// It holds no platform client: each platform's reader is behind an
-// interface (Fetcher, SlackBackfill).
+// prompt: History (an agent.ContextProvider) asks the Section of the
+// platform the question came from, each platform's in its seam folder,
+// and caches what a platform's API returned for a TTL. Fetched is the
+// section of a platform whose history a Fetcher reads.
 package history
 
 import (
@@ -11,11 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/ttlcache"
@@ -27,7 +23,7 @@ type Message struct {
 	Author string
 	Text   string
 	// Edited and Deleted say the platform reports the message edited, or
-	// deleted (a Slack tombstone); every history section marks them alike.
+	// deleted (a tombstone); every history section marks them alike.
 	Edited, Deleted bool
 }
 
@@ -39,11 +35,11 @@ const DeletedMessage = "[this message was deleted]"
 // editedMark follows an edited message's latest text.
 const editedMark = " [edited]"
 
-// line is one message of a history section, thread-context-retrieval.md's
+// Line is one message of a history section, thread-context-retrieval.md's
 // "User: message text": its author's name (else "User"), its text on one
 // line, marked when edited, or the placeholder once deleted. Empty when
 // there is nothing to show.
-func line(who, text string, edited, deleted bool) string {
+func Line(who, text string, edited, deleted bool) string {
 	if who == "" {
 		who = "User"
 	}
@@ -60,24 +56,17 @@ func line(who, text string, edited, deleted bool) string {
 	return who + ": " + text + "\n"
 }
 
-// Ref names a platform thread: a Discord thread id, or a Linear
-// issue id with the workspace whose token reads it.
+// Ref names a platform thread: its id, with the workspace whose token
+// reads it where the platform needs one.
 type Ref struct {
 	ID        string
 	Workspace string
 }
 
-// Fetcher reads a platform thread's messages, oldest first: a Discord
-// thread's messages, a Linear issue's comments.
+// Fetcher reads a platform thread's messages, oldest first: a thread's
+// messages, an issue's comments.
 type Fetcher interface {
 	ThreadHistory(ctx context.Context, ref Ref) ([]Message, error)
-}
-
-// Attachments finds where a thread is attached. *db.Store implements it.
-type Attachments interface {
-	DiscordAttachment(ctx context.Context, threadID uuid.UUID) (*thread.DiscordAttachment, error)
-	LinearAttachment(ctx context.Context, threadID uuid.UUID) (*thread.LinearAttachment, error)
-	SlackAttachment(ctx context.Context, threadID uuid.UUID) (*thread.SlackAttachment, error)
 }
 
 // DefaultTTL is how long a fetched history is reused: long enough
@@ -85,18 +74,22 @@ type Attachments interface {
 // thread's new messages show up within minutes.
 const DefaultTTL = 5 * time.Minute
 
+// Section is a platform's history section: the prompt sections for th
+// whose newest input, cur, came from the platform; none when it has none.
+// h is the History asking, for its cache and logger.
+type Section interface {
+	Section(ctx context.Context, h *History, th *thread.Thread, chain []thread.Stitch, cur *thread.Stitch) []string
+}
+
 // History puts the platform thread's history in the system prompt, in its
 // own tagged section, with the current question marked apart, so the model
 // can resolve "they" in "are they running?" to what the thread named.
 type History struct {
-	Discord Fetcher // nil: Discord history off
-	Linear  Fetcher // nil: Linear history off
-	// Slack reads what a Slack thread said before weft joined it; nil
-	// leaves Slack's history to what weft stored.
-	Slack  SlackBackfill
-	Store  Attachments
-	TTL    time.Duration
-	Logger *slog.Logger
+	// Sections are the platforms' sections, by platform; a platform
+	// without one has no history in the prompt.
+	Sections map[thread.Platform]Section
+	TTL      time.Duration
+	Logger   *slog.Logger
 
 	cache ttlcache.Cache[[]Message]
 }
@@ -107,112 +100,75 @@ func (h *History) PromptSections(ctx context.Context, th *thread.Thread, chain [
 	if cur == nil {
 		return nil
 	}
-	var (
-		fetcher Fetcher
-		ref     Ref
-		tag     string
-		err     error
-	)
-	switch cur.Source {
-	case thread.PlatformSlack:
-		return h.slackThreadContext(ctx, th, chain, cur)
-	case thread.PlatformDiscord:
-		var d *thread.DiscordAttachment
-		if h.Discord == nil {
-			return nil
-		}
-		if d, err = h.Store.DiscordAttachment(ctx, th.ID); err == nil {
-			fetcher, ref, tag = h.Discord, Ref{ID: d.DiscordThreadID}, "discord_thread_context"
-		}
-	case thread.PlatformLinear:
-		var l *thread.LinearAttachment
-		if h.Linear == nil {
-			return nil
-		}
-		if l, err = h.Store.LinearAttachment(ctx, th.ID); err == nil && l.IssueID != "" {
-			fetcher, ref, tag = h.Linear, Ref{ID: l.IssueID, Workspace: l.WorkspaceID}, "linear_issue_context"
-		}
-	default:
+	s := h.Sections[cur.Source]
+	if s == nil {
 		return nil // not a message in a platform thread
 	}
-	if fetcher == nil && (err == nil || errors.Is(err, thread.ErrNotFound)) {
+	return s.Section(ctx, h, th, chain, cur)
+}
+
+// Fetched is the section of a platform whose thread history a Fetcher
+// reads (a thread's messages, an issue's comments): the messages in a
+// section tagged Tag, but the current question, marked apart.
+type Fetched struct {
+	Fetcher Fetcher
+	Tag     string
+	// Ref names the platform thread th is attached to; ok is false when
+	// there is none, and a missing attachment may fail wrapping
+	// thread.ErrNotFound.
+	Ref func(ctx context.Context, th *thread.Thread) (ref Ref, ok bool, err error)
+	// Opened reports that cur opened the platform thread moments ago, so
+	// it holds nothing the chain lacks: it is remembered as read, not
+	// read. Nil: never.
+	Opened func(cur *thread.Stitch, ref Ref) bool
+	// Amend puts back what the platform's history no longer returns but
+	// the chain knows (deleted messages). Nil: nothing.
+	Amend func(msgs []Message, chain []thread.Stitch) []Message
+}
+
+// Section implements Section.
+func (f *Fetched) Section(ctx context.Context, h *History, th *thread.Thread, chain []thread.Stitch, cur *thread.Stitch) []string {
+	ref, ok, err := f.Ref(ctx, th)
+	if !ok && (err == nil || errors.Is(err, thread.ErrNotFound)) {
 		return nil
 	}
 	var msgs []Message
 	key := string(cur.Source) + ":" + ref.ID
 	switch {
 	case err != nil:
-	case opened(cur, ref):
-		// weft opened this Discord thread on this mention moments ago, so
-		// it holds nothing the chain lacks: remember it as read rather
-		// than spend a call of the bot's global rate limit, which a burst
-		// of mentions needs for their threads and first replies.
-		h.remember(key, nil)
+	case f.Opened != nil && f.Opened(cur, ref):
+		// The platform thread was opened on this very input moments ago:
+		// remember it as read rather than spend a call of the platform's
+		// rate limit, which a burst of new threads needs for their first
+		// replies.
+		h.Remember(key, nil)
 	default:
-		msgs, err = h.fetch(ctx, key, fetcher, ref)
+		msgs, err = h.Fetch(ctx, key, f.Fetcher, ref)
 	}
 	if err != nil {
 		h.Logger.WarnContext(ctx, "thread history unavailable; answering without it",
 			slog.String("thread_id", th.ID.String()), slog.String("platform", string(cur.Source)), slog.Any("error", err))
 		return nil
 	}
-	if cur.Source == thread.PlatformDiscord {
-		msgs = withDeletions(msgs, chain)
+	if f.Amend != nil {
+		msgs = f.Amend(msgs, chain)
 	}
 	var b strings.Builder
 	for _, m := range msgs {
 		if m.ID != "" && m.ID == cur.ExternalID {
 			continue // the current question is marked on its own below
 		}
-		b.WriteString(line(m.Author, m.Text, m.Edited, m.Deleted))
+		b.WriteString(Line(m.Author, m.Text, m.Edited, m.Deleted))
 	}
 	if b.Len() == 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("<%s>\n%s</%s>\nCurrent question: %s", tag, b.String(), tag, cur.Content)}
+	return []string{fmt.Sprintf("<%s>\n%s</%s>\nCurrent question: %s", f.Tag, b.String(), f.Tag, cur.Content)}
 }
 
-// withDeletions puts the Discord messages weft saw deleted back in
-// their places, as deleted: Discord's history no longer returns them, and
-// the conversation shows them as withdrawn, so the section does too. Only
-// those within the history read (from its first message on) are placed.
-func withDeletions(msgs []Message, chain []thread.Stitch) []Message {
-	if len(msgs) == 0 {
-		return msgs
-	}
-	var out []Message
-	for i := range chain {
-		s := &chain[i]
-		if s.Source != thread.PlatformDiscord || s.DeletedAt.IsZero() || !thread.IsSnowflake(s.ExternalID) ||
-			thread.CompareSnowflakes(s.ExternalID, msgs[0].ID) < 0 {
-			continue
-		}
-		m := Message{ID: s.ExternalID, Deleted: true}
-		if s.Author != nil {
-			m.Author = s.Author.Name
-		}
-		out = append(out, m)
-	}
-	if len(out) == 0 {
-		return msgs
-	}
-	for _, m := range msgs {
-		if !slices.ContainsFunc(out, func(d Message) bool { return d.ID == m.ID }) {
-			out = append(out, m)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b Message) int { return thread.CompareSnowflakes(a.ID, b.ID) })
-	return out
-}
-
-// opened reports whether cur is the mention a Discord thread was started
-// from (the thread has the message's id): that thread's first turn.
-func opened(cur *thread.Stitch, ref Ref) bool {
-	return cur.Source == thread.PlatformDiscord && cur.Type == thread.StitchInitialPrompt && cur.ExternalID == ref.ID
-}
-
-// fetch returns the history of ref, from the cache while it is fresh.
-func (h *History) fetch(ctx context.Context, key string, f Fetcher, ref Ref) ([]Message, error) {
+// Fetch returns the history of ref, from the cache under key while it is
+// fresh.
+func (h *History) Fetch(ctx context.Context, key string, f Fetcher, ref Ref) ([]Message, error) {
 	if msgs, ok := h.cache.Get(key, time.Now()); ok {
 		return msgs, nil
 	}
@@ -220,12 +176,12 @@ func (h *History) fetch(ctx context.Context, key string, f Fetcher, ref Ref) ([]
 	if err != nil {
 		return nil, err
 	}
-	h.remember(key, msgs)
+	h.Remember(key, msgs)
 	return msgs, nil
 }
 
-// remember caches a history for the TTL.
-func (h *History) remember(key string, msgs []Message) {
+// Remember caches a history under key for the TTL.
+func (h *History) Remember(key string, msgs []Message) {
 	ttl := h.TTL
 	if ttl <= 0 {
 		ttl = DefaultTTL
@@ -243,9 +199,48 @@ func LatestInput(chain []thread.Stitch) *thread.Stitch {
 	return nil
 }
 
+// OrUnknown is an author's name, or "Someone" when it is not known.
 func OrUnknown(name string) string {
 	if name == "" {
 		return "Someone"
 	}
 	return name
+}
+
+// isAnswer is a message weft said in the thread: an LLM call's text that
+// asked for no tool, or an agent thought.
+func isAnswer(s *thread.Stitch) bool {
+	switch s.Type {
+	case thread.StitchLLMCall:
+		return s.Content != "" && !strings.Contains(string(s.LLMResponse), `"tool_calls":[{`)
+	case thread.StitchAgentThought, thread.StitchClarificationRequest:
+		return s.Content != ""
+	}
+	return false
+}
+
+// StoredLine is a stored message as a history line: a person's by their
+// name (where the platform's ingest names people), weft's by the agent's; edited and
+// deleted ones marked as every history section marks them. "" for what is
+// no message (tool calls, system prompts).
+func StoredLine(s *thread.Stitch, agent string) string {
+	switch {
+	case s.Type.IsInput():
+		who := ""
+		if s.Author != nil {
+			who = s.Author.Name
+		}
+		return Line(who, s.Content, !s.EditedAt.IsZero(), !s.DeletedAt.IsZero())
+	case isAnswer(s):
+		return Line(agent, s.Content, false, false)
+	}
+	return ""
+}
+
+// AppendLine appends l to lines unless it is empty.
+func AppendLine(lines []string, l string) []string {
+	if l == "" {
+		return lines
+	}
+	return append(lines, l)
 }

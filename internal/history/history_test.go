@@ -13,6 +13,9 @@ import (
 
 	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/logtest"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
+	surfacelinear "github.com/weft-dev/weft/internal/surface/linear"
+	surfaceslack "github.com/weft-dev/weft/internal/surface/slack"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -70,6 +73,19 @@ func slackChain(first int, texts ...string) []thread.Stitch {
 	return chain
 }
 
+// newHistory is History with each platform's section as the app builds
+// it, over the given readers: Discord's and Linear's only when given.
+func newHistory(t *testing.T, discord, linear history.Fetcher, slack surfaceslack.SlackBackfill) *history.History {
+	sections := map[thread.Platform]history.Section{thread.PlatformSlack: &surfaceslack.SlackSection{Backfill: slack, Store: attachments{}}}
+	if discord != nil {
+		sections[thread.PlatformDiscord] = surfacediscord.HistorySection(discord, attachments{})
+	}
+	if linear != nil {
+		sections[thread.PlatformLinear] = surfacelinear.HistorySection(linear, attachments{})
+	}
+	return &history.History{Sections: sections, Logger: logtest.New(t)}
+}
+
 // TestSlackThreadContext is thread-context-retrieval.md for Slack.
 func TestSlackThreadContext(t *testing.T) {
 	t.Parallel()
@@ -79,7 +95,7 @@ func TestSlackThreadContext(t *testing.T) {
 	t.Run("StoredHistoryNoAPICall", func(t *testing.T) {
 		t.Parallel()
 		b := &backfill{}
-		h := &history.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}
+		h := newHistory(t, nil, nil, b)
 		secs := h.PromptSections(ctx, th, slackChain(0, "<@U0WEFT> we run build-1 and cache-1", "are they running?"))
 		require.Equal(t, []string{"<slack_thread_context>\nUser: <@U0WEFT> we run build-1 and cache-1\nweft: Noted.\n</slack_thread_context>\nCurrent question: are they running?"}, secs)
 		require.Zero(t, b.calls.Load(), "weft saw the whole thread: nothing read from Slack")
@@ -88,7 +104,7 @@ func TestSlackThreadContext(t *testing.T) {
 	t.Run("JoinedMidThreadBackfillsOnceCached", func(t *testing.T) {
 		t.Parallel()
 		b := &backfill{msgs: []history.Message{{Author: "User", Text: "build-2 is down"}}}
-		h := &history.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}
+		h := newHistory(t, nil, nil, b)
 		secs := h.PromptSections(ctx, th, slackChain(5, "<@U0WEFT> why?", "is it back?"))
 		require.Equal(t, []string{"<slack_thread_context>\nUser: build-2 is down\nUser: <@U0WEFT> why?\nweft: Noted.\n</slack_thread_context>\nCurrent question: is it back?"}, secs)
 		require.Equal(t, "1700000005.000100", b.seen.Load(), "only what came before weft's first message")
@@ -99,14 +115,14 @@ func TestSlackThreadContext(t *testing.T) {
 	t.Run("OutsideAThreadNoSection", func(t *testing.T) {
 		t.Parallel()
 		b := &backfill{}
-		h := &history.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}
+		h := newHistory(t, nil, nil, b)
 		require.Empty(t, h.PromptSections(ctx, th, slackChain(0, "<@U0WEFT> hello")))
 		require.Zero(t, b.calls.Load())
 	})
 
 	t.Run("BackfillFailureLoggedAndSkipped", func(t *testing.T) {
 		t.Parallel()
-		h := &history.History{Slack: &backfill{err: errors.New("ratelimited")}, Store: attachments{}, Logger: logtest.New(t)}
+		h := newHistory(t, nil, nil, &backfill{err: errors.New("ratelimited")})
 		secs := h.PromptSections(ctx, th, slackChain(5, "<@U0WEFT> why?", "is it back?"))
 		require.Equal(t, []string{"<slack_thread_context>\nUser: <@U0WEFT> why?\nweft: Noted.\n</slack_thread_context>\nCurrent question: is it back?"}, secs)
 	})
@@ -132,7 +148,7 @@ func TestHistorySections(t *testing.T) {
 	t.Run("DiscordThreadHistoryAndCurrentQuestion", func(t *testing.T) {
 		t.Parallel()
 		f := &fetcher{msgs: vms}
-		h := &history.History{Discord: f, Store: attachments{}, Logger: logtest.New(t)}
+		h := newHistory(t, f, nil, nil)
 		secs := h.PromptSections(ctx, th, chainWith(thread.PlatformDiscord, "are they running?", "3"))
 		require.Len(t, secs, 1)
 		require.Equal(t, "<discord_thread_context>\nalice: We run three VMs: build-1, build-2 and cache-1.\nweft: Noted.\n</discord_thread_context>\nCurrent question: are they running?", secs[0])
@@ -144,7 +160,7 @@ func TestHistorySections(t *testing.T) {
 	t.Run("ThreadOpenedOnTheMentionIsNotRead", func(t *testing.T) {
 		t.Parallel()
 		f := &fetcher{msgs: vms}
-		h := &history.History{Discord: f, Store: attachments{}, Logger: logtest.New(t)}
+		h := newHistory(t, f, nil, nil)
 		mention := chainWith(thread.PlatformDiscord, "why is the build red?", "111111111111111111")
 		mention[1].Type = thread.StitchInitialPrompt
 		require.Empty(t, h.PromptSections(ctx, th, mention))
@@ -157,13 +173,13 @@ func TestHistorySections(t *testing.T) {
 		// conversation's thread) is read.
 		other := chainWith(thread.PlatformDiscord, "go on", "211111111111111111")
 		other[1].Type = thread.StitchInitialPrompt
-		require.Len(t, (&history.History{Discord: f, Store: attachments{}, Logger: logtest.New(t)}).PromptSections(ctx, th, other), 1)
+		require.Len(t, newHistory(t, f, nil, nil).PromptSections(ctx, th, other), 1)
 		require.EqualValues(t, 1, f.calls.Load())
 	})
 
 	t.Run("LinearIssueComments", func(t *testing.T) {
 		t.Parallel()
-		h := &history.History{Linear: &fetcher{msgs: vms[:1]}, Store: attachments{}, Logger: logtest.New(t)}
+		h := newHistory(t, nil, &fetcher{msgs: vms[:1]}, nil)
 		secs := h.PromptSections(ctx, th, chainWith(thread.PlatformLinear, "are they running?", "act-9"))
 		require.Len(t, secs, 1)
 		require.Contains(t, secs[0], "<linear_issue_context>\nalice: We run three VMs")
@@ -172,20 +188,20 @@ func TestHistorySections(t *testing.T) {
 	t.Run("NotInAPlatformThread", func(t *testing.T) {
 		t.Parallel()
 		f := &fetcher{msgs: vms}
-		h := &history.History{Discord: f, Linear: f, Store: attachments{}, Logger: logtest.New(t)}
+		h := newHistory(t, f, f, nil)
 		require.Empty(t, h.PromptSections(ctx, th, chainWith(thread.PlatformCLI, "hi", "")))
 		require.Zero(t, f.calls.Load(), "nothing fetched outside a thread")
 	})
 
 	t.Run("APIFailureGoesOnWithout", func(t *testing.T) {
 		t.Parallel()
-		h := &history.History{Discord: &fetcher{err: errors.New("503")}, Store: attachments{}, Logger: logtest.New(t)}
+		h := newHistory(t, &fetcher{err: errors.New("503")}, nil, nil)
 		require.Empty(t, h.PromptSections(ctx, th, chainWith(thread.PlatformDiscord, "hi", "9")))
 	})
 
 	t.Run("EmptyHistoryAddsNoSection", func(t *testing.T) {
 		t.Parallel()
-		h := &history.History{Discord: &fetcher{msgs: vms[2:]}, Store: attachments{}, Logger: logtest.New(t)}
+		h := newHistory(t, &fetcher{msgs: vms[2:]}, nil, nil)
 		require.Empty(t, h.PromptSections(ctx, th, chainWith(thread.PlatformDiscord, "are they running?", "3")))
 	})
 }
@@ -204,7 +220,7 @@ func TestHistoryMarksEditsAndDeletions(t *testing.T) {
 		chain[1].Author = &thread.Author{ID: "U0ALICE", Name: "alice"}
 		chain[3].Author, chain[3].EditedAt = &thread.Author{ID: "U0ALICE", Name: "alice"}, time.Now()
 		chain[4].Author, chain[4].DeletedAt = &thread.Author{ID: "U0BOB", Name: "bob"}, time.Now()
-		secs := (&history.History{Store: attachments{}, Logger: logtest.New(t)}).PromptSections(ctx, th, chain)
+		secs := newHistory(t, nil, nil, nil).PromptSections(ctx, th, chain)
 		require.Equal(t, []string{"<slack_thread_context>\nalice: we run build-1\nweft: Noted.\nalice: and cache-1 [edited]\nbob: [this message was deleted]\n" +
 			"</slack_thread_context>\nCurrent question: are they running?"}, secs)
 	})
@@ -212,7 +228,7 @@ func TestHistoryMarksEditsAndDeletions(t *testing.T) {
 	t.Run("SlackBeforeWeftJoined", func(t *testing.T) {
 		t.Parallel()
 		b := &backfill{msgs: []history.Message{{Author: "dave", Deleted: true}, {Author: "carol", Text: "build-2 is down", Edited: true}}}
-		secs := (&history.History{Slack: b, Store: attachments{}, Logger: logtest.New(t)}).PromptSections(ctx, th, slackChain(5, "why?", "is it back?"))
+		secs := newHistory(t, nil, nil, b).PromptSections(ctx, th, slackChain(5, "why?", "is it back?"))
 		require.Equal(t, []string{"<slack_thread_context>\ndave: [this message was deleted]\ncarol: build-2 is down [edited]\nUser: why?\nweft: Noted.\n" +
 			"</slack_thread_context>\nCurrent question: is it back?"}, secs)
 	})
@@ -228,7 +244,7 @@ func TestHistoryMarksEditsAndDeletions(t *testing.T) {
 		// weft recorded a message Discord no longer returns as deleted.
 		chain = append(chain[:1], thread.Stitch{Type: thread.StitchDiscordMessage, Source: thread.PlatformDiscord, ExternalID: "211111111111111112",
 			Content: "and cache-1", Author: &thread.Author{ID: "9", Name: "bob"}, DeletedAt: time.Now()}, chain[1])
-		secs := (&history.History{Discord: f, Store: attachments{}, Logger: logtest.New(t)}).PromptSections(ctx, th, chain)
+		secs := newHistory(t, f, nil, nil).PromptSections(ctx, th, chain)
 		require.Equal(t, []string{"<discord_thread_context>\nalice: We run build-1. [edited]\nbob: [this message was deleted]\nweft: Noted.\n" +
 			"</discord_thread_context>\nCurrent question: are they running?"}, secs)
 	})
@@ -236,7 +252,7 @@ func TestHistoryMarksEditsAndDeletions(t *testing.T) {
 	t.Run("Linear", func(t *testing.T) {
 		t.Parallel()
 		f := &fetcher{msgs: []history.Message{{ID: "c1", Author: "alice", Text: "We run build-1.", Edited: true}}}
-		secs := (&history.History{Linear: f, Store: attachments{}, Logger: logtest.New(t)}).PromptSections(ctx, th, chainWith(thread.PlatformLinear, "are they running?", "act-9"))
+		secs := newHistory(t, nil, f, nil).PromptSections(ctx, th, chainWith(thread.PlatformLinear, "are they running?", "act-9"))
 		require.Equal(t, []string{"<linear_issue_context>\nalice: We run build-1. [edited]\n</linear_issue_context>\nCurrent question: are they running?"}, secs)
 	})
 }

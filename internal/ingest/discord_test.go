@@ -221,7 +221,7 @@ func TestContinue(t *testing.T) {
 			require.NoError(t, err)
 			c := thread.Continuation{ThreadID: res.ThreadID, Summary: "summary"}
 			tc.attach(&c)
-			c.LinearText = "continued: " + c.URL
+			c.ToldText = "continued: " + c.URL
 			require.NoError(t, b.ing.Continue(ctx, c))
 
 			platform, target, err := c.Surface()

@@ -11,6 +11,7 @@ import (
 	"github.com/weft-dev/weft/internal/agent"
 	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/llm/llmtest"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -30,7 +31,8 @@ func TestFollowUpSeesThreadHistory(t *testing.T) {
 		{ID: "100000000000000002", Author: "bob", Text: "cache-1 too."},
 	}
 	h := newHarness(t, func(r *agent.Runner, store *db.Store) {
-		r.Context = append(r.Context, &history.History{Discord: earlier, Store: store, Logger: r.Logger})
+		r.Context = append(r.Context, &history.History{Sections: map[thread.Platform]history.Section{
+			thread.PlatformDiscord: surfacediscord.HistorySection(earlier, store)}, Logger: r.Logger})
 	})
 	h.llm.Enqueue(llmtest.Reply{Text: "build-1 and build-2 are up; cache-1 is down."})
 	msgID := dbtest.Snowflake()

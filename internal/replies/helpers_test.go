@@ -82,6 +82,10 @@ func (m *memStore) ThreadByDiscordThread(context.Context, string) (*thread.Threa
 	return nil, thread.ErrNotFound
 }
 
+func (m *memStore) SlackChannelTeam(context.Context, string) (string, error) {
+	return "", thread.ErrNotFound
+}
+
 func (m *memStore) ThreadParent(context.Context, uuid.UUID) (*thread.Stitch, error) {
 	s := m.stitches[0]
 	return &s, nil

@@ -104,6 +104,7 @@ type Store interface {
 	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
 	ThreadParent(ctx context.Context, threadID uuid.UUID) (*thread.Stitch, error)
 	ThreadReplies(ctx context.Context, threadID uuid.UUID, p db.ReplyPage) ([]thread.Stitch, error)
+	SlackChannelTeam(ctx context.Context, channelID string) (string, error)
 }
 
 var _ Store = (*db.Store)(nil)

@@ -3,12 +3,15 @@ package replies
 import (
 	"cmp"
 	"context"
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/weft-dev/weft/internal/httpapi"
+	"github.com/weft-dev/weft/internal/tenancy"
+	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/threadview"
 )
 
@@ -82,6 +85,25 @@ type SlackResponse struct {
 	Replies    []SlackMessage `json:"replies"`
 	NextCursor *string        `json:"nextCursor"`
 	HasMore    bool           `json:"hasMore"`
+}
+
+// SlackWorkspace is the workspace a Slack thread in channelID is read in,
+// for tenancy.Reach.Within: teamID when named, else the one weft has
+// threads in that channel in, else the asker's own Slack workspace.
+func SlackWorkspace(store Store, teamID, channelID string) tenancy.Locate {
+	return func(ctx context.Context, asker thread.Tenant) (thread.Tenant, error) {
+		if teamID != "" {
+			return thread.SlackTenant(teamID), nil
+		}
+		team, err := store.SlackChannelTeam(ctx, channelID)
+		switch {
+		case errors.Is(err, thread.ErrNotFound) && asker.Kind == thread.TenantSlack:
+			return asker, nil
+		case err != nil:
+			return thread.Tenant{}, err
+		}
+		return thread.SlackTenant(team), nil
+	}
 }
 
 // Slack's id shapes: a conversation id (C public, G private, D direct) and

@@ -7,7 +7,6 @@ package tenancy
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"github.com/google/uuid"
 
@@ -19,8 +18,6 @@ import (
 type ReachStore interface {
 	Organisations
 	Thread(ctx context.Context, id uuid.UUID) (*thread.Thread, error)
-	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
-	SlackChannelTeam(ctx context.Context, channelID string) (string, error)
 }
 
 // Organisations finds which organisation a thread or a tenant belongs to.
@@ -35,32 +32,40 @@ type Organisations interface {
 
 var _ ReachStore = (*db.Store)(nil)
 
-// ChannelGuild returns the server of a Discord channel ("" for a direct
-// message); a missing channel fails wrapping thread.ErrNotFound.
-type ChannelGuild func(ctx context.Context, channelID string) (string, error)
+// Locator finds the organisation of a conversation named by a platform's
+// own id rather than weft's (a platform's thread id): found is false when
+// target is not such an id or names nothing the platform knows, for the
+// reader to answer; org "" is a conversation of no organisation, out of
+// reach of every tenant. A missing conversation may also fail wrapping
+// thread.ErrNotFound. Each platform with such ids has one.
+type Locator func(ctx context.Context, target string) (org string, found bool, err error)
+
+// Locate names the tenant a conversation reads in, given the asker's own
+// tenant (a platform may take it as the default), or fails wrapping
+// thread.ErrNotFound when it knows of none.
+type Locate func(ctx context.Context, asker thread.Tenant) (thread.Tenant, error)
 
 // ErrOutOfReach refuses a conversation another organisation's thread.
 var ErrOutOfReach = errors.New("that thread belongs to another organisation than this conversation")
 
 // Reach decides which threads a conversation's tools may read, so that a
 // model (or text injected into its context) cannot carry one organisation's
-// conversation into another's: its own thread, and threads (weft's, or
-// Discord threads weft does not track) of its organisation, the Discord
-// ones only in the allowed servers. A tenant no operator linked is an
-// organisation of its own. A conversation on no platform (the CLI, the
-// API) is the operator's and reads any thread, as the REST API and MCP do.
+// conversation into another's: its own thread, and threads (weft's, or a
+// platform's that its Locators find) of its organisation. A tenant no
+// operator linked is an organisation of its own. A conversation on no
+// platform (the CLI, the API) is the operator's and reads any thread, as
+// the REST API and MCP do.
 type Reach struct {
 	Store ReachStore
-	// Guild finds the server of a Discord thread weft does not track; nil
-	// without Discord, when such a thread cannot be read anyway.
-	Guild ChannelGuild
-	// Guilds is DISCORD_ALLOWED_GUILDS; empty allows any server.
-	Guilds []string
+	// Locators find the conversations named by a platform's own ids, asked
+	// in turn; without one, only weft's thread ids are known.
+	Locators []Locator
 }
 
 // Check returns nil when the conversation of thread from may read target
-// (a weft thread id or a Discord thread id), and ErrOutOfReach when it may
-// not. A target that is no thread at all is left to the reader to refuse.
+// (a weft thread id or a platform's, as its Locator knows it), and
+// ErrOutOfReach when it may not. A target that is no thread at all is left
+// to the reader to refuse.
 func (r *Reach) Check(ctx context.Context, from uuid.UUID, target string) error {
 	if target == "" || target == from.String() {
 		return nil
@@ -79,41 +84,36 @@ func (r *Reach) Check(ctx context.Context, from uuid.UUID, target string) error 
 	return nil
 }
 
-// CheckSlack decides whether the conversation of thread from may read a
-// Slack thread in channelID of workspace teamID ("": unknown), and returns
-// the workspace to read it in ("" leaves the choice to the reader, for the
-// operator). The workspace is teamID, else the one weft has threads in that
-// channel in, else the asker's own Slack workspace; it must be of the
-// asker's organisation, or ErrOutOfReach. A conversation on no platform is
-// the operator's and reads any workspace.
-func (r *Reach) CheckSlack(ctx context.Context, from uuid.UUID, teamID, channelID string) (string, error) {
-	tenant, mine, err := r.Store.ThreadTenant(ctx, from)
+// Within decides whether the conversation of thread from may read in the
+// tenant locate names, and returns that tenant: it must be of the asker's
+// organisation, and one locate knows of none is out of reach
+// (ErrOutOfReach). A conversation on no platform is the operator's and
+// reads in any tenant: locate is not asked, and the zero Tenant leaves the
+// choice to the reader.
+func (r *Reach) Within(ctx context.Context, from uuid.UUID, locate Locate) (thread.Tenant, error) {
+	asker, mine, err := r.Store.ThreadTenant(ctx, from)
 	if err != nil || mine == "" {
-		return teamID, err
+		return thread.Tenant{}, err
 	}
-	if teamID == "" {
-		teamID, err = r.Store.SlackChannelTeam(ctx, channelID)
-		switch {
-		case errors.Is(err, thread.ErrNotFound) && tenant.Kind == thread.TenantSlack:
-			teamID = tenant.ID
-		case errors.Is(err, thread.ErrNotFound):
-			return "", ErrOutOfReach // no workspace of its organisation is known to have it
-		case err != nil:
-			return "", err
-		}
+	t, err := locate(ctx, asker)
+	switch {
+	case errors.Is(err, thread.ErrNotFound):
+		return thread.Tenant{}, ErrOutOfReach
+	case err != nil:
+		return thread.Tenant{}, err
 	}
-	theirs, err := r.Store.Organisation(ctx, thread.SlackTenant(teamID))
+	theirs, err := r.Store.Organisation(ctx, t)
 	if err != nil {
-		return "", err
+		return thread.Tenant{}, err
 	}
 	if theirs != mine {
-		return "", ErrOutOfReach
+		return thread.Tenant{}, ErrOutOfReach
 	}
-	return teamID, nil
+	return t, nil
 }
 
 // resolve finds the organisation of target: a stored thread's, or that of
-// the server of a Discord thread weft does not track. found is false when
+// the conversation the first Locator to know it finds. found is false when
 // there is neither.
 func (r *Reach) resolve(ctx context.Context, target string) (org string, found bool, err error) {
 	if parsed, perr := uuid.Parse(target); perr == nil {
@@ -123,29 +123,13 @@ func (r *Reach) resolve(ctx context.Context, target string) (org string, found b
 		_, org, err := r.Store.ThreadTenant(ctx, parsed)
 		return org, err == nil, err
 	}
-	if !thread.IsSnowflake(target) {
-		return "", false, nil
+	for _, locate := range r.Locators {
+		org, found, err := locate(ctx, target)
+		if err = ignoreNotFound(err); err != nil || found {
+			return org, found, err
+		}
 	}
-	th, err := r.Store.ThreadByDiscordThread(ctx, target)
-	switch {
-	case err == nil:
-		_, org, err := r.Store.ThreadTenant(ctx, th.ID)
-		return org, err == nil, err
-	case !errors.Is(err, thread.ErrNotFound) || r.Guild == nil:
-		return "", false, ignoreNotFound(err)
-	}
-	guildID, err := r.Guild(ctx, target)
-	if err != nil {
-		return "", false, ignoreNotFound(err)
-	}
-	if len(r.Guilds) > 0 && !slices.Contains(r.Guilds, guildID) {
-		return "", true, nil // no organisation: out of reach of every tenant
-	}
-	if guildID == "" {
-		return "", true, nil
-	}
-	org, err = r.Store.Organisation(ctx, thread.DiscordTenant(guildID))
-	return org, err == nil, err
+	return "", false, nil
 }
 
 // ignoreNotFound lets a missing thread through to the reader, which

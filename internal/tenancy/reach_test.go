@@ -9,12 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-dev/weft/db/dbtest"
+	"github.com/weft-dev/weft/internal/replies"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
 // guildsOf knows the server of Discord threads weft does not track.
-func guildsOf(guilds map[string]string) tenancy.ChannelGuild {
+func guildsOf(guilds map[string]string) surfacediscord.ChannelGuild {
 	return func(_ context.Context, id string) (string, error) {
 		g, ok := guilds[id]
 		if !ok {
@@ -107,7 +109,7 @@ func TestReach(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			reach := &tenancy.Reach{Store: store, Guild: guild, Guilds: tt.guilds}
+			reach := &tenancy.Reach{Store: store, Locators: []tenancy.Locator{surfacediscord.Locator(store, guild, tt.guilds)}}
 			err := reach.Check(ctx, tt.from.th.ID, tt.target)
 			if tt.ok {
 				require.NoError(t, err)
@@ -121,7 +123,8 @@ func TestReach(t *testing.T) {
 // TestReachSlack: each Slack workspace is read with its own token, so a
 // conversation reads a Slack thread only in a workspace of its own
 // organisation: the one named, else the one weft has threads in that
-// channel in, else (for a Slack conversation) its own.
+// channel in, else (for a Slack conversation) its own. The operator's is
+// asked of no workspace: the reader reads in the one named, or its own.
 func TestReachSlack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -162,12 +165,12 @@ func TestReachSlack(t *testing.T) {
 		{"Discord server of no organisation", fromLone.ID, "", "C0ACME2", "", tenancy.ErrOutOfReach},
 		{"Discord server of no organisation, named workspace", fromLone.ID, "T0ACME1", "C0NEW", "", tenancy.ErrOutOfReach},
 		{"operator, any", operator.ID, "", "C0OTHER", "", nil},
-		{"operator, named", operator.ID, "T0OTHER", "C0OTHER", "T0OTHER", nil},
+		{"operator, named", operator.ID, "T0OTHER", "C0OTHER", "", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			team, err := reach.CheckSlack(ctx, tt.from, tt.team, tt.channel)
+			in, err := reach.Within(ctx, tt.from, replies.SlackWorkspace(store, tt.team, tt.channel))
 			require.ErrorIs(t, err, tt.err)
-			require.Equal(t, tt.want, team)
+			require.Equal(t, tt.want, in.ID)
 		})
 	}
 }

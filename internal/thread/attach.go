@@ -83,11 +83,11 @@ type Notice struct {
 func (c *Continuation) Told() Platform { return PlatformLinear }
 
 // Notices are what the thread's attachment on Told, whose outbox target
-// is target, is told: a response activity with LinearText, and the
+// is target, is told: a response activity with ToldText, and the
 // session's external link to the new place.
 func (c *Continuation) Notices(target string) []Notice {
 	return []Notice{
-		{Outbox{ThreadID: c.ThreadID, Platform: PlatformLinear, Target: target, Kind: OutboxResponse}, OutboxBody{Text: c.LinearText}},
+		{Outbox{ThreadID: c.ThreadID, Platform: PlatformLinear, Target: target, Kind: OutboxResponse}, OutboxBody{Text: c.ToldText}},
 		{Outbox{ThreadID: c.ThreadID, Platform: PlatformLinear, Target: target, Kind: OutboxSessionUpdate},
 			OutboxBody{ExternalURL: c.URL, ExternalURLLabel: c.URLLabel}},
 	}

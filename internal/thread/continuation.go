@@ -15,9 +15,9 @@ type Continuation struct {
 	// Summary is posted in the new place as the conversation's first
 	// message there.
 	Summary string
-	// LinearText is the Linear session's response activity; URL and
-	// URLLabel its external link.
-	LinearText, URL, URLLabel string
+	// ToldText is what the thread's attachment on Told is told: the Linear
+	// session's response activity; URL and URLLabel its external link.
+	ToldText, URL, URLLabel string
 }
 
 // Surface is where the continuation posts: its platform and outbox target.

@@ -1,6 +1,7 @@
 // Package tools is the agent's tool registry (Registry, Tool, Call) and its
-// own tools: memory (save_memory, read_memory) and get_thread_replies. A
-// platform's own tools live in its seam folder and register here as Tools.
+// own memory tools (save_memory, read_memory). get_thread_replies is
+// internal/replies' and a platform's own tools live in its seam folder;
+// they register here as Tools.
 package tools
 
 import (

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/weft-dev/weft/db"
 	discordapi "github.com/weft-dev/weft/internal/discord"
 	"github.com/weft-dev/weft/internal/discovery"
 	"github.com/weft-dev/weft/internal/surface"
+	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
 )
@@ -34,16 +36,57 @@ func NewDiscovery(c *discordapi.Client, store *db.Store, logger *slog.Logger) *D
 	return &DiscordChannels{Reader: NewReader(c), Store: store, Post: discoveryNotice(c, logger.With("component", "discovery")), Self: c.BotUserID}
 }
 
-// Guild finds the server of a Discord channel weft does not track, for
-// tenancy.Reach; nil when Discord is off.
-func (a *App) Guild() func(ctx context.Context, channelID string) (string, error) {
-	if !a.On() {
-		return nil
+// Locator finds the organisation of a Discord thread for tenancy.Reach:
+// of one weft tracks, its weft thread's; of any other, read from Discord
+// while it is on, its server's, within DISCORD_ALLOWED_GUILDS.
+func (a *App) Locator(store LocatorStore) tenancy.Locator {
+	var guild ChannelGuild
+	if a.On() {
+		reader := NewReader(a.client)
+		guild = func(ctx context.Context, channelID string) (string, error) {
+			ch, err := reader.Channel(ctx, channelID)
+			return ch.GuildID, err
+		}
 	}
-	reader := NewReader(a.client)
-	return func(ctx context.Context, channelID string) (string, error) {
-		ch, err := reader.Channel(ctx, channelID)
-		return ch.GuildID, err
+	return Locator(store, guild, a.cfg.AllowedGuilds)
+}
+
+// LocatorStore is what Locator reads of stored threads. *db.Store
+// implements it.
+type LocatorStore interface {
+	tenancy.Organisations
+	ThreadByDiscordThread(ctx context.Context, discordThreadID string) (*thread.Thread, error)
+}
+
+// ChannelGuild returns the server of a Discord channel ("" for a direct
+// message); a missing channel fails wrapping thread.ErrNotFound.
+type ChannelGuild func(ctx context.Context, channelID string) (string, error)
+
+// Locator is App.Locator's, with guild finding the server of a thread weft
+// does not track (nil: such a thread is the reader's to answer, when
+// Discord is off) and guilds the allowed servers (empty: any).
+func Locator(store LocatorStore, guild ChannelGuild, guilds []string) tenancy.Locator {
+	return func(ctx context.Context, target string) (string, bool, error) {
+		if !thread.IsSnowflake(target) {
+			return "", false, nil
+		}
+		th, err := store.ThreadByDiscordThread(ctx, target)
+		switch {
+		case err == nil:
+			_, org, err := store.ThreadTenant(ctx, th.ID)
+			return org, err == nil, err
+		case !errors.Is(err, thread.ErrNotFound) || guild == nil:
+			return "", false, err
+		}
+		guildID, err := guild(ctx, target)
+		if err != nil {
+			return "", false, err
+		}
+		if len(guilds) > 0 && !slices.Contains(guilds, guildID) || guildID == "" {
+			return "", true, nil // no organisation: out of reach of every tenant
+		}
+		org, err := store.Organisation(ctx, thread.DiscordTenant(guildID))
+		return org, err == nil, err
 	}
 }
 

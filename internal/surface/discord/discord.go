@@ -158,7 +158,7 @@ func (a *App) Continuer(store *db.Store, rec continuation.Recorder, refs []conti
 		return nil
 	}
 	return &continuation.Continuer{Store: store, Opener: Opener{Store: store, Discord: a.client}, Recorder: rec, Refs: refs,
-		ChannelID: a.cfg.ContinueChannelID, Origins: origins}
+		ChannelID: a.cfg.ContinueChannelID, ChannelSetting: "DISCORD_CONTINUE_CHANNEL_ID", Origins: origins}
 }
 
 // Tools are the agent tools Discord adds: continue_in_discord, when there
@@ -170,12 +170,13 @@ func (a *App) Tools(elsewhere bool, c *continuation.Continuer) []tools.Tool {
 	return []tools.Tool{c.Tool()}
 }
 
-// History reads a Discord thread for the prompt; nil when Discord is off.
-func (a *App) History() history.Fetcher {
+// HistorySection puts a Discord thread's history in the prompt; nil when
+// Discord is off.
+func (a *App) HistorySection(store *db.Store) history.Section {
 	if !a.On() {
 		return nil
 	}
-	return discordHistory{a.client}
+	return HistorySection(discordHistory{a.client}, store)
 }
 
 // OnTurn is the processor's turn hook: the typing indicator.

@@ -214,8 +214,14 @@ func (a *App) Routes(r chi.Router, m surface.Mount) {
 	Doors{WebhookSecret: []byte(a.webhookSecret), OAuth: a.oauth, Uploads: a.uploads}.Routes(r, m)
 }
 
-// History reads an issue's comments for the prompt; nil with Linear off.
-func (a *App) History() history.Fetcher { return a.history }
+// HistorySection puts an issue's comments in the prompt; nil with Linear
+// off.
+func (a *App) HistorySection(store *db.Store) history.Section {
+	if a.history == nil {
+		return nil
+	}
+	return HistorySection(a.history, store)
+}
 
 // IssueURL reads a Linear issue's URL, for the link back from a
 // conversation continued elsewhere; nil with Linear off.

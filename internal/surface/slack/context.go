@@ -50,11 +50,17 @@ func (b slackBackfill) SlackThreadBefore(ctx context.Context, att *thread.SlackA
 }
 
 // Backfill is Slack's history reader for the prompt; nil with Slack off.
-func (a *App) Backfill() history.SlackBackfill {
+func (a *App) Backfill() SlackBackfill {
 	if !a.On() {
 		return nil
 	}
 	return slackBackfill{a.ws}
+}
+
+// HistorySection puts a Slack thread's history in the prompt: what weft
+// stored, and what came before it joined while Slack is on.
+func (a *App) HistorySection(store *db.Store) history.Section {
+	return &SlackSection{Backfill: a.Backfill(), Store: store}
 }
 
 // Discovery is Slack's source for relevant thread discovery.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/weft-dev/weft/db"
 	"github.com/weft-dev/weft/internal/discovery"
-	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/retry"
 	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
@@ -115,7 +114,7 @@ func (s *SlackChannels) Channel(ctx context.Context, th *thread.Thread, mention 
 }
 
 // Before implements discovery.Source.
-func (*SlackChannels) Before(a, b string) bool { return history.TSBefore(a, b) }
+func (*SlackChannels) Before(a, b string) bool { return TSBefore(a, b) }
 
 // TopLevel implements discovery.Source.
 func (s *SlackChannels) TopLevel(ctx context.Context, ch *discovery.Channel, n int) ([]discovery.ChannelMessage, error) {
@@ -176,14 +175,14 @@ func (s *SlackChannels) stored(ctx context.Context, ch *discovery.Channel, rootT
 	first := ""
 	for _, st := range stitches {
 		if st.Source == thread.PlatformSlack {
-			if ts := history.SlackTS(st.ExternalID); ts != "" && (first == "" || history.TSBefore(ts, first)) {
+			if ts := SlackTS(st.ExternalID); ts != "" && (first == "" || TSBefore(ts, first)) {
 				first = ts
 			}
 		}
 		if !st.DeletedAt.IsZero() {
 			continue
 		}
-		m := discovery.ChannelMessage{ID: history.SlackTS(st.ExternalID), Text: st.Content, At: st.CreatedAt}
+		m := discovery.ChannelMessage{ID: SlackTS(st.ExternalID), Text: st.Content, At: st.CreatedAt}
 		switch {
 		case st.Author != nil:
 			m.AuthorID, m.Author, m.Bot = st.Author.ID, st.Author.Name, st.Author.Bot

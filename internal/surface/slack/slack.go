@@ -269,7 +269,7 @@ func (a *App) Continuer(store *db.Store, rec continuation.Recorder, refs []conti
 		return nil
 	}
 	return &continuation.Continuer{Store: store, Opener: Opener{Store: store, Slack: slackThreads{a.ws}}, Recorder: rec, Refs: refs,
-		ChannelID: a.cfg.ContinueChannelID, Origins: origins}
+		ChannelID: a.cfg.ContinueChannelID, ChannelSetting: "SLACK_CONTINUE_CHANNEL_ID", Origins: origins}
 }
 
 // Tools are the agent tools Slack adds: continue_in_slack, when there is

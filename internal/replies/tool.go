@@ -1,4 +1,4 @@
-package tools
+package replies
 
 import (
 	"context"
@@ -7,35 +7,30 @@ import (
 	"fmt"
 
 	"github.com/weft-dev/weft/internal/httpapi"
-	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/tenancy"
+	"github.com/weft-dev/weft/internal/thread"
+	"github.com/weft-dev/weft/internal/tools"
 	"github.com/weft-dev/weft/internal/toolschema"
 )
-
-// RepliesGetter answers get-thread-replies. *replies.Service implements it.
-type RepliesGetter interface {
-	Get(ctx context.Context, req replies.Request) (*replies.Response, error)
-	GetSlack(ctx context.Context, req replies.SlackRequest) (*replies.SlackResponse, error)
-}
 
 // repliesArgs are get_thread_replies' arguments.
 type repliesArgs struct {
 	ThreadID string `json:"thread_id,omitempty" jsonschema:"weft thread id (UUID) or Discord thread id; default: this thread"`
 	// A Slack thread, named as get-thread-replies.md names it.
-	ChannelID string        `json:"channelId,omitempty" jsonschema:"Slack conversation id of a Slack thread, with threadTs"`
-	ThreadTS  string        `json:"threadTs,omitempty" jsonschema:"ts of the Slack thread's parent message, with channelId"`
-	TeamID    string        `json:"teamId,omitempty" jsonschema:"Slack workspace id (T…) of the channel, when weft may not know it"`
-	Limit     int           `json:"limit,omitempty" jsonschema:"replies per page (default 50)" minimum:"1" maximum:"200"`
-	Cursor    string        `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page"`
-	Order     replies.Order `json:"order,omitempty" jsonschema:"default oldest" enum:"oldest,newest"`
+	ChannelID string `json:"channelId,omitempty" jsonschema:"Slack conversation id of a Slack thread, with threadTs"`
+	ThreadTS  string `json:"threadTs,omitempty" jsonschema:"ts of the Slack thread's parent message, with channelId"`
+	TeamID    string `json:"teamId,omitempty" jsonschema:"Slack workspace id (T…) of the channel, when weft may not know it"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"replies per page (default 50)" minimum:"1" maximum:"200"`
+	Cursor    string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page"`
+	Order     Order  `json:"order,omitempty" jsonschema:"default oldest" enum:"oldest,newest"`
 }
 
-// Replies is get_thread_replies: a thread's parent message and replies, a
-// page at a time, from the same implementation as the REST API and the MCP
-// tool. Without a thread id it reads the thread the agent is in; other
+// Tool is get_thread_replies, for the agent: a thread's parent message and
+// replies, a page at a time, from the same Service as the REST API and the
+// MCP tool. Without a thread id it reads the thread the agent is in; other
 // threads only within reach.
-func Replies(svc RepliesGetter, reach *tenancy.Reach) Tool {
-	return Tool{
+func Tool(svc *Service, reach *tenancy.Reach) tools.Tool {
+	return tools.Tool{
 		Name: "get_thread_replies",
 		Description: "Read a conversation thread: its first message (parent) and the replies after it, a page at a time. " +
 			"thread_id is a weft thread id or a Discord thread id; omit it for this thread. " +
@@ -43,8 +38,8 @@ func Replies(svc RepliesGetter, reach *tenancy.Reach) Tool {
 			"each message with its ts, user (the author's id), text, edited, deleted and subtype. " +
 			"Pass nextCursor from a result as cursor to read on. Deleted replies have text null.",
 		Schema: toolschema.For[repliesArgs](),
-		Handler: func(ctx context.Context, c Call) (string, error) {
-			args, err := Decode[repliesArgs](c)
+		Handler: func(ctx context.Context, c tools.Call) (string, error) {
+			args, err := tools.Decode[repliesArgs](c)
 			if err != nil {
 				return "", err
 			}
@@ -56,7 +51,10 @@ func Replies(svc RepliesGetter, reach *tenancy.Reach) Tool {
 				args.ThreadID = c.ThreadID.String()
 			}
 			if slack {
-				args.TeamID, err = reach.CheckSlack(ctx, c.ThreadID, args.TeamID, args.ChannelID)
+				var in thread.Tenant
+				if in, err = reach.Within(ctx, c.ThreadID, SlackWorkspace(svc.store, args.TeamID, args.ChannelID)); in.ID != "" {
+					args.TeamID = in.ID
+				}
 			} else {
 				err = reach.Check(ctx, c.ThreadID, args.ThreadID)
 			}
@@ -67,10 +65,10 @@ func Replies(svc RepliesGetter, reach *tenancy.Reach) Tool {
 			}
 			var resp any
 			if slack {
-				resp, err = svc.GetSlack(ctx, replies.SlackRequest{TeamID: args.TeamID, ChannelID: args.ChannelID, ThreadTS: args.ThreadTS,
+				resp, err = svc.GetSlack(ctx, SlackRequest{TeamID: args.TeamID, ChannelID: args.ChannelID, ThreadTS: args.ThreadTS,
 					Limit: args.Limit, Cursor: args.Cursor, Order: args.Order})
 			} else {
-				resp, err = svc.Get(ctx, replies.Request{ThreadID: args.ThreadID, Limit: args.Limit, Cursor: args.Cursor, Order: args.Order})
+				resp, err = svc.Get(ctx, Request{ThreadID: args.ThreadID, Limit: args.Limit, Cursor: args.Cursor, Order: args.Order})
 			}
 			if err != nil {
 				// The model sees the code and the safe message, never the cause.

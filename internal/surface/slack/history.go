@@ -1,4 +1,4 @@
-package history
+package slack
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/weft-dev/weft/internal/history"
 	"github.com/weft-dev/weft/internal/thread"
 )
 
@@ -15,17 +18,31 @@ import (
 // thread's messages older than beforeTS (conversations.replies), oldest
 // first. Everything from weft's first message on is in Postgres already.
 type SlackBackfill interface {
-	SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]Message, error)
+	SlackThreadBefore(ctx context.Context, att *thread.SlackAttachment, beforeTS string) ([]history.Message, error)
 }
 
-// slackThreadContext is thread-context-retrieval.md's section for a Slack
+// SlackAttachments finds a thread's Slack attachment. *db.Store
+// implements it.
+type SlackAttachments interface {
+	SlackAttachment(ctx context.Context, threadID uuid.UUID) (*thread.SlackAttachment, error)
+}
+
+// SlackSection is Slack's history Section.
+type SlackSection struct {
+	// Backfill reads what a Slack thread said before weft joined it; nil
+	// leaves Slack's history to what weft stored.
+	Backfill SlackBackfill
+	Store    SlackAttachments
+}
+
+// Section is thread-context-retrieval.md's section for a Slack
 // thread: the thread's messages as "name: text" in <slack_thread_context>
 // and the current question apart. The messages come from the stored chain
 // (weft records every message of a thread it is in) and, for a thread weft
 // joined mid-way, from Slack for what came before, cached for the TTL. A
 // failed backfill is logged and skipped.
-func (h *History) slackThreadContext(ctx context.Context, th *thread.Thread, chain []thread.Stitch, cur *thread.Stitch) []string {
-	att, err := h.Store.SlackAttachment(ctx, th.ID)
+func (x *SlackSection) Section(ctx context.Context, h *history.History, th *thread.Thread, chain []thread.Stitch, cur *thread.Stitch) []string {
+	att, err := x.Store.SlackAttachment(ctx, th.ID)
 	if err != nil {
 		h.Logger.WarnContext(ctx, "slack thread unknown; answering without its history",
 			slog.String("thread_id", th.ID.String()), slog.Any("error", err))
@@ -42,26 +59,26 @@ func (h *History) slackThreadContext(ctx context.Context, th *thread.Thread, cha
 			}
 		}
 	}
-	if h.Slack != nil && first != "" && TSBefore(att.ThreadTS, first) {
-		before, err := h.fetch(ctx, "slack:"+att.TeamID+"/"+att.ChannelID+"/"+att.ThreadTS+"<"+first,
-			slackFetcher{h.Slack, att, first}, Ref{})
+	if x.Backfill != nil && first != "" && TSBefore(att.ThreadTS, first) {
+		before, err := h.Fetch(ctx, "slack:"+att.TeamID+"/"+att.ChannelID+"/"+att.ThreadTS+"<"+first,
+			slackFetcher{x.Backfill, att, first}, history.Ref{})
 		if err != nil {
 			h.Logger.WarnContext(ctx, "slack thread history unavailable; answering without what came before weft",
 				slog.String("thread_id", th.ID.String()), slog.Any("error", err))
 		}
 		for _, m := range before {
-			lines = appendLine(lines, line(m.Author, m.Text, m.Edited, m.Deleted))
+			lines = history.AppendLine(lines, history.Line(m.Author, m.Text, m.Edited, m.Deleted))
 		}
 	}
 	if att.ChannelType == "im" && first == att.ThreadTS {
-		lines = append(lines, h.previousDM(ctx, att)...)
+		lines = append(lines, x.previousDM(ctx, h, att)...)
 	}
 	for i := range chain {
 		s := &chain[i]
 		if s.ID == cur.ID {
 			break // the current question goes apart; nothing after it is history
 		}
-		lines = appendLine(lines, storedLine(s, th.AgentName))
+		lines = history.AppendLine(lines, history.StoredLine(s, th.AgentName))
 	}
 	if len(lines) == 0 {
 		return nil
@@ -88,8 +105,8 @@ type SlackDMs interface {
 
 // previousDM is the previous conversation of a direct message channel, if
 // it was active within DMIdle, as context lines.
-func (h *History) previousDM(ctx context.Context, att *thread.SlackAttachment) []string {
-	dms, ok := h.Store.(SlackDMs)
+func (x *SlackSection) previousDM(ctx context.Context, h *history.History, att *thread.SlackAttachment) []string {
+	dms, ok := x.Store.(SlackDMs)
 	if !ok {
 		return nil
 	}
@@ -105,46 +122,9 @@ func (h *History) previousDM(ctx context.Context, att *thread.SlackAttachment) [
 	var lines []string
 	for i := range msgs {
 		s := &msgs[i]
-		lines = appendLine(lines, storedLine(s, prev.AgentName))
+		lines = history.AppendLine(lines, history.StoredLine(s, prev.AgentName))
 	}
 	return lines
-}
-
-// isAnswer is a message weft said in the thread: an LLM call's text that
-// asked for no tool, or an agent thought.
-func isAnswer(s *thread.Stitch) bool {
-	switch s.Type {
-	case thread.StitchLLMCall:
-		return s.Content != "" && !strings.Contains(string(s.LLMResponse), `"tool_calls":[{`)
-	case thread.StitchAgentThought, thread.StitchClarificationRequest:
-		return s.Content != ""
-	}
-	return false
-}
-
-// storedLine is a stored message as a history line: a person's by their
-// name (Slack's ingest names people), weft's by the agent's; edited and
-// deleted ones marked as every history section marks them. "" for what is
-// no message (tool calls, system prompts).
-func storedLine(s *thread.Stitch, agent string) string {
-	switch {
-	case s.Type.IsInput():
-		who := ""
-		if s.Author != nil {
-			who = s.Author.Name
-		}
-		return line(who, s.Content, !s.EditedAt.IsZero(), !s.DeletedAt.IsZero())
-	case isAnswer(s):
-		return line(agent, s.Content, false, false)
-	}
-	return ""
-}
-
-func appendLine(lines []string, l string) []string {
-	if l == "" {
-		return lines
-	}
-	return append(lines, l)
 }
 
 // slackFetcher adapts a backfill to the history cache.
@@ -154,7 +134,7 @@ type slackFetcher struct {
 	before string
 }
 
-func (f slackFetcher) ThreadHistory(ctx context.Context, _ Ref) ([]Message, error) {
+func (f slackFetcher) ThreadHistory(ctx context.Context, _ history.Ref) ([]history.Message, error) {
 	return f.b.SlackThreadBefore(ctx, f.att, f.before)
 }
 

@@ -1,4 +1,4 @@
-package tools_test
+package replies_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/weft-dev/weft/internal/logtest"
 	"github.com/weft-dev/weft/internal/replies"
 	"github.com/weft-dev/weft/internal/replies/repliestest"
+	surfacediscord "github.com/weft-dev/weft/internal/surface/discord"
 	"github.com/weft-dev/weft/internal/tenancy"
 	"github.com/weft-dev/weft/internal/thread"
 	"github.com/weft-dev/weft/internal/tools"
@@ -24,7 +25,8 @@ func TestRepliesTool(t *testing.T) {
 	conv := repliestest.NewConversation(ctx, t, store, 250)
 	svc, err := replies.New(replies.Config{Store: store, Logger: logtest.New(t)})
 	require.NoError(t, err)
-	tool := tools.Replies(svc, &tenancy.Reach{Store: store})
+	// Discord thread ids are found as the app finds them, by Discord's Locator.
+	tool := replies.Tool(svc, &tenancy.Reach{Store: store, Locators: []tenancy.Locator{surfacediscord.Locator(store, nil, nil)}})
 	reg, err := tools.NewRegistry(tool)
 	require.NoError(t, err)
 	_, ok := reg.Get("get_thread_replies")
@@ -107,7 +109,7 @@ func TestRepliesToolSlack(t *testing.T) {
 	store := dbtest.NewStore(t)
 	svc, err := replies.New(replies.Config{Store: store, Slack: oneSlackThread{}, Logger: logtest.New(t)})
 	require.NoError(t, err)
-	tool := tools.Replies(svc, &tenancy.Reach{Store: store})
+	tool := replies.Tool(svc, &tenancy.Reach{Store: store})
 	args := json.RawMessage(`{"channelId": "C0123", "threadTs": "1700000000.000100"}`)
 
 	cli := dbtest.Thread(ctx, t, store, nil)
@@ -137,7 +139,7 @@ func texts(ms []replies.Message) []string {
 // arguments: none required, each described, order an enum, limit bounded.
 func TestRepliesToolSchema(t *testing.T) {
 	t.Parallel()
-	tool := tools.Replies(nil, nil)
+	tool := replies.Tool(nil, nil)
 	require.JSONEq(t, `{
 		"type": "object",
 		"properties": {
