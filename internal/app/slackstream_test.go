@@ -93,8 +93,16 @@ func TestSlackStreamFallsBack(t *testing.T) {
 		fake.RefuseStreaming("C0GENERAL", "channel_type_not_supported")
 		return nil
 	})
+	ctx := servetest.Waiting(t)
 	for i, question := range []string{"first?", "second?"} {
+		// Held after its first words, so that the answer streams (a model
+		// done at once is delivered before anything is streamed).
+		step := make(chan struct{})
+		w.llm.Enqueue(llmtest.Reply{Text: "Answer to: " + question, Step: step})
 		q := w.mention(question)
+		_, err := w.slack.WaitCalls(ctx, "chat.postMessage", i+1)
+		require.NoError(t, err, "answer %d: the first words were never posted", i)
+		close(step)
 		got := w.answers(t, q.TS, 1)
 		th := w.thread(t, q.TS)
 		w.settled(t, th.ID)
