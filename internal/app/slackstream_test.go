@@ -175,8 +175,14 @@ func TestSlackStreamLongAnswerContinues(t *testing.T) {
 	t.Parallel()
 	w := newSlackWorld(t, false)
 	para := strings.Repeat("word ", 700) // 3,500 characters
-	w.llm.Enqueue(llmtest.Reply{Text: para + "\n\n" + para, Chunk: 700})
+	// Held after its first chunk until it streams: a model done at once
+	// is delivered before anything is streamed.
+	step := make(chan struct{})
+	w.llm.Enqueue(llmtest.Reply{Text: para + "\n\n" + para, Chunk: 700, Step: step})
 	q := w.mention("tell me at length")
+	_, err := w.slack.WaitCalls(servetest.Waiting(t), "chat.startStream", 1)
+	require.NoError(t, err, "the answer never started streaming")
+	close(step)
 	got := w.answers(t, q.TS, 2)
 	th := w.thread(t, q.TS)
 	w.settled(t, th.ID)
