@@ -225,24 +225,18 @@ func (q *Queries) ThreadMemoryBlocks(ctx context.Context, arg ThreadMemoryBlocks
 }
 
 const threadMemoryOwner = `-- name: ThreadMemoryOwner :one
-SELECT coalesce(t.tenant_kind, '')::text AS tenant_kind, coalesce(t.tenant_id, '')::text AS tenant_id,
-    coalesce(t.organisation, '')::text AS organisation,
+SELECT t.tenant_kind, t.tenant_id, tenant_organisation(t.tenant_kind, t.tenant_id)::text AS organisation,
     CASE WHEN l.thread_id IS NOT NULL THEN 'linear' WHEN d.thread_id IS NOT NULL THEN 'discord' ELSE '' END::text AS starter_platform,
     coalesce(l.created_by_user_id, d.created_by, '')::text AS starter_id
 FROM (SELECT 1) AS one
 LEFT JOIN linear_thread_metadata l ON l.thread_id = $1
 LEFT JOIN discord_thread_metadata d ON d.thread_id = $1
-LEFT JOIN LATERAL (
-    SELECT tenant_kind, tenant_id, tenant_organisation(tenant_kind, tenant_id) AS organisation FROM (
-        SELECT 1 AS rank, 'linear' AS tenant_kind, l.workspace_id AS tenant_id FROM linear_thread_metadata l WHERE l.thread_id = $1
-        UNION ALL
-        SELECT 2, 'discord', d.guild_id FROM discord_thread_metadata d WHERE d.thread_id = $1
-        UNION ALL
-        SELECT 3, 'slack', s.team_id FROM slack_thread_metadata s WHERE s.thread_id = $1
-        UNION ALL
-        SELECT 4, 'github', g.account_id::text FROM github_thread_metadata g WHERE g.thread_id = $1
-    ) r ORDER BY rank LIMIT 1
-) t ON true
+LEFT JOIN slack_thread_metadata sl ON sl.thread_id = $1
+LEFT JOIN github_thread_metadata gh ON gh.thread_id = $1
+CROSS JOIN LATERAL (SELECT
+    CASE WHEN l.thread_id IS NOT NULL THEN 'linear' WHEN d.thread_id IS NOT NULL THEN 'discord'
+         WHEN sl.thread_id IS NOT NULL THEN 'slack' WHEN gh.thread_id IS NOT NULL THEN 'github' ELSE '' END::text AS tenant_kind,
+    coalesce(l.workspace_id, d.guild_id, sl.team_id, gh.account_id::text, '')::text AS tenant_id) t
 `
 
 type ThreadMemoryOwnerRow struct {
@@ -254,9 +248,12 @@ type ThreadMemoryOwnerRow struct {
 }
 
 // ThreadMemoryOwner is whose memory a thread's is, in one statement: its
-// tenant and organisation as ThreadTenant finds them (” for a thread on
-// no platform), and who started it on Linear, else on Discord (none when
-// it is on neither). Always one row, for a thread that does not exist too.
+// tenant and organisation as ThreadTenant finds them (its Linear
+// workspace, else its Discord server, else its Slack workspace, else its
+// GitHub account; ” for a thread on no platform), and who started it on
+// Linear, else on Discord (none when it is on neither). Each attachment is
+// read once, as InputSurface reads them. Always one row, for a thread that
+// does not exist too.
 func (q *Queries) ThreadMemoryOwner(ctx context.Context, threadID uuid.UUID) (ThreadMemoryOwnerRow, error) {
 	row := q.db.QueryRow(ctx, threadMemoryOwner, threadID)
 	var i ThreadMemoryOwnerRow
