@@ -53,6 +53,13 @@ func startWeft(t *testing.T, envv map[string]string) *child {
 	return c
 }
 
+// waitLogged waits until `weft serve` has logged text.
+func (c *child) waitLogged(t *testing.T, text string) {
+	t.Helper()
+	err := c.stderr.Wait(servetest.Waiting(t), func(s string) bool { return strings.Contains(s, text) })
+	require.NoError(t, err, "weft serve never logged %q", text)
+}
+
 func (c *child) kill(t *testing.T) {
 	t.Helper()
 	require.NoError(t, c.cmd.Process.Signal(syscall.SIGKILL))

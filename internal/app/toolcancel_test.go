@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -102,23 +103,10 @@ func (h *hangingServer) waitCalled(t *testing.T) {
 func TestAbortCancelsMCPCall(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	notes := newHangingServer(t)
-	cfg := filepath.Join(t.TempDir(), "mcp.json")
-	require.NoError(t, os.WriteFile(cfg, []byte(`{"mcpServers": {"notes": {"url": "`+notes.url+`", "weft": {"approval": "never"}}}}`), 0o600))
-	fake := llmtest.NewServer(t)
-	fake.SetDefault(notesModel)
-	dbURL := dbtest.URL(t)
 	addr := servetest.Addr(t)
-	store, pool, err := Open(ctx, &Config{DatabaseURL: dbURL}, dbtest.Logger(t))
-	require.NoError(t, err)
-	defer pool.Close()
-	weft := startWeft(t, map[string]string{
-		"DATABASE_URL": dbURL, "WEFT_ADDR": addr, "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
-		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_MCP_CONFIG": cfg, "WEFT_API_TOKEN": "abort-token",
-	})
-	require.Eventually(t, func() bool { return strings.Contains(weft.stderr.String(), "mcp server connected") },
-		time.Minute, 10*time.Millisecond, "weft never connected the MCP server")
-	th := createThread(t, dbURL, "Write a note")
+	w := newNotesWorld(t, map[string]string{"WEFT_ADDR": addr, "WEFT_API_TOKEN": "abort-token"})
+	notes, store, weft := w.notes, w.store, w.weft
+	th := createThread(t, w.dbURL, "Write a note")
 	notes.waitCalled(t)
 
 	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/api/v1/threads/"+th.String()+"/abort", strings.NewReader(`{"reason":"too slow"}`))
@@ -150,6 +138,35 @@ func TestAbortCancelsMCPCall(t *testing.T) {
 	require.True(t, last.Meta().Stop, "the abort's stop has the last word")
 }
 
+// notesWorld is `weft serve` (with env) and the hanging notes server,
+// whose write_note it calls without asking for approval, connected;
+// notesModel answers.
+type notesWorld struct {
+	notes *hangingServer
+	store *db.Store
+	weft  *child
+	dbURL string
+}
+
+func newNotesWorld(t *testing.T, env map[string]string) *notesWorld {
+	t.Helper()
+	w := &notesWorld{notes: newHangingServer(t), dbURL: dbtest.URL(t)}
+	cfg := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"mcpServers": {"notes": {"url": "`+w.notes.url+`", "weft": {"approval": "never"}}}}`), 0o600))
+	fake := llmtest.NewServer(t)
+	fake.SetDefault(notesModel)
+	store, pool, err := Open(context.Background(), &Config{DatabaseURL: w.dbURL}, dbtest.Logger(t))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	w.store = store
+	all := map[string]string{"DATABASE_URL": w.dbURL, "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
+		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_MCP_CONFIG": cfg}
+	maps.Copy(all, env)
+	w.weft = startWeft(t, all)
+	w.weft.waitLogged(t, "mcp server connected")
+	return w
+}
+
 // notesModel calls write_note, then finishes with what the call returned.
 func notesModel(r llmtest.Request) llmtest.Reply {
 	if res := toolResults(r); len(res) > 0 {
@@ -172,25 +189,12 @@ func notesModel(r llmtest.Request) llmtest.Reply {
 func TestLostLeaseCancelsMCPCall(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	notes := newHangingServer(t)
-	cfg := filepath.Join(t.TempDir(), "mcp.json")
-	require.NoError(t, os.WriteFile(cfg, []byte(`{"mcpServers": {"notes": {"url": "`+notes.url+`", "weft": {"approval": "never"}}}}`), 0o600))
-	fake := llmtest.NewServer(t)
-	fake.SetDefault(notesModel)
-	dbURL := dbtest.URL(t)
-	store, pool, err := Open(ctx, &Config{DatabaseURL: dbURL}, dbtest.Logger(t))
-	require.NoError(t, err)
-	defer pool.Close()
-	weft := startWeft(t, map[string]string{
-		"DATABASE_URL": dbURL, "WEFT_ADDR": servetest.Addr(t), "WEFT_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k",
-		"OPENAI_BASE_URL": fake.OpenAIBaseURL(), "WEFT_MCP_CONFIG": cfg, "WEFT_LEASE_TTL": "2s", "WEFT_SWEEP_INTERVAL": "500ms",
-	})
-	require.Eventually(t, func() bool { return strings.Contains(weft.stderr.String(), "mcp server connected") },
-		time.Minute, 10*time.Millisecond, "weft never connected the MCP server")
-	th := createThread(t, dbURL, "Write a note")
+	w := newNotesWorld(t, map[string]string{"WEFT_ADDR": servetest.Addr(t), "WEFT_LEASE_TTL": "2s", "WEFT_SWEEP_INTERVAL": "500ms"})
+	notes, store, weft := w.notes, w.store, w.weft
+	th := createThread(t, w.dbURL, "Write a note")
 	notes.waitCalled(t)
 
-	_, err = pool.Exec(ctx, `UPDATE threads SET lease_owner = 'another-replica' WHERE thread_id = $1`, th)
+	_, err := store.Pool().Exec(ctx, `UPDATE threads SET lease_owner = 'another-replica' WHERE thread_id = $1`, th)
 	require.NoError(t, err)
 	notes.waitCancelled(t)
 

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -74,8 +73,7 @@ func TestMCPImageReachesTheModel(t *testing.T) {
 			require.NoError(t, err)
 			defer pool.Close()
 			weft := startWeft(t, env)
-			require.Eventually(t, func() bool { return strings.Contains(weft.stderr.String(), "mcp server connected") },
-				time.Minute, 10*time.Millisecond, "weft never connected the reference server")
+			weft.waitLogged(t, "mcp server connected")
 			th := createThread(t, dbURL, "Show me the logo")
 			done := waitFinished(t, store, th)
 			require.Equal(t, thread.StatusCompleted, done.Status)
